@@ -1,0 +1,34 @@
+#!/bin/sh
+# Out-of-tree consumer test: install the build into a temporary directory,
+# then build and run two small programs against that copy through pkg-config
+# alone (the .pc files are relocatable: prefix=${pcfiledir}/...).
+# usage: check_consumer.sh BUILD_DIR SOURCE_DIR CC
+set -eu
+build=$1 src=$2 cc=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+echo "1..3"
+if meson install -C "$build" --destdir "$tmp/root" --no-rebuild --quiet >"$tmp/install.log" 2>&1; then
+  echo "ok 1 - meson install into a temporary prefix"
+else
+  echo "not ok 1 - meson install into a temporary prefix"; sed 's/^/#   /' "$tmp/install.log"; exit 1
+fi
+pcdir=$(dirname "$(find "$tmp/root" -name pgwitness-pq.pc | head -n 1)")
+PKG_CONFIG_PATH=$pcdir
+export PKG_CONFIG_PATH
+libdir=$(pkg-config --variable=libdir pgwitness)
+n=2
+for prog in consumer:pgwitness-pq consumer_libpq:"pgwitness-pq libpq"; do
+  name=${prog%%:*} pkgs=${prog#*:}
+  # shellcheck disable=SC2086,SC2046
+  if $cc -std=c11 -Wall -Werror -o "$tmp/$name" "$src/$name.c" \
+        $(pkg-config --cflags --libs $pkgs) "-Wl,-rpath,$libdir" >"$tmp/cc.log" 2>&1 \
+     && out=$("$tmp/$name" 2>&1); then
+    echo "ok $n - $name built with pkg-config $pkgs and ran: $out"
+  else
+    echo "not ok $n - $name built with pkg-config $pkgs and ran"
+    sed 's/^/#   /' "$tmp/cc.log"; echo "#   ${out:-}"
+    exit 1
+  fi
+  n=$((n + 1))
+done
