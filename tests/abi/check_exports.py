@@ -5,9 +5,12 @@ The dynamic symbols each library exports must be exactly the pgw_* functions
 its public headers declare with PGW_API: nothing missing, nothing extra (no
 internal pgwi_* helper, no xxHash XXH*, no jansson json_*).
 
-usage: check_exports.py NM LIB=HEADER[,HEADER...] [LIB=HEADER...]
-Prints TAP.
+usage: check_exports.py NM INCLUDE_DIR CORE_LIB [PQ_LIB]
+The headers are found by listing INCLUDE_DIR (so a new header is covered
+without editing the test): pgwitness-pq.h declares the adapter's exports,
+every other header the core's. Prints TAP.
 """
+import os
 import re
 import subprocess
 import sys
@@ -44,11 +47,13 @@ def exported(nm, lib):
 
 
 def main():
-    nm = sys.argv[1]
-    checks = []
-    for arg in sys.argv[2:]:
-        lib, hdrs = arg.split("=", 1)
-        checks.append((lib, hdrs.split(",")))
+    nm, inc = sys.argv[1], sys.argv[2]
+    headers = sorted(os.path.join(inc, h) for h in os.listdir(inc) if h.endswith(".h"))
+    pq = [h for h in headers if os.path.basename(h) == "pgwitness-pq.h"]
+    core = [h for h in headers if h not in pq]
+    checks = [(sys.argv[3], core)]
+    if len(sys.argv) > 4:
+        checks.append((sys.argv[4], pq))
     print(f"1..{2 * len(checks)}")
     n = 0
     ok = True

@@ -1,0 +1,232 @@
+/*
+ * lib/core/json.c — see json.h.
+ * SPDX-License-Identifier: MIT
+ */
+#include "json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool plain_key(const char *key)
+{
+    if (!key[0] || (key[0] >= '0' && key[0] <= '9'))
+        return false;
+    for (const char *p = key; *p; p++) {
+        char c = *p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
+            return false;
+    }
+    return true;
+}
+
+void pgwi_jpath_key(char out[PGWI_JPATH_SIZE], const char *parent, const char *key)
+{
+    char buf[PGWI_JPATH_SIZE * 2];
+    if (plain_key(key))
+        snprintf(buf, sizeof buf, "%s.%s", parent, key);
+    else
+        snprintf(buf, sizeof buf, "%s[\"%.100s\"]", parent, key);
+    pgwi_copy_cut(out, PGWI_JPATH_SIZE, buf);
+}
+
+void pgwi_jpath_index(char out[PGWI_JPATH_SIZE], const char *parent, size_t i)
+{
+    char buf[PGWI_JPATH_SIZE * 2];
+    snprintf(buf, sizeof buf, "%s[%zu]", parent, i);
+    pgwi_copy_cut(out, PGWI_JPATH_SIZE, buf);
+}
+
+int pgwi_json_parse(json_t **out, const char *text, size_t len, size_t max_len,
+                    pgw_error *err)
+{
+    if (!text)
+        return pgwi_error(err, PGW_EINVAL, "JSON text is NULL");
+    if (max_len && len > max_len)
+        return pgwi_error_at(err, PGW_EPARSE, "$",
+                             "document of %zu bytes exceeds the limit of %zu bytes", len,
+                             max_len);
+    json_error_t je;
+    /* jansson rejects invalid UTF-8 and \u0000 (without JSON_ALLOW_NUL);
+     * JSON_REJECT_DUPLICATES makes duplicate keys an error rather than
+     * last-one-wins. */
+    json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+    if (!v) {
+        if (json_error_code(&je) == json_error_out_of_memory)
+            return pgwi_enomem(err);
+        return pgwi_error_at(err, PGW_EPARSE, "$", "invalid JSON at line %d column %d: %s",
+                             je.line, je.column, je.text);
+    }
+    *out = v;
+    return PGW_OK;
+}
+
+int pgwi_json_dump(char **out, size_t *out_len, const json_t *v, bool pretty, pgw_error *err)
+{
+    size_t flags = JSON_REAL_PRECISION(PGWI_JSON_REAL_PRECISION) | JSON_PRESERVE_ORDER;
+    flags |= pretty ? JSON_INDENT(2) : JSON_COMPACT;
+    size_t need = json_dumpb(v, NULL, 0, flags);
+    if (need == 0)
+        return pgwi_enomem(err);
+    char *buf = pgwi_malloc(need + 1);
+    if (!buf)
+        return pgwi_enomem(err);
+    if (json_dumpb(v, buf, need, flags) != need) {
+        pgwi_free(buf);
+        return pgwi_enomem(err);
+    }
+    buf[need] = '\0';
+    *out = buf;
+    if (out_len)
+        *out_len = need;
+    return PGW_OK;
+}
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a real number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+        return "null";
+    }
+    return "an unknown value";
+}
+
+int pgwi_json_object(const json_t *v, const char *path, pgw_error *err)
+{
+    if (!json_is_object(v))
+        return pgwi_error_at(err, PGW_EPARSE, path, "%s: expected an object, found %s", path,
+                             type_name(v));
+    return PGW_OK;
+}
+
+int pgwi_json_array(const json_t *v, const char *path, pgw_error *err)
+{
+    if (!json_is_array(v))
+        return pgwi_error_at(err, PGW_EPARSE, path, "%s: expected an array, found %s", path,
+                             type_name(v));
+    return PGW_OK;
+}
+
+int pgwi_json_only_keys(const json_t *obj, const char *path, const char *const *allowed,
+                        pgw_error *err)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)obj, key, val) {
+        bool ok = false;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, key) == 0) {
+                ok = true;
+                break;
+            }
+        if (!ok) {
+            char p[PGWI_JPATH_SIZE];
+            pgwi_jpath_key(p, path, key);
+            return pgwi_error_at(err, PGW_EPARSE, p, "%s: unknown key \"%.80s\"", path, key);
+        }
+    }
+    return PGW_OK;
+}
+
+int pgwi_json_member(const json_t **out, const json_t *obj, const char *key, bool required,
+                     const char *path, pgw_error *err)
+{
+    const json_t *v = json_object_get(obj, key);
+    if (!v && required) {
+        char p[PGWI_JPATH_SIZE];
+        pgwi_jpath_key(p, path, key);
+        return pgwi_error_at(err, PGW_EPARSE, p, "%s: missing key \"%s\"", path, key);
+    }
+    *out = v;
+    return PGW_OK;
+}
+
+int pgwi_json_string(const char **out, size_t *out_len, const json_t *v, size_t max_bytes,
+                     const char *path, pgw_error *err)
+{
+    if (!json_is_string(v))
+        return pgwi_error_at(err, PGW_EPARSE, path, "%s: expected a string, found %s", path,
+                             type_name(v));
+    size_t len = json_string_length(v);
+    if (max_bytes && len > max_bytes)
+        return pgwi_error_at(err, PGW_EPARSE, path,
+                             "%s: string of %zu bytes exceeds the limit of %zu bytes", path,
+                             len, max_bytes);
+    *out = json_string_value(v);
+    if (out_len)
+        *out_len = len;
+    return PGW_OK;
+}
+
+int pgwi_json_bool(bool *out, const json_t *v, const char *path, pgw_error *err)
+{
+    if (!json_is_boolean(v))
+        return pgwi_error_at(err, PGW_EPARSE, path, "%s: expected a boolean, found %s", path,
+                             type_name(v));
+    *out = json_is_true(v);
+    return PGW_OK;
+}
+
+int pgwi_json_int(int64_t *out, const json_t *v, int64_t min, int64_t max, const char *path,
+                  pgw_error *err)
+{
+    if (!json_is_integer(v))
+        return pgwi_error_at(err, PGW_EPARSE, path, "%s: expected an integer, found %s", path,
+                             type_name(v));
+    json_int_t n = json_integer_value(v);
+    if (n < min || n > max)
+        return pgwi_error_at(err, PGW_EPARSE, path,
+                             "%s: %lld is outside [%lld, %lld]", path, (long long)n,
+                             (long long)min, (long long)max);
+    *out = (int64_t)n;
+    return PGW_OK;
+}
+
+int pgwi_json_number(double *out, const json_t *v, double min, double max, const char *path,
+                     pgw_error *err)
+{
+    if (!json_is_number(v))
+        return pgwi_error_at(err, PGW_EPARSE, path, "%s: expected a number, found %s", path,
+                             type_name(v));
+    double d = json_number_value(v);
+    if (!(d >= min && d <= max))
+        return pgwi_error_at(err, PGW_EPARSE, path, "%s: %g is outside [%g, %g]", path, d, min,
+                             max);
+    *out = d;
+    return PGW_OK;
+}
+
+int pgwi_json_set(json_t *obj, const char *key, json_t *value, pgw_error *err)
+{
+    if (!value || json_object_set_new(obj, key, value) != 0)
+        return pgwi_enomem(err);
+    return PGW_OK;
+}
+
+int pgwi_json_append(json_t *arr, json_t *value, pgw_error *err)
+{
+    if (!value || json_array_append_new(arr, value) != 0)
+        return pgwi_enomem(err);
+    return PGW_OK;
+}
+
+json_t *pgwi_json_real(double v)
+{
+    if (!isfinite(v))
+        return NULL;
+    return json_real(v);
+}

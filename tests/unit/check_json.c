@@ -1,0 +1,133 @@
+/*
+ * tests/unit/check_json.c — the strict JSON layer every codec uses.
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "json.h"
+#include "pgw_test.h"
+
+static json_t *parse_ok(const char *text)
+{
+    json_t *v = NULL;
+    pgw_error err;
+    ck_assert_int_eq(pgwi_json_parse(&v, text, strlen(text), 0, &err), PGW_OK);
+    return v;
+}
+
+static void parse_fails(const char *text, size_t len, size_t max, const char *needle)
+{
+    json_t *v = (json_t *)0x1;
+    pgw_error err;
+    pgw_error_clear(&err);
+    ck_assert_int_eq(pgwi_json_parse(&v, text, len, max, &err), PGW_EPARSE);
+    ck_assert_ptr_eq(v, (json_t *)0x1);
+    ck_assert_str_eq(err.path, "$");
+    ck_assert_msg(strstr(err.message, needle) != NULL, "'%s' not in '%s'", needle,
+                  err.message);
+}
+
+START_TEST(parse_rejects_bad_documents)
+{
+    parse_fails("{\"a\":1", 6, 0, "line 1");
+    parse_fails("{\"a\":1,\"a\":2}", 13, 0, "duplicate");
+    parse_fails("\"\xff\"", 3, 0, "unable to decode byte 0xff");
+    parse_fails("\"a\\u0000b\"", 10, 0, "\\u0000");
+    parse_fails("{} []", 5, 0, "end of file expected");
+    parse_fails("{\"a\":\"0123456789\"}", 18, 10, "exceeds the limit of 10 bytes");
+    parse_fails("", 0, 0, "line 1");
+}
+END_TEST
+
+START_TEST(paths_and_type_errors)
+{
+    char p[PGWI_JPATH_SIZE], q[PGWI_JPATH_SIZE];
+    pgwi_jpath_key(p, "$", "columns");
+    pgwi_jpath_index(q, p, 3);
+    pgwi_jpath_key(p, q, "name");
+    ck_assert_str_eq(p, "$.columns[3].name");
+    pgwi_jpath_key(p, "$.old[0]", "Body Mass (g)");
+    ck_assert_str_eq(p, "$.old[0][\"Body Mass (g)\"]");
+
+    json_t *v = parse_ok("{\"name\": 7, \"list\": [true], \"extra\": 1}");
+    pgw_error err;
+    const json_t *m;
+    const char *s;
+    ck_assert_int_eq(pgwi_json_member(&m, v, "name", true, "$", &err), PGW_OK);
+    ck_assert_int_eq(pgwi_json_string(&s, NULL, m, 0, "$.name", &err), PGW_EPARSE);
+    ck_assert_str_eq(err.path, "$.name");
+    ck_assert_str_eq(err.message, "$.name: expected a string, found an integer");
+    ck_assert_int_eq(pgwi_json_member(&m, v, "missing", true, "$", &err), PGW_EPARSE);
+    ck_assert_str_eq(err.message, "$: missing key \"missing\"");
+    ck_assert_str_eq(err.path, "$.missing");
+    ck_assert_int_eq(pgwi_json_member(&m, v, "missing", false, "$", &err), PGW_OK);
+    ck_assert_ptr_null(m);
+    static const char *const allowed[] = {"name", "list", NULL};
+    ck_assert_int_eq(pgwi_json_only_keys(v, "$", allowed, &err), PGW_EPARSE);
+    ck_assert_str_eq(err.message, "$: unknown key \"extra\"");
+    ck_assert_str_eq(err.path, "$.extra");
+    int64_t n;
+    ck_assert_int_eq(pgwi_json_member(&m, v, "name", true, "$", &err), PGW_OK);
+    ck_assert_int_eq(pgwi_json_int(&n, m, 0, 5, "$.name", &err), PGW_EPARSE);
+    ck_assert_str_eq(err.message, "$.name: 7 is outside [0, 5]");
+    ck_assert_int_eq(pgwi_json_int(&n, m, 0, 10, "$.name", &err), PGW_OK);
+    ck_assert_int_eq(n, 7);
+    double d;
+    ck_assert_int_eq(pgwi_json_number(&d, m, 0, 10, "$.name", &err), PGW_OK);
+    ck_assert(d == 7.0);
+    json_decref(v);
+}
+END_TEST
+
+START_TEST(canonical_dump_round_trips)
+{
+    const char *docs[] = {
+        "{\"a\":0.1,\"b\":[1,2.5,-0.33333334],\"c\":\"é\",\"d\":null,\"e\":1e-5}",
+        "{\"freq\":0.00291545,\"nd\":-0.95,\"corr\":1.0,\"big\":123456789012}",
+    };
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        json_t *v = parse_ok(docs[i]);
+        char *out;
+        size_t len;
+        ck_assert_int_eq(pgwi_json_dump(&out, &len, v, false, NULL), PGW_OK);
+        ck_assert_str_eq(out, docs[i]);
+        ck_assert_uint_eq(len, strlen(docs[i]));
+        pgwi_free(out);
+        json_decref(v);
+    }
+}
+END_TEST
+
+START_TEST(builders_report_enomem)
+{
+    pgwt_alloc_install();
+    json_t *o = json_object();
+    ck_assert_ptr_nonnull(o);
+    pgwt_alloc_fail_at(1);
+    pgw_error err;
+    ck_assert_int_eq(pgwi_json_set(o, "k", json_string("v"), &err), PGW_ENOMEM);
+    ck_assert(pgwt_alloc_failed());
+    ck_assert_int_eq(pgwi_json_set(o, "k", json_string("v"), &err), PGW_OK);
+    ck_assert_ptr_null(pgwi_json_real(0.0 / 0.0));
+    json_decref(o);
+    ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+    pgwt_alloc_uninstall();
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("json");
+    TCase *tc = tcase_create("json");
+    tcase_add_test(tc, parse_rejects_bad_documents);
+    tcase_add_test(tc, paths_and_type_errors);
+    tcase_add_test(tc, canonical_dump_round_trips);
+    tcase_add_test(tc, builders_report_enomem);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return pgwt_main(suite());
+}
