@@ -40,7 +40,7 @@ pgw_free_port() {
 
 pgw_cluster_start() {
   PGW_PG_BINDIR=$(pgw_pg_bindir)
-  PGW_PG_VERSION=$("$PGW_PG_BINDIR/postgres" --version | awk '{print $NF}')
+  PGW_PG_VERSION=$("$PGW_PG_BINDIR/postgres" --version | awk '{print $3}')
   PGW_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/pgwitness-pg.XXXXXX")
   export PGW_PG_BINDIR PGW_PG_VERSION PGW_CLUSTER_DIR
   if [ "$(id -u)" = 0 ]; then

@@ -15,5 +15,8 @@
 
 #include "pgwitness/common.h"
 #include "pgwitness/schema_hash.h"
+#include "pgwitness/snapshot.h"
+#include "pgwitness/diff.h"
+#include "pgwitness/drift.h"
 
 #endif /* PGWITNESS_PGWITNESS_H */

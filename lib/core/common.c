@@ -90,10 +90,26 @@ static void default_free(void *ptr, void *ud)
 
 static pgw_allocator g_alloc = {default_malloc, default_realloc, default_free, NULL};
 
+/* Failed allocations seen on this thread, through the hook (including
+ * jansson's, once the hook is installed there). jansson does not report
+ * its own allocation failures reliably (a failed parse may say "invalid
+ * syntax"), so the JSON layer compares this count around its calls. */
+static _Thread_local unsigned long g_alloc_failures;
+
+unsigned long pgwi_alloc_failures(void)
+{
+    return g_alloc_failures;
+}
+
 /* jansson's hooks take no userdata: trampolines read the installed one. */
 static void *jansson_malloc(size_t size)
 {
-    return size ? g_alloc.malloc_fn(size, g_alloc.userdata) : NULL;
+    if (!size)
+        return NULL;
+    void *p = g_alloc.malloc_fn(size, g_alloc.userdata);
+    if (!p)
+        g_alloc_failures++;
+    return p;
 }
 
 static void jansson_free(void *ptr)
@@ -123,14 +139,20 @@ void *pgwi_malloc(size_t size)
 {
     if (size == 0)
         return NULL;
-    return g_alloc.malloc_fn(size, g_alloc.userdata);
+    void *p = g_alloc.malloc_fn(size, g_alloc.userdata);
+    if (!p)
+        g_alloc_failures++;
+    return p;
 }
 
 void *pgwi_realloc(void *ptr, size_t size)
 {
     if (size == 0)
         return NULL;
-    return g_alloc.realloc_fn(ptr, size, g_alloc.userdata);
+    void *p = g_alloc.realloc_fn(ptr, size, g_alloc.userdata);
+    if (!p)
+        g_alloc_failures++;
+    return p;
 }
 
 void pgwi_free(void *ptr)
