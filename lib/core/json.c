@@ -48,6 +48,7 @@ int pgwi_json_parse(json_t **out, const char *text, size_t len, size_t max_len,
                              "document of %zu bytes exceeds the limit of %zu bytes", len,
                              max_len);
     json_error_t je;
+    memset(&je, 0, sizeof je); /* jansson leaves it unset on some failures */
     unsigned long failures = pgwi_alloc_failures();
     /* jansson rejects invalid UTF-8 and \u0000 (without JSON_ALLOW_NUL);
      * JSON_REJECT_DUPLICATES makes duplicate keys an error rather than

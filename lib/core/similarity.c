@@ -146,7 +146,10 @@ void pgwi_similarity(pgw_similarity *out, const pgw_snapshot *sa, size_t ia,
     const pgw_profile *pa = sa->columns[ia].profile, *pb = sb->columns[ib].profile;
 
     double sum = 0, weight = 0;
-    out->values = (a->n_mcv && b->n_mcv) ? weighted_jaccard(a, b) : set_jaccard(a, b);
+    if ((a->sig & b->sig) == 0)
+        out->values = 0.0; /* no common value hash at all */
+    else
+        out->values = (a->n_mcv && b->n_mcv) ? weighted_jaccard(a, b) : set_jaccard(a, b);
     double wv = W_VALUES;
     if (a->numeric && b->numeric && a->n_cdf && b->n_cdf) {
         out->distribution = 1.0 - ks_distance(a, b);

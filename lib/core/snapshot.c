@@ -780,6 +780,8 @@ static int prepare_profile(pgwi_prep *pr, pgwi_arena *a, const pgw_profile *p,
         if (u == 0 || pr->val_hash[i] != pr->val_hash[u - 1])
             pr->val_hash[u++] = pr->val_hash[i];
     pr->n_vals = u;
+    for (size_t i = 0; i < u; i++)
+        pr->sig |= UINT64_C(1) << (pr->val_hash[i] & 63);
 
     /* Numeric distribution, when every sampled value is a number. */
     if (mode == PGW_PROFILE_HASHED)
@@ -908,7 +910,8 @@ int pgwi_snapshot_builder_finish_ctl(pgw_snapshot **out, pgw_snapshot_builder *b
     pgwi_free(names);
     names = NULL;
     g_sort_hashes = s->name_hash;
-    qsort(s->by_name, n, sizeof *s->by_name, cmp_by_name_hash);
+    if (n)
+        qsort(s->by_name, n, sizeof *s->by_name, cmp_by_name_hash);
     s->extra = b->extra ? b->extra : pgwi_arena_strdup(a, "{}");
     s->reason = b->reason ? b->reason : pgwi_arena_strdup(a, PGW_REASON_MANUAL);
     if (!s->extra || !s->reason)

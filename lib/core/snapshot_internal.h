@@ -20,6 +20,8 @@ typedef struct pgwi_prep {
     double mcv_total;     /* sum of mcv_freq */
     size_t n_vals;        /* every sampled value (MCVs and bounds), unique */
     uint64_t *val_hash;   /* sorted */
+    uint64_t sig;         /* bit (h & 63) set for every sampled value hash:
+                             disjoint signatures prove disjoint values */
     bool numeric;         /* every sampled value parses as a finite number */
     size_t n_cdf;         /* breakpoints of the non-null value distribution */
     double *cdf_x;        /* ascending */
