@@ -395,6 +395,37 @@ PGW_API int pgw_snapshot_builder_add_column(pgw_snapshot_builder *b, const char 
                                             const char *type, const pgw_column_stats *stats,
                                             pgw_error *err);
 
+/** Longest list accepted by pgw_snapshot_builder_add_column_json():
+ *  PostgreSQL's largest statistics target (10000) plus one histogram bound. */
+#define PGW_PROFILE_JSON_MAX_VALUES 10001
+
+/**
+ * Appends the next live column with its statistics given as a profile JSON
+ * object — the "profile" form of docs/formats.md: `null_frac`,
+ * `n_distinct`, `avg_width`, `most_common_vals`, `most_common_freqs`,
+ * `histogram_bounds`, `correlation` (number or null), all required, no
+ * other key. The libpq adapter builds this object in SQL from pg_stats, so
+ * hosts reading statistics from elsewhere can use the same form.
+ *
+ * Unlike pgw_snapshot_from_json(), the bounds are applied, not enforced:
+ * lists of up to PGW_PROFILE_JSON_MAX_VALUES values are thinned and values
+ * cut exactly as pgw_snapshot_builder_add_column() does.
+ *
+ * @param b             the builder.
+ * @param name          column name, as for pgw_snapshot_builder_add_column().
+ * @param type          column type, as for pgw_snapshot_builder_add_column().
+ * @param profile_json  the profile object as UTF-8 text, or NULL when the
+ *                      column has no statistics.
+ * @param err           optional detail on failure.
+ * @return PGW_OK; PGW_EPARSE when profile_json is not such an object (with
+ *         the path, e.g. "$.most_common_freqs[3]"); PGW_EINVAL and
+ *         PGW_ENOMEM as pgw_snapshot_builder_add_column(). On failure the
+ *         builder is unchanged.
+ */
+PGW_API int pgw_snapshot_builder_add_column_json(pgw_snapshot_builder *b, const char *name,
+                                                 const char *type, const char *profile_json,
+                                                 pgw_error *err);
+
 /**
  * Builds the snapshot: applies the column bound, computes the schema hash
  * and prepares the profiles for comparison.

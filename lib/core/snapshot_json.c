@@ -282,6 +282,31 @@ static int read_profile(pgw_column_stats *st, const char ***mcv, double **freqs,
     return PGW_OK;
 }
 
+int pgw_snapshot_builder_add_column_json(pgw_snapshot_builder *b, const char *name,
+                                         const char *type, const char *profile_json,
+                                         pgw_error *err)
+{
+    if (!b)
+        return pgwi_error(err, PGW_EINVAL, "snapshot builder is NULL");
+    if (!profile_json)
+        return pgw_snapshot_builder_add_column(b, name, type, NULL, err);
+    json_t *v = NULL;
+    int rc = pgwi_json_parse(&v, profile_json, strlen(profile_json), PGW_JSON_MAX_BYTES, err);
+    if (rc)
+        return rc;
+    pgw_column_stats st = PGW_COLUMN_STATS_INIT;
+    const char **mcv = NULL, **hist = NULL;
+    double *freqs = NULL;
+    rc = read_profile(&st, &mcv, &freqs, &hist, v, PGW_PROFILE_JSON_MAX_VALUES, "$", err);
+    if (rc == PGW_OK)
+        rc = pgw_snapshot_builder_add_column(b, name, type, &st, err);
+    pgwi_free(mcv);
+    pgwi_free(freqs);
+    pgwi_free(hist);
+    json_decref(v);
+    return rc;
+}
+
 static int read_column(pgw_snapshot_builder *b, const json_t *v, size_t idx, size_t max_values,
                        const pgwi_build_ctl *ctl, const char *path, pgw_error *err)
 {

@@ -1,9 +1,11 @@
 /*
- * lib/pq/pq.c — connection checks and libpq error translation.
+ * lib/pq/pq.c — connection checks, libpq error translation, identifier
+ * quoting, and statement helpers for the adapter.
  * SPDX-License-Identifier: MIT
  */
 #include "pq_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* libpq error texts end with a newline; drop it and any trailing spaces. */
@@ -28,8 +30,10 @@ int pgwi_pq_conn_error(pgw_error *err, PGconn *conn, const char *what)
 
 int pgwi_pq_result_error(pgw_error *err, PGconn *conn, const PGresult *res, const char *what)
 {
-    if (!res)
-        return pgwi_pq_conn_error(err, conn, what);
+    if (!res || PQresultStatus(res) == PGRES_FATAL_ERROR) {
+        if (!res || (conn && PQstatus(conn) == CONNECTION_BAD))
+            return pgwi_pq_conn_error(err, conn, what);
+    }
     if (!err)
         return PGW_EPG;
     const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
@@ -72,4 +76,128 @@ int pgw_pq_check(int *out, PGconn *conn, pgw_error *err)
     if (out)
         *out = version;
     return PGW_OK;
+}
+
+const char *pgwi_pq_schema(const char *s)
+{
+    return s ? s : PGW_PQ_DEFAULT_SCHEMA;
+}
+
+char *pgwi_pq_ident(PGconn *conn, const char *schema, const char *name, pgw_error *err)
+{
+    char *qs = NULL, *qn = PQescapeIdentifier(conn, name, strlen(name));
+    if (!qn) {
+        pgwi_pq_conn_error(err, conn, "quoting an identifier");
+        return NULL;
+    }
+    if (schema) {
+        qs = PQescapeIdentifier(conn, schema, strlen(schema));
+        if (!qs) {
+            PQfreemem(qn);
+            pgwi_pq_conn_error(err, conn, "quoting an identifier");
+            return NULL;
+        }
+    }
+    size_t len = strlen(qn) + (qs ? strlen(qs) + 1 : 0) + 1;
+    char *out = pgwi_malloc(len);
+    if (out)
+        snprintf(out, len, "%s%s%s", qs ? qs : "", qs ? "." : "", qn);
+    else
+        pgwi_enomem(err);
+    PQfreemem(qn);
+    PQfreemem(qs);
+    return out;
+}
+
+char *pgwi_pq_sql(PGconn *conn, const char *tmpl, const char *pgw_schema, pgw_error *err)
+{
+    static const char token[] = ":\"schema\"";
+    const size_t tlen = sizeof token - 1;
+    char *q = pgwi_pq_ident(conn, NULL, pgwi_pq_schema(pgw_schema), err);
+    if (!q)
+        return NULL;
+    size_t qlen = strlen(q), n = 0, len = strlen(tmpl);
+    for (const char *p = strstr(tmpl, token); p; p = strstr(p + tlen, token))
+        n++;
+    char *out = pgwi_malloc(len + n * qlen + 1);
+    if (!out) {
+        pgwi_free(q);
+        pgwi_enomem(err);
+        return NULL;
+    }
+    char *o = out;
+    const char *p = tmpl;
+    for (const char *hit = strstr(p, token); hit; hit = strstr(p, token)) {
+        memcpy(o, p, (size_t)(hit - p));
+        o += hit - p;
+        memcpy(o, q, qlen);
+        o += qlen;
+        p = hit + tlen;
+    }
+    strcpy(o, p);
+    pgwi_free(q);
+    return out;
+}
+
+PGresult *pgwi_pq_exec(PGconn *conn, const char *sql, int nparams, const char *const *params,
+                       const char *what, pgw_error *err)
+{
+    PGresult *r = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
+    ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+        return r;
+    pgwi_pq_result_error(err, conn, r, what);
+    PQclear(r);
+    return NULL;
+}
+
+int pgwi_pq_run(PGconn *conn, const char *sql, PGresult **last, const char *what,
+                pgw_error *err)
+{
+    if (last)
+        *last = NULL;
+    if (!PQsendQuery(conn, sql))
+        return pgwi_pq_conn_error(err, conn, what);
+    int rc = PGW_OK;
+    PGresult *r, *keep = NULL;
+    /* Read every result, even after a failure, so the connection is ready
+     * for the next command. */
+    while ((r = PQgetResult(conn)) != NULL) {
+        ExecStatusType st = PQresultStatus(r);
+        if (rc == PGW_OK && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+            rc = pgwi_pq_result_error(err, conn, r, what);
+        } else if (st == PGRES_TUPLES_OK && last) {
+            PQclear(keep);
+            keep = r;
+            continue;
+        }
+        PQclear(r);
+    }
+    if (rc == PGW_OK && PQstatus(conn) == CONNECTION_BAD)
+        rc = pgwi_pq_conn_error(err, conn, what);
+    if (rc == PGW_OK && last)
+        *last = keep;
+    else
+        PQclear(keep);
+    return rc;
+}
+
+bool pgwi_pq_missing_relation(const pgw_error *err)
+{
+    return err && err->code == PGW_EPG &&
+           (strcmp(err->sqlstate, "42P01") == 0 || strcmp(err->sqlstate, "3F000") == 0);
+}
+
+int pgwi_pq_not_installed(pgw_error *err, const char *pgw_schema)
+{
+    char state[6] = "";
+    if (err)
+        memcpy(state, err->sqlstate, sizeof state);
+    pgwi_error(err, PGW_ENOTFOUND,
+               "pgwitness is not installed in schema \"%.100s\": run pgw_pq_install() "
+               "(or `pgwitness install`) first",
+               pgwi_pq_schema(pgw_schema));
+    if (err)
+        memcpy(err->sqlstate, state, sizeof state);
+    return PGW_ENOTFOUND;
 }

@@ -7,6 +7,7 @@
 
 #include "../core/internal.h"
 #include "pgwitness/pgwitness-pq.h"
+#include "pq_sql.h"
 
 /* Fills err from a failed PGresult: PGW_EPG, the primary message (prefixed
  * with `what`, which names the operation) and the SQLSTATE. A NULL result
@@ -16,5 +17,49 @@ int pgwi_pq_result_error(pgw_error *err, PGconn *conn, const PGresult *res, cons
 
 /* Fills err with PGW_ECONN and libpq's connection error text. */
 int pgwi_pq_conn_error(pgw_error *err, PGconn *conn, const char *what);
+
+/* The library schema's name: s, or PGW_PQ_DEFAULT_SCHEMA when NULL. */
+const char *pgwi_pq_schema(const char *s);
+
+/* A quoted identifier (PQescapeIdentifier) copied into our allocator;
+ * free with pgwi_free. "a"."b" when schema is given. */
+char *pgwi_pq_ident(PGconn *conn, const char *schema, const char *name, pgw_error *err);
+
+/* An embedded SQL text with every :"schema" replaced by the quoted library
+ * schema (the psql variable syntax the .sql files use). pgwi_free. */
+char *pgwi_pq_sql(PGconn *conn, const char *tmpl, const char *pgw_schema, pgw_error *err);
+
+/* Runs a parameterised statement; returns the result when it succeeded
+ * (COMMAND_OK or TUPLES_OK), else NULL with err filled (PQclear done). */
+PGresult *pgwi_pq_exec(PGconn *conn, const char *sql, int nparams, const char *const *params,
+                       const char *what, pgw_error *err);
+
+/* Runs one or more statements without parameters (simple query protocol)
+ * and collects every result; returns PGW_OK when all succeeded. The last
+ * tuple-returning result is handed back in *last (PQclear it) when last is
+ * non-NULL. */
+int pgwi_pq_run(PGconn *conn, const char *sql, PGresult **last, const char *what,
+                pgw_error *err);
+
+/* True when a failed result means "the table/schema does not exist"
+ * (SQLSTATE 42P01 undefined_table or 3F000 invalid_schema_name). */
+bool pgwi_pq_missing_relation(const pgw_error *err);
+
+/* Turns a missing-relation failure on the library's own tables into
+ * PGW_ENOTFOUND with a message saying to install the schema. */
+int pgwi_pq_not_installed(pgw_error *err, const char *pgw_schema);
+
+/* Capture by OIDs for the baseline pass: runs the catalog query for the
+ * given OID array literal ("{16384,16390}") and calls `each` for every
+ * table found, in OID order, with its snapshot (ownership passes to the
+ * callee). */
+typedef int (*pgwi_pq_capture_each)(uint32_t oid, pgw_snapshot *snap, void *userdata,
+                                    pgw_error *err);
+int pgwi_pq_capture_oids(PGconn *conn, const char *oid_array, const pgw_pq_capture_options *opts,
+                         pgwi_pq_capture_each each, void *userdata, pgw_error *err);
+
+/* Stores n snapshots in one INSERT; ids[i] receives each id (may be NULL). */
+int pgwi_pq_store_many(PGconn *conn, const char *pgw_schema, const pgw_snapshot *const *snaps,
+                       size_t n, int64_t *ids, pgw_error *err);
 
 #endif /* PGWITNESS_PQ_INTERNAL_H */

@@ -1,0 +1,221 @@
+/*
+ * lib/pq/capture.c — catalog-only capture (lib/pq/sql/capture.sql) and
+ * the conversion of its rows into core snapshots.
+ * SPDX-License-Identifier: MIT
+ */
+#include "pq_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Column numbers of capture.sql's result. */
+enum {
+    COL_OID,
+    COL_SCHEMA,
+    COL_TABLE,
+    COL_RELTUPLES,
+    COL_CAPTURED_AT,
+    COL_ATTNUM,
+    COL_NAME,
+    COL_TYPE,
+    COL_PROFILE,
+    COL_SETTINGS,
+    N_COLS
+};
+
+/* The settings that change how values print, and the values a capture
+ * wants (PostgreSQL documentation 20.11.2 "Locale and Formatting":
+ * DateStyle, IntervalStyle, extra_float_digits; 20.11.1: bytea_output).
+ * extra_float_digits 1 is the shortest exact form since PostgreSQL 12;
+ * older servers need 3 for exact floats. */
+static const char *const setting_names[4] = {"DateStyle", "IntervalStyle", "extra_float_digits",
+                                             "bytea_output"};
+
+static void wanted_settings(PGconn *conn, const char *out[4])
+{
+    out[0] = "ISO, MDY";
+    out[1] = "postgres";
+    out[2] = PQserverVersion(conn) >= 120000 ? "1" : "3";
+    out[3] = "hex";
+}
+
+/* Splits "a|b|c|d" into four pieces in buf. */
+static bool split_settings(const char *s, char buf[4][64])
+{
+    for (int i = 0; i < 4; i++) {
+        const char *bar = i < 3 ? strchr(s, '|') : s + strlen(s);
+        if (!bar || (size_t)(bar - s) >= 64)
+            return false;
+        memcpy(buf[i], s, (size_t)(bar - s));
+        buf[i][bar - s] = '\0';
+        s = bar + 1;
+    }
+    return true;
+}
+
+static int set_settings(PGconn *conn, const char *const values[4], pgw_error *err)
+{
+    const char *params[8];
+    for (int i = 0; i < 4; i++) {
+        params[2 * i] = setting_names[i];
+        params[2 * i + 1] = values[i];
+    }
+    PGresult *r = pgwi_pq_exec(conn,
+                               "SELECT set_config($1, $2, false), set_config($3, $4, false), "
+                               "set_config($5, $6, false), set_config($7, $8, false)",
+                               8, params, "fixing the print settings for the capture", err);
+    PQclear(r);
+    return r ? PGW_OK : err->code;
+}
+
+/* Runs capture.sql; if the session's print settings differ from the fixed
+ * ones, sets them, runs again, and restores them. */
+static PGresult *run_capture(PGconn *conn, const char *oids, const char *schema,
+                             const char *table, pgw_error *err)
+{
+    const char *params[3] = {oids, schema, table};
+    PGresult *r = pgwi_pq_exec(conn, pgwi_sql_capture, 3, params, "capturing from the catalog",
+                               err);
+    if (!r || PQntuples(r) == 0 || PQnfields(r) != N_COLS)
+        return r;
+    const char *want[4];
+    wanted_settings(conn, want);
+    char have[4][64];
+    if (!split_settings(PQgetvalue(r, 0, COL_SETTINGS), have)) {
+        PQclear(r);
+        pgwi_error(err, PGW_EPG, "capturing from the catalog: unreadable print settings");
+        return NULL;
+    }
+    bool same = true;
+    for (int i = 0; i < 4; i++)
+        same = same && strcmp(have[i], want[i]) == 0;
+    if (same)
+        return r;
+    PQclear(r);
+    if (set_settings(conn, want, err) != PGW_OK)
+        return NULL;
+    r = pgwi_pq_exec(conn, pgwi_sql_capture, 3, params, "capturing from the catalog", err);
+    /* Restore even when the capture failed: outside a transaction the
+     * session keeps set_config's values; inside an aborted one the restore
+     * fails harmlessly and the rollback undoes the change anyway. */
+    pgw_error ignored;
+    const char *old[4] = {have[0], have[1], have[2], have[3]};
+    set_settings(conn, old, r ? err : &ignored);
+    return r;
+}
+
+static double parse_double(const char *s)
+{
+    return strtod(s, NULL);
+}
+
+/* Builds the snapshot of the table whose rows start at *row, advancing
+ * *row past them. */
+static int build_one(pgw_snapshot **out, const PGresult *r, int *row,
+                     const pgw_pq_capture_options *o, pgw_error *err)
+{
+    int first = *row, n = PQntuples(r);
+    const char *oid = PQgetvalue(r, first, COL_OID);
+    int last = first;
+    while (last < n && strcmp(PQgetvalue(r, last, COL_OID), oid) == 0)
+        last++;
+    *row = last;
+
+    pgw_snapshot_builder *b = NULL;
+    int rc = pgw_snapshot_builder_new(&b, o->snapshot, err);
+    if (rc != PGW_OK)
+        return rc;
+    rc = pgw_snapshot_builder_set_table(b, PQgetvalue(r, first, COL_SCHEMA),
+                                        PQgetvalue(r, first, COL_TABLE),
+                                        (uint32_t)strtoul(oid, NULL, 10), err);
+    if (rc == PGW_OK && o->resource)
+        rc = pgw_snapshot_builder_set_resource(b, o->resource, err);
+    if (rc == PGW_OK && o->reason)
+        rc = pgw_snapshot_builder_set_reason(b, o->reason, err);
+    if (rc == PGW_OK && o->extra)
+        rc = pgw_snapshot_builder_set_extra(b, o->extra, err);
+    if (rc == PGW_OK)
+        rc = pgw_snapshot_builder_set_captured_at(
+            b, strtoll(PQgetvalue(r, first, COL_CAPTURED_AT), NULL, 10), err);
+    if (rc == PGW_OK)
+        rc = pgw_snapshot_builder_set_reltuples(b, parse_double(PQgetvalue(r, first, COL_RELTUPLES)),
+                                                err);
+    bool any_stats = false;
+    for (int i = first; rc == PGW_OK && i < last; i++) {
+        if (PQgetisnull(r, i, COL_ATTNUM))
+            continue; /* a table without columns */
+        const char *profile = PQgetisnull(r, i, COL_PROFILE) ? NULL : PQgetvalue(r, i, COL_PROFILE);
+        any_stats = any_stats || profile;
+        rc = pgw_snapshot_builder_add_column_json(b, PQgetvalue(r, i, COL_NAME),
+                                                  PQgetvalue(r, i, COL_TYPE), profile, err);
+    }
+    if (rc == PGW_OK) {
+        /* In profile mode none the columns carry no profile, but the
+         * statistics were there. */
+        pgw_snapshot_builder_set_stats_available(b, any_stats);
+        rc = pgw_snapshot_builder_finish(out, b, err);
+    }
+    pgw_snapshot_builder_free(b);
+    return rc;
+}
+
+static int check_capture_options(const pgw_pq_capture_options *o, pgw_error *err)
+{
+    if (o->version != PGW_PQ_CAPTURE_OPTIONS_VERSION)
+        return pgwi_error(err, PGW_EINVAL,
+                          "capture options version %u is not %u (use "
+                          "PGW_PQ_CAPTURE_OPTIONS_INIT)",
+                          o->version, (unsigned)PGW_PQ_CAPTURE_OPTIONS_VERSION);
+    return PGW_OK;
+}
+
+int pgw_pq_capture(pgw_snapshot **out, PGconn *conn, const char *schema, const char *table,
+                   const pgw_pq_capture_options *opts, pgw_error *err)
+{
+    if (!out || !conn || !schema || !table)
+        return pgwi_error(err, PGW_EINVAL, "pq_capture: NULL argument");
+    if (!schema[0] || !table[0])
+        return pgwi_error(err, PGW_EINVAL, "pq_capture: empty schema or table name");
+    pgw_pq_capture_options defaults = PGW_PQ_CAPTURE_OPTIONS_INIT;
+    const pgw_pq_capture_options *o = opts ? opts : &defaults;
+    int rc = check_capture_options(o, err);
+    if (rc == PGW_OK)
+        rc = pgw_pq_check(NULL, conn, err);
+    if (rc != PGW_OK)
+        return rc;
+    pgw_error local;
+    pgw_error *e = err ? err : &local;
+    PGresult *r = run_capture(conn, NULL, schema, table, e);
+    if (!r)
+        return e->code;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return pgwi_error(err, PGW_ENOTFOUND, "no table %.100s.%.100s", schema, table);
+    }
+    int row = 0;
+    pgw_snapshot *s = NULL;
+    rc = build_one(&s, r, &row, o, e);
+    PQclear(r);
+    if (rc == PGW_OK)
+        *out = s;
+    return rc;
+}
+
+int pgwi_pq_capture_oids(PGconn *conn, const char *oid_array, const pgw_pq_capture_options *opts,
+                         pgwi_pq_capture_each each, void *userdata, pgw_error *err)
+{
+    PGresult *r = run_capture(conn, oid_array, NULL, NULL, err);
+    if (!r)
+        return err->code;
+    int rc = PGW_OK;
+    for (int row = 0; rc == PGW_OK && row < PQntuples(r);) {
+        uint32_t oid = (uint32_t)strtoul(PQgetvalue(r, row, COL_OID), NULL, 10);
+        pgw_snapshot *s = NULL;
+        rc = build_one(&s, r, &row, opts, err);
+        if (rc == PGW_OK)
+            rc = each(oid, s, userdata, err);
+    }
+    PQclear(r);
+    return rc;
+}

@@ -1,0 +1,303 @@
+/*
+ * lib/pq/store.c — storing, loading and pruning snapshots in the library's
+ * schema (lib/pq/sql/store_batch.sql, load.sql, prune.sql).
+ * SPDX-License-Identifier: MIT
+ */
+#include "pq_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* array literals: every value travels as a parameter; a batch of values
+ * travels as one array-literal parameter (PostgreSQL documentation 8.15.6
+ * "Array Input and Output Syntax": elements double-quoted, with " and \
+ * backslash-escaped; an unquoted NULL is SQL NULL). */
+
+typedef struct abuf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+} abuf;
+
+static void ab_put(abuf *b, const char *s, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *np = pgwi_realloc(b->p, cap);
+        if (!np) {
+            b->failed = true;
+            return;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void ab_elem(abuf *b, const char *s, bool first)
+{
+    if (!first)
+        ab_put(b, ",", 1);
+    if (!s) {
+        ab_put(b, "NULL", 4);
+        return;
+    }
+    ab_put(b, "\"", 1);
+    for (const char *p = s; *p;) {
+        size_t run = strcspn(p, "\"\\");
+        ab_put(b, p, run);
+        p += run;
+        if (*p) {
+            char esc[2] = {'\\', *p++};
+            ab_put(b, esc, 2);
+        }
+    }
+    ab_put(b, "\"", 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* store                                                               */
+
+enum { S_AT, S_SCHEMA, S_TABLE, S_OID, S_RES, S_REASON, S_HASH, S_STATS, S_ROWS, S_NCOLS,
+       S_JSON, N_S };
+
+int pgwi_pq_store_many(PGconn *conn, const char *pgw_schema, const pgw_snapshot *const *snaps,
+                       size_t n, int64_t *ids, pgw_error *err)
+{
+    abuf arr[N_S];
+    memset(arr, 0, sizeof arr);
+    int rc = PGW_OK;
+    for (int k = 0; k < N_S; k++)
+        ab_put(&arr[k], "{", 1);
+    for (size_t i = 0; i < n && rc == PGW_OK; i++) {
+        const pgw_snapshot *s = snaps[i];
+        char at[PGW_TIMESTAMP_SIZE], oid[16], rows[24], ncols[24];
+        char *json = NULL;
+        pgw_timestamp_format(at, pgw_snapshot_captured_at(s));
+        snprintf(oid, sizeof oid, "%" PRIu32, pgw_snapshot_table_oid(s));
+        int64_t r;
+        bool has_rows = pgw_snapshot_row_estimate(s, &r);
+        snprintf(rows, sizeof rows, "%" PRId64, has_rows ? r : 0);
+        snprintf(ncols, sizeof ncols, "%zu", pgw_snapshot_column_count(s));
+        rc = pgw_snapshot_to_json(&json, NULL, s, 0, err);
+        if (rc != PGW_OK)
+            break;
+        bool first = i == 0;
+        ab_elem(&arr[S_AT], at, first);
+        ab_elem(&arr[S_SCHEMA], pgw_snapshot_schema(s), first);
+        ab_elem(&arr[S_TABLE], pgw_snapshot_table(s), first);
+        ab_elem(&arr[S_OID], oid, first);
+        ab_elem(&arr[S_RES], pgw_snapshot_resource(s), first);
+        ab_elem(&arr[S_REASON], pgw_snapshot_reason(s), first);
+        ab_elem(&arr[S_HASH], pgw_snapshot_schema_hash(s), first);
+        ab_elem(&arr[S_STATS], pgw_snapshot_stats_available(s) ? "t" : "f", first);
+        ab_elem(&arr[S_ROWS], has_rows ? rows : NULL, first);
+        ab_elem(&arr[S_NCOLS], ncols, first);
+        ab_elem(&arr[S_JSON], json, first);
+        pgw_free(json);
+    }
+    const char *params[N_S];
+    for (int k = 0; k < N_S; k++) {
+        ab_put(&arr[k], "}", 1);
+        if (arr[k].failed && rc == PGW_OK)
+            rc = pgwi_enomem(err);
+        params[k] = arr[k].p;
+    }
+    char *sql = NULL;
+    if (rc == PGW_OK && !(sql = pgwi_pq_sql(conn, pgwi_sql_store_batch, pgw_schema, err)))
+        rc = err->code;
+    if (rc == PGW_OK) {
+        PGresult *res = pgwi_pq_exec(conn, sql, N_S, params, "storing snapshots", err);
+        if (!res) {
+            rc = pgwi_pq_missing_relation(err) ? pgwi_pq_not_installed(err, pgw_schema)
+                                               : err->code;
+        } else {
+            if ((size_t)PQntuples(res) != n)
+                rc = pgwi_error(err, PGW_EPG, "storing snapshots: %d ids for %zu snapshots",
+                                PQntuples(res), n);
+            for (size_t i = 0; rc == PGW_OK && ids && i < n; i++)
+                ids[i] = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
+            PQclear(res);
+        }
+    }
+    pgwi_free(sql);
+    for (int k = 0; k < N_S; k++)
+        pgwi_free(arr[k].p);
+    return rc;
+}
+
+int pgw_pq_store(int64_t *out, PGconn *conn, const char *pgw_schema, const pgw_snapshot *snap,
+                 pgw_error *err)
+{
+    if (!conn || !snap)
+        return pgwi_error(err, PGW_EINVAL, "pq_store: NULL argument");
+    int rc = pgw_pq_check(NULL, conn, err);
+    if (rc != PGW_OK)
+        return rc;
+    pgw_error local;
+    int64_t id = 0;
+    rc = pgwi_pq_store_many(conn, pgw_schema, &snap, 1, &id, err ? err : &local);
+    if (rc == PGW_OK && out)
+        *out = id;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* load                                                                */
+
+struct pgw_pq_snapshot_set {
+    size_t n;
+    pgw_snapshot **snaps;
+    int64_t *ids;
+};
+
+void pgw_pq_snapshot_set_free(pgw_pq_snapshot_set *set)
+{
+    if (!set)
+        return;
+    for (size_t i = 0; i < set->n; i++)
+        pgw_snapshot_free(set->snaps[i]);
+    pgwi_free(set->snaps);
+    pgwi_free(set->ids);
+    pgwi_free(set);
+}
+
+size_t pgw_pq_snapshot_set_count(const pgw_pq_snapshot_set *set)
+{
+    return set ? set->n : 0;
+}
+
+const pgw_snapshot *pgw_pq_snapshot_set_get(const pgw_pq_snapshot_set *set, size_t i)
+{
+    return set && i < set->n ? set->snaps[i] : NULL;
+}
+
+int64_t pgw_pq_snapshot_set_id(const pgw_pq_snapshot_set *set, size_t i)
+{
+    return set && i < set->n ? set->ids[i] : 0;
+}
+
+const pgw_snapshot *const *pgw_pq_snapshot_set_all(const pgw_pq_snapshot_set *set)
+{
+    return set && set->n ? (const pgw_snapshot *const *)set->snaps : NULL;
+}
+
+int pgw_pq_load(pgw_pq_snapshot_set **out, PGconn *conn, const char *pgw_schema,
+                const pgw_pq_filter *filter, pgw_error *err)
+{
+    if (!out || !conn)
+        return pgwi_error(err, PGW_EINVAL, "pq_load: NULL argument");
+    pgw_pq_filter all = PGW_PQ_FILTER_INIT;
+    const pgw_pq_filter *f = filter ? filter : &all;
+    if (f->version != PGW_PQ_FILTER_VERSION)
+        return pgwi_error(err, PGW_EINVAL, "filter version %u is not %u (use PGW_PQ_FILTER_INIT)",
+                          f->version, (unsigned)PGW_PQ_FILTER_VERSION);
+    if ((f->schema == NULL) != (f->table == NULL))
+        return pgwi_error(err, PGW_EINVAL, "filter: give both schema and table, or neither");
+    int rc = pgw_pq_check(NULL, conn, err);
+    if (rc != PGW_OK)
+        return rc;
+    pgw_error local;
+    pgw_error *e = err ? err : &local;
+
+    char id[24], oid[16], since[24], until[24], limit[24];
+    snprintf(id, sizeof id, "%" PRId64, f->id);
+    snprintf(oid, sizeof oid, "%" PRIu32, f->table_oid);
+    snprintf(since, sizeof since, "%" PRId64, f->since);
+    snprintf(until, sizeof until, "%" PRId64, f->until);
+    snprintf(limit, sizeof limit, "%zu", f->limit);
+    const char *params[9] = {
+        f->id ? id : NULL,
+        f->schema,
+        f->table,
+        f->resource,
+        f->table_oid ? oid : NULL,
+        f->has_since ? since : NULL,
+        f->has_until ? until : NULL,
+        f->newest_first ? "t" : "f",
+        f->limit ? limit : NULL,
+    };
+    char *sql = pgwi_pq_sql(conn, pgwi_sql_load, pgw_schema, e);
+    if (!sql)
+        return e->code;
+    PGresult *res = pgwi_pq_exec(conn, sql, 9, params, "loading snapshots", e);
+    pgwi_free(sql);
+    if (!res)
+        return pgwi_pq_missing_relation(e) ? pgwi_pq_not_installed(err, pgw_schema) : e->code;
+    size_t n = (size_t)PQntuples(res);
+    pgw_pq_snapshot_set *set = pgwi_calloc(1, sizeof *set);
+    if (!set || (n && (!(set->snaps = pgwi_calloc(n, sizeof *set->snaps)) ||
+                       !(set->ids = pgwi_calloc(n, sizeof *set->ids))))) {
+        PQclear(res);
+        pgw_pq_snapshot_set_free(set);
+        return pgwi_enomem(err);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *json = PQgetvalue(res, (int)i, 1);
+        set->ids[i] = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
+        rc = pgw_snapshot_from_json(&set->snaps[i], json, (size_t)PQgetlength(res, (int)i, 1),
+                                    NULL, e);
+        if (rc != PGW_OK) {
+            if (rc == PGW_EPARSE || rc == PGW_EVERSION) {
+                char msg[PGW_ERROR_MESSAGE_SIZE], path[PGW_ERROR_PATH_SIZE];
+                memcpy(msg, e->message, sizeof msg);
+                memcpy(path, e->path, sizeof path);
+                pgwi_error_at(err, rc, path, "stored snapshot %" PRId64 " does not decode: %s",
+                              set->ids[i], msg);
+            }
+            break;
+        }
+        set->n = i + 1;
+    }
+    PQclear(res);
+    if (rc != PGW_OK) {
+        pgw_pq_snapshot_set_free(set);
+        return rc;
+    }
+    *out = set;
+    return PGW_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* prune                                                               */
+
+int pgw_pq_prune(pgw_pq_prune_result *out, PGconn *conn, const char *pgw_schema, size_t keep,
+                 pgw_error *err)
+{
+    if (!conn)
+        return pgwi_error(err, PGW_EINVAL, "pq_prune: conn is NULL");
+    if (keep == 0 || keep > INT32_MAX)
+        return pgwi_error(err, PGW_EINVAL, "pq_prune: keep must be between 1 and %d", INT32_MAX);
+    int rc = pgw_pq_check(NULL, conn, err);
+    if (rc != PGW_OK)
+        return rc;
+    pgw_error local;
+    pgw_error *e = err ? err : &local;
+    char keep_s[24];
+    snprintf(keep_s, sizeof keep_s, "%zu", keep);
+    const char *params[1] = {keep_s};
+    char *sql = pgwi_pq_sql(conn, pgwi_sql_prune, pgw_schema, e);
+    if (!sql)
+        return e->code;
+    PGresult *res = pgwi_pq_exec(conn, sql, 1, params, "pruning snapshots", e);
+    pgwi_free(sql);
+    if (!res)
+        return pgwi_pq_missing_relation(e) ? pgwi_pq_not_installed(err, pgw_schema) : e->code;
+    pgw_pq_prune_result pr;
+    pr.removed = (size_t)strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+    pr.resources = (size_t)strtoull(PQgetvalue(res, 0, 1), NULL, 10);
+    pr.kept = (size_t)strtoull(PQgetvalue(res, 0, 2), NULL, 10);
+    PQclear(res);
+    if (out)
+        *out = pr;
+    return PGW_OK;
+}
