@@ -127,11 +127,17 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
     memset(&res, 0, sizeof res);
     char *qtable = pgwi_pq_ident(conn, schema, table, e);
     char *audit_sql = qtable ? pgwi_pq_sql(conn,
-                                           "INSERT INTO :\"schema\".drop_audit (schema_name, "
-                                           "table_name, table_oid, resource_identity, reason, "
-                                           "dropped, snapshot_id, capture_error, "
-                                           "capture_sqlstate) VALUES ($1, $2, $3::oid, $4, $5, "
-                                           "$6::boolean, $7::bigint, $8, $9) RETURNING id",
+                                           /* nextval up front: INSERT and
+                                            * sequence USAGE suffice (RETURNING
+                                            * would need SELECT). */
+                                           "WITH n AS (SELECT nextval(pg_get_serial_sequence("
+                                           "format('%I.drop_audit', $10::text), 'id')) AS id), "
+                                           "ins AS (INSERT INTO :\"schema\".drop_audit (id, "
+                                           "schema_name, table_name, table_oid, "
+                                           "resource_identity, reason, dropped, snapshot_id, "
+                                           "capture_error, capture_sqlstate) SELECT id, $1, $2, "
+                                           "$3::oid, $4, $5, $6::boolean, $7::bigint, $8, $9 "
+                                           "FROM n) SELECT id FROM n",
                                            o->pgw_schema, e)
                              : NULL;
     char *drop_sql = NULL;
@@ -229,7 +235,7 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
         char oid_s[16], id_s[24];
         snprintf(oid_s, sizeof oid_s, "%" PRIu32, oid);
         snprintf(id_s, sizeof id_s, "%" PRId64, res.snapshot_id);
-        const char *params[9] = {
+        const char *params[10] = {
             schema,
             table,
             oid ? oid_s : NULL,
@@ -239,9 +245,10 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
             res.snapshot_taken ? id_s : NULL,
             res.snapshot_taken ? NULL : res.snapshot_error,
             res.snapshot_sqlstate[0] ? res.snapshot_sqlstate : NULL,
+            pgwi_pq_schema(o->pgw_schema),
         };
         pgw_error ae;
-        PGresult *r = pgwi_pq_exec(conn, audit_sql, 9, params, "writing the audit row", &ae);
+        PGresult *r = pgwi_pq_exec(conn, audit_sql, 10, params, "writing the audit row", &ae);
         if (r) {
             res.audit_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
             PQclear(r);

@@ -105,7 +105,8 @@ int pgwi_pq_store_many(PGconn *conn, const char *pgw_schema, const pgw_snapshot 
         ab_elem(&arr[S_JSON], json, first);
         pgw_free(json);
     }
-    const char *params[N_S];
+    const char *params[N_S + 1];
+    params[N_S] = pgwi_pq_schema(pgw_schema);
     for (int k = 0; k < N_S; k++) {
         ab_put(&arr[k], "}", 1);
         if (arr[k].failed && rc == PGW_OK)
@@ -116,7 +117,7 @@ int pgwi_pq_store_many(PGconn *conn, const char *pgw_schema, const pgw_snapshot 
     if (rc == PGW_OK && !(sql = pgwi_pq_sql(conn, pgwi_sql_store_batch, pgw_schema, err)))
         rc = err->code;
     if (rc == PGW_OK) {
-        PGresult *res = pgwi_pq_exec(conn, sql, N_S, params, "storing snapshots", err);
+        PGresult *res = pgwi_pq_exec(conn, sql, N_S + 1, params, "storing snapshots", err);
         if (!res) {
             rc = pgwi_pq_missing_relation(err) ? pgwi_pq_not_installed(err, pgw_schema)
                                                : err->code;
