@@ -72,25 +72,50 @@ int pgwi_json_parse(json_t **out, const char *text, size_t len, size_t max_len,
     return PGW_OK;
 }
 
+/* A growing output buffer for json_dump_callback (one pass over the tree;
+ * json_dumpb would need two: one to size, one to write). */
+typedef struct dumpbuf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+} dumpbuf;
+
+static int dump_cb(const char *chunk, size_t size, void *data)
+{
+    dumpbuf *d = data;
+    if (d->len + size + 1 > d->cap) {
+        size_t cap = d->cap ? d->cap : 1024;
+        while (cap < d->len + size + 1)
+            cap *= 2;
+        char *np = pgwi_realloc(d->p, cap);
+        if (!np) {
+            d->failed = true;
+            return -1;
+        }
+        d->p = np;
+        d->cap = cap;
+    }
+    memcpy(d->p + d->len, chunk, size);
+    d->len += size;
+    return 0;
+}
+
 int pgwi_json_dump(char **out, size_t *out_len, const json_t *v, bool pretty, pgw_error *err)
 {
-    size_t flags = JSON_REAL_PRECISION(PGWI_JSON_REAL_PRECISION) | JSON_PRESERVE_ORDER;
+    size_t flags =
+        JSON_REAL_PRECISION(PGWI_JSON_REAL_PRECISION) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY;
     flags |= pretty ? JSON_INDENT(2) : JSON_COMPACT;
     unsigned long failures = pgwi_alloc_failures();
-    size_t need = json_dumpb(v, NULL, 0, flags);
-    if (need == 0)
-        return pgwi_enomem(err);
-    char *buf = pgwi_malloc(need + 1);
-    if (!buf)
-        return pgwi_enomem(err);
-    if (json_dumpb(v, buf, need, flags) != need || pgwi_alloc_failures() != failures) {
-        pgwi_free(buf);
+    dumpbuf d = {NULL, 0, 0, false};
+    int rc = json_dump_callback(v, dump_cb, &d, flags);
+    if (rc != 0 || d.failed || !d.p || pgwi_alloc_failures() != failures) {
+        pgwi_free(d.p);
         return pgwi_enomem(err);
     }
-    buf[need] = '\0';
-    *out = buf;
+    d.p[d.len] = '\0';
+    *out = d.p;
     if (out_len)
-        *out_len = need;
+        *out_len = d.len;
     return PGW_OK;
 }
 

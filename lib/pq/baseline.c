@@ -2,6 +2,15 @@
  * lib/pq/baseline.c — the baseline pass: snapshot live tables that have no
  * snapshot of their current OID yet, in batches (lib/pq/sql/
  * baseline_candidates.sql, capture.sql, store_batch.sql).
+ *
+ * With libpq's pipeline mode (PostgreSQL documentation 34.5 "Pipeline
+ * Mode") the batches overlap: while the client turns batch k into
+ * snapshots and encodes them, the server stores batch k-1 and runs the
+ * catalog query for batch k+1, whose rows the client reads as they arrive.
+ * Each statement is followed by a sync, so each is its own transaction:
+ * what is stored stays stored when a later batch fails. No large message
+ * is ever sent while the server still has unread output, so the two sides
+ * cannot block each other.
  * SPDX-License-Identifier: MIT
  */
 #include "pq_internal.h"
@@ -50,6 +59,208 @@ static int check_options(const pgw_pq_baseline_options *o, pgw_error *err)
     return PGW_OK;
 }
 
+/* The OID array literal of candidates [start, end). */
+static int oid_literal(char *buf, const PGresult *cand, size_t start, size_t end, pgw_error *err)
+{
+    char *p = buf;
+    *p++ = '{';
+    for (size_t i = start; i < end; i++) {
+        const char *v = PQgetvalue(cand, (int)i, 0);
+        size_t len = strlen(v);
+        if (len > 10)
+            return pgwi_error(err, PGW_EPG, "baseline: unexpected OID \"%.20s\"", v);
+        memcpy(p, v, len);
+        p += len;
+        *p++ = i + 1 < end ? ',' : '}';
+    }
+    *p = '\0';
+    return PGW_OK;
+}
+
+/* Pipeline plumbing: the next result of the current statement, then the
+ * end of its results and its sync. */
+static PGresult *next_result(PGconn *conn)
+{
+    PGresult *r = PQgetResult(conn);
+    /* After a statement's results libpq returns NULL once; skip it and the
+     * sync marker to reach the next statement's result. */
+    while (r == NULL || PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+        if (r == NULL && PQstatus(conn) == CONNECTION_BAD)
+            return NULL;
+        PQclear(r);
+        r = PQgetResult(conn);
+    }
+    return r;
+}
+
+static void pump(void *arg)
+{
+    PQconsumeInput((PGconn *)arg);
+}
+
+typedef struct run {
+    PGconn *conn;
+    const pgw_pq_baseline_options *o;
+    const PGresult *cand;
+    size_t total, size;     /* candidates, batch size */
+    char *oids;             /* literal buffer */
+    batch b;
+    pgw_pq_capture_options co;
+    pgw_pq_baseline_result *res;
+} run;
+
+static size_t batch_end(const run *r, size_t start)
+{
+    return start + r->size < r->total ? start + r->size : r->total;
+}
+
+/* Turns a capture result into a prepared store message. */
+static int process(run *r, PGresult *cap, size_t start, pgwi_pq_store_msg *msg, bool pipelined,
+                   pgw_error *err)
+{
+    int rc = pgwi_pq_capture_rows(cap, &r->co, collect, &r->b, pipelined ? pump : NULL,
+                                  r->conn, err);
+    if (rc == PGW_OK && r->b.n)
+        rc = pgwi_pq_store_prepare(msg, r->conn, r->o->pgw_schema,
+                                   (const pgw_snapshot *const *)r->b.snaps, r->b.n, err);
+    if (rc == PGW_OK) {
+        size_t asked = batch_end(r, start) - start;
+        r->res->captured += r->b.n;
+        r->res->vanished += asked - r->b.n; /* dropped since the candidate query */
+    }
+    return rc;
+}
+
+static int run_sequential(run *r, pgw_error *err)
+{
+    int rc = PGW_OK;
+    for (size_t start = 0; rc == PGW_OK && start < r->total; start += r->size) {
+        size_t end = batch_end(r, start);
+        if ((rc = oid_literal(r->oids, r->cand, start, end, err)) != PGW_OK)
+            break;
+        if ((rc = pgwi_pq_capture_send(r->conn, r->oids, err)) != PGW_OK)
+            break;
+        PGresult *cap = PQgetResult(r->conn), *extra;
+        while ((extra = PQgetResult(r->conn)) != NULL) /* there is one result */
+            PQclear(extra);
+        if (!cap || PQresultStatus(cap) != PGRES_TUPLES_OK) {
+            rc = pgwi_pq_result_error(err, r->conn, cap, "capturing from the catalog");
+            PQclear(cap);
+            break;
+        }
+        pgwi_pq_store_msg msg = {0};
+        rc = process(r, cap, start, &msg, false, err);
+        PQclear(cap);
+        if (rc == PGW_OK && r->b.n) {
+            PGresult *st = PQexecParams(r->conn, msg.sql, 12, NULL, msg.params, NULL, NULL, 0);
+            rc = pgwi_pq_store_result(st, r->conn, r->o->pgw_schema, r->b.n, NULL, err);
+            PQclear(st);
+        }
+        pgwi_pq_store_msg_free(&msg);
+        batch_clear(&r->b);
+        if (rc == PGW_OK && r->o->progress)
+            r->o->progress(end, r->total, r->o->userdata);
+    }
+    return rc;
+}
+
+#ifdef LIBPQ_HAS_PIPELINING
+/* One iteration k holds batch k's catalog rows (read in full) while the
+ * store of batch k-1 may still run on the server:
+ *   a. queue the catalog query of batch k+1;
+ *   b. build and encode batch k, reading ahead on the connection between
+ *      tables (the server runs store k-1, then catalog k+1);
+ *   c. read store k-1's result, then catalog k+1's rows in full;
+ *   d. queue the store of batch k (a large message: the server has no
+ *      unread output now, so neither side can block the other).
+ * Results arrive in the order statements were sent, which is the order
+ * they are read here. */
+static int run_pipelined(run *r, pgw_error *err)
+{
+    PGconn *conn = r->conn;
+    if (!PQenterPipelineMode(conn))
+        return run_sequential(r, err);
+    size_t nbatches = (r->total + r->size - 1) / r->size;
+    size_t pending_n = 0, pending_end = 0; /* the store in flight */
+    bool pending = false;
+    PGresult *cap = NULL;
+    int rc = oid_literal(r->oids, r->cand, 0, batch_end(r, 0), err);
+    if (rc == PGW_OK)
+        rc = pgwi_pq_capture_send(conn, r->oids, err);
+    if (rc == PGW_OK && !PQpipelineSync(conn))
+        rc = pgwi_pq_conn_error(err, conn, "syncing the pipeline");
+    if (rc == PGW_OK) {
+        cap = next_result(conn);
+        if (!cap || PQresultStatus(cap) != PGRES_TUPLES_OK)
+            rc = pgwi_pq_result_error(err, conn, cap, "capturing from the catalog");
+    }
+    for (size_t k = 0; rc == PGW_OK && k < nbatches; k++) {
+        size_t start = k * r->size, end = batch_end(r, start);
+        bool more = k + 1 < nbatches;
+        /* a */
+        if (more) {
+            rc = oid_literal(r->oids, r->cand, end, batch_end(r, end), err);
+            if (rc == PGW_OK)
+                rc = pgwi_pq_capture_send(conn, r->oids, err);
+            if (rc == PGW_OK && !PQpipelineSync(conn))
+                rc = pgwi_pq_conn_error(err, conn, "syncing the pipeline");
+            if (rc != PGW_OK)
+                break;
+        }
+        /* b */
+        pgwi_pq_store_msg msg = {0};
+        rc = process(r, cap, start, &msg, true, err);
+        PQclear(cap);
+        cap = NULL;
+        /* c */
+        if (rc == PGW_OK && pending) {
+            PGresult *st = next_result(conn);
+            rc = pgwi_pq_store_result(st, conn, r->o->pgw_schema, pending_n, NULL, err);
+            PQclear(st);
+            pending = false;
+            if (rc == PGW_OK && r->o->progress)
+                r->o->progress(pending_end, r->total, r->o->userdata);
+        }
+        if (rc == PGW_OK && more) {
+            cap = next_result(conn);
+            if (!cap || PQresultStatus(cap) != PGRES_TUPLES_OK)
+                rc = pgwi_pq_result_error(err, conn, cap, "capturing from the catalog");
+        }
+        /* d */
+        if (rc == PGW_OK && r->b.n) {
+            rc = pgwi_pq_store_send(conn, &msg, err);
+            if (rc == PGW_OK && !PQpipelineSync(conn))
+                rc = pgwi_pq_conn_error(err, conn, "syncing the pipeline");
+            pending = rc == PGW_OK;
+            pending_n = r->b.n;
+            pending_end = end;
+        } else if (rc == PGW_OK && r->o->progress) {
+            r->o->progress(end, r->total, r->o->userdata);
+        }
+        pgwi_pq_store_msg_free(&msg);
+        batch_clear(&r->b);
+    }
+    PQclear(cap);
+    if (rc == PGW_OK && pending) {
+        PGresult *st = next_result(conn);
+        rc = pgwi_pq_store_result(st, conn, r->o->pgw_schema, pending_n, NULL, err);
+        PQclear(st);
+        if (rc == PGW_OK && r->o->progress)
+            r->o->progress(pending_end, r->total, r->o->userdata);
+    }
+    /* Drain what a failure left queued, then leave pipeline mode. */
+    while (PQpipelineStatus(conn) != PQ_PIPELINE_OFF && !PQexitPipelineMode(conn)) {
+        PGresult *x = PQgetResult(conn);
+        if (x) {
+            PQclear(x);
+        } else if (PQstatus(conn) == CONNECTION_BAD) {
+            break;
+        }
+    }
+    return rc;
+}
+#endif
+
 int pgw_pq_baseline(pgw_pq_baseline_result *out, PGconn *conn,
                     const pgw_pq_baseline_options *opts, pgw_error *err)
 {
@@ -81,59 +292,44 @@ int pgw_pq_baseline(pgw_pq_baseline_result *out, PGconn *conn,
     pgwi_free(sql);
     if (!cand)
         return pgwi_pq_missing_relation(e) ? pgwi_pq_not_installed(err, o->pgw_schema) : e->code;
-    size_t total = (size_t)PQntuples(cand);
     pgw_pq_baseline_result result = {0, 0, 0, 0};
-    result.backlog = total ? (size_t)strtoull(PQgetvalue(cand, 0, 1), NULL, 10) : 0;
-
-    pgw_pq_capture_options co = PGW_PQ_CAPTURE_OPTIONS_INIT;
-    co.snapshot = o->snapshot;
-    co.reason = PGW_REASON_BASELINE;
-    co.extra = "{\"alive\": true}";
-    batch b = {NULL, 0, o->batch < total ? o->batch : total};
-    char *oids = NULL;
-    if (total) {
-        b.snaps = pgwi_calloc(b.cap, sizeof *b.snaps);
-        oids = pgwi_malloc(b.cap * 12 + 3); /* "{" + up to 10 digits and "," each + "}" */
-        if (!b.snaps || !oids) {
+    run r;
+    memset(&r, 0, sizeof r);
+    r.conn = conn;
+    r.o = o;
+    r.cand = cand;
+    r.res = &result;
+    r.total = (size_t)PQntuples(cand);
+    r.size = o->batch < r.total ? o->batch : r.total;
+    result.backlog = r.total ? (size_t)strtoull(PQgetvalue(cand, 0, 1), NULL, 10) : 0;
+    r.co = (pgw_pq_capture_options)PGW_PQ_CAPTURE_OPTIONS_INIT;
+    r.co.snapshot = o->snapshot;
+    r.co.reason = PGW_REASON_BASELINE;
+    r.co.extra = "{\"alive\": true}";
+    char saved[4][64];
+    bool changed = false;
+    if (r.total) {
+        r.b.cap = r.size;
+        r.b.snaps = pgwi_calloc(r.b.cap, sizeof *r.b.snaps);
+        r.oids = pgwi_malloc(r.size * 12 + 3); /* "{", up to 10 digits and "," each, "}" */
+        if (!r.b.snaps || !r.oids)
             rc = pgwi_enomem(err);
-            goto done;
+        if (rc == PGW_OK)
+            rc = pgwi_pq_print_settings_fix(conn, saved, &changed, e);
+        if (rc == PGW_OK) {
+#ifdef LIBPQ_HAS_PIPELINING
+            rc = run_pipelined(&r, e);
+#else
+            rc = run_sequential(&r, e);
+#endif
         }
-    }
-    for (size_t start = 0; start < total; start += b.cap) {
-        size_t end = start + b.cap < total ? start + b.cap : total;
-        char *p = oids;
-        *p++ = '{';
-        for (size_t i = start; i < end; i++) {
-            const char *v = PQgetvalue(cand, (int)i, 0);
-            size_t len = strlen(v);
-            if (len > 10) {
-                rc = pgwi_error(err, PGW_EPG, "baseline: unexpected OID \"%.20s\"", v);
-                goto done;
-            }
-            memcpy(p, v, len);
-            p += len;
-            *p++ = i + 1 < end ? ',' : '}';
-        }
-        *p = '\0';
-        /* Each batch is its own transaction: what is stored stays stored
-         * when a later batch fails. */
-        rc = pgwi_pq_capture_oids(conn, oids, &co, collect, &b, e);
-        if (rc == PGW_OK && b.n)
-            rc = pgwi_pq_store_many(conn, o->pgw_schema, (const pgw_snapshot *const *)b.snaps,
-                                    b.n, NULL, e);
-        if (rc != PGW_OK)
-            goto done;
-        result.captured += b.n;
-        result.vanished += (end - start) - b.n; /* dropped since the candidate query */
-        batch_clear(&b);
-        if (o->progress)
-            o->progress(end, total, o->userdata);
+        if (changed)
+            pgwi_pq_print_settings_restore(conn, saved);
     }
     result.remaining = result.backlog - result.captured - result.vanished;
-done:
-    batch_clear(&b);
-    pgwi_free(b.snaps);
-    pgwi_free(oids);
+    batch_clear(&r.b);
+    pgwi_free(r.b.snaps);
+    pgwi_free(r.oids);
     PQclear(cand);
     if (rc == PGW_OK && out)
         *out = result;

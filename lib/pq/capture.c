@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "pq_internal.h"
+#include "pg_array.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,14 @@ enum {
     COL_ATTNUM,
     COL_NAME,
     COL_TYPE,
-    COL_PROFILE,
+    COL_HAS_STATS,
+    COL_NULL_FRAC,
+    COL_N_DISTINCT,
+    COL_AVG_WIDTH,
+    COL_CORRELATION,
+    COL_MCV,
+    COL_FREQS,
+    COL_HIST,
     COL_SETTINGS,
     N_COLS
 };
@@ -69,6 +77,35 @@ static int set_settings(PGconn *conn, const char *const values[4], pgw_error *er
     return r ? PGW_OK : err->code;
 }
 
+int pgwi_pq_print_settings_fix(PGconn *conn, char saved[4][64], bool *changed, pgw_error *err)
+{
+    PGresult *r = pgwi_pq_exec(conn,
+                               "SELECT concat_ws('|', current_setting('DateStyle'), "
+                               "current_setting('IntervalStyle'), "
+                               "current_setting('extra_float_digits'), "
+                               "current_setting('bytea_output'))",
+                               0, NULL, "reading the print settings", err);
+    if (!r)
+        return err->code;
+    const char *want[4];
+    wanted_settings(conn, want);
+    bool ok = split_settings(PQgetvalue(r, 0, 0), saved);
+    PQclear(r);
+    if (!ok)
+        return pgwi_error(err, PGW_EPG, "reading the print settings: unreadable value");
+    *changed = false;
+    for (int i = 0; i < 4; i++)
+        *changed = *changed || strcmp(saved[i], want[i]) != 0;
+    return *changed ? set_settings(conn, want, err) : PGW_OK;
+}
+
+void pgwi_pq_print_settings_restore(PGconn *conn, char saved[4][64])
+{
+    pgw_error ignored;
+    const char *old[4] = {saved[0], saved[1], saved[2], saved[3]};
+    set_settings(conn, old, &ignored);
+}
+
 /* Runs capture.sql; if the session's print settings differ from the fixed
  * ones, sets them, runs again, and restores them. */
 static PGresult *run_capture(PGconn *conn, const char *oids, const char *schema,
@@ -110,6 +147,67 @@ static double parse_double(const char *s)
     return strtod(s, NULL);
 }
 
+/* Parses one value list; NULL (no list) is an empty list. */
+static int list_of(pgwi_pg_array *out, const PGresult *r, int row, int col)
+{
+    if (PQgetisnull(r, row, col)) {
+        out->n = 0;
+        out->items = NULL;
+        out->buf = NULL;
+        return PGW_OK;
+    }
+    return pgwi_pg_array_parse(out, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col));
+}
+
+/* Adds one column from its capture row: names, type, and the pg_stats row
+ * as pgw_column_stats. A statistics row whose lists cannot be read (an
+ * element type printing something other than a one-dimensional array)
+ * leaves the column without a profile rather than failing the capture. */
+static int add_column(pgw_snapshot_builder *b, const PGresult *r, int row, bool has_stats,
+                      pgw_error *err)
+{
+    const char *name = PQgetvalue(r, row, COL_NAME), *type = PQgetvalue(r, row, COL_TYPE);
+    if (!has_stats)
+        return pgw_snapshot_builder_add_column(b, name, type, NULL, err);
+    pgwi_pg_array mcv = {0, NULL, NULL}, freqs = {0, NULL, NULL}, hist = {0, NULL, NULL};
+    double *f = NULL;
+    int rc = list_of(&mcv, r, row, COL_MCV);
+    if (rc == PGW_OK)
+        rc = list_of(&freqs, r, row, COL_FREQS);
+    if (rc == PGW_OK)
+        rc = list_of(&hist, r, row, COL_HIST);
+    if (rc == PGW_OK && freqs.n != mcv.n)
+        rc = PGW_EPARSE;
+    if (rc == PGW_OK && freqs.n && !(f = pgwi_calloc(freqs.n, sizeof *f)))
+        rc = PGW_ENOMEM;
+    if (rc == PGW_OK) {
+        for (size_t k = 0; k < freqs.n; k++)
+            f[k] = parse_double(freqs.items[k]);
+        pgw_column_stats st = PGW_COLUMN_STATS_INIT;
+        st.null_frac = parse_double(PQgetvalue(r, row, COL_NULL_FRAC));
+        st.n_distinct = parse_double(PQgetvalue(r, row, COL_N_DISTINCT));
+        st.avg_width = (int32_t)strtol(PQgetvalue(r, row, COL_AVG_WIDTH), NULL, 10);
+        st.has_correlation = !PQgetisnull(r, row, COL_CORRELATION);
+        st.correlation = st.has_correlation ? parse_double(PQgetvalue(r, row, COL_CORRELATION))
+                                            : 0.0;
+        st.most_common_vals = (const char *const *)mcv.items;
+        st.most_common_freqs = f;
+        st.n_most_common = mcv.n;
+        st.histogram_bounds = (const char *const *)hist.items;
+        st.n_histogram_bounds = hist.n;
+        rc = pgw_snapshot_builder_add_column(b, name, type, &st, err);
+    } else if (rc == PGW_EPARSE) {
+        rc = pgw_snapshot_builder_add_column(b, name, type, NULL, err);
+    } else {
+        rc = pgwi_enomem(err);
+    }
+    pgwi_free(f);
+    pgwi_pg_array_free(&mcv);
+    pgwi_pg_array_free(&freqs);
+    pgwi_pg_array_free(&hist);
+    return rc;
+}
+
 /* Builds the snapshot of the table whose rows start at *row, advancing
  * *row past them. */
 static int build_one(pgw_snapshot **out, const PGresult *r, int *row,
@@ -145,10 +243,9 @@ static int build_one(pgw_snapshot **out, const PGresult *r, int *row,
     for (int i = first; rc == PGW_OK && i < last; i++) {
         if (PQgetisnull(r, i, COL_ATTNUM))
             continue; /* a table without columns */
-        const char *profile = PQgetisnull(r, i, COL_PROFILE) ? NULL : PQgetvalue(r, i, COL_PROFILE);
-        any_stats = any_stats || profile;
-        rc = pgw_snapshot_builder_add_column_json(b, PQgetvalue(r, i, COL_NAME),
-                                                  PQgetvalue(r, i, COL_TYPE), profile, err);
+        bool has = strcmp(PQgetvalue(r, i, COL_HAS_STATS), "t") == 0;
+        any_stats = any_stats || has;
+        rc = add_column(b, r, i, has, err);
     }
     if (rc == PGW_OK) {
         /* In profile mode none the columns carry no profile, but the
@@ -202,12 +299,20 @@ int pgw_pq_capture(pgw_snapshot **out, PGconn *conn, const char *schema, const c
     return rc;
 }
 
-int pgwi_pq_capture_oids(PGconn *conn, const char *oid_array, const pgw_pq_capture_options *opts,
-                         pgwi_pq_capture_each each, void *userdata, pgw_error *err)
+int pgwi_pq_capture_send(PGconn *conn, const char *oid_array, pgw_error *err)
 {
-    PGresult *r = run_capture(conn, oid_array, NULL, NULL, err);
-    if (!r)
-        return err->code;
+    const char *params[3] = {oid_array, NULL, NULL};
+    if (!PQsendQueryParams(conn, pgwi_sql_capture, 3, NULL, params, NULL, NULL, 0))
+        return pgwi_pq_conn_error(err, conn, "sending the catalog capture");
+    return PGW_OK;
+}
+
+int pgwi_pq_capture_rows(const PGresult *r, const pgw_pq_capture_options *opts,
+                         pgwi_pq_capture_each each, void *userdata, void (*pump)(void *),
+                         void *pump_arg, pgw_error *err)
+{
+    if (PQnfields(r) != N_COLS)
+        return pgwi_error(err, PGW_EPG, "capturing from the catalog: unexpected result shape");
     int rc = PGW_OK;
     for (int row = 0; rc == PGW_OK && row < PQntuples(r);) {
         uint32_t oid = (uint32_t)strtoul(PQgetvalue(r, row, COL_OID), NULL, 10);
@@ -215,7 +320,8 @@ int pgwi_pq_capture_oids(PGconn *conn, const char *oid_array, const pgw_pq_captu
         rc = build_one(&s, r, &row, opts, err);
         if (rc == PGW_OK)
             rc = each(oid, s, userdata, err);
+        if (pump)
+            pump(pump_arg);
     }
-    PQclear(r);
     return rc;
 }

@@ -28,13 +28,15 @@ static bool env_disables(void)
     const char *v = getenv("PGWITNESS_SNAPSHOTS");
     if (!v)
         return false;
-    char low[8];
-    size_t n = strlen(v);
-    if (n >= sizeof low)
-        return false;
-    for (size_t i = 0; i <= n; i++)
-        low[i] = (char)tolower((unsigned char)v[i]);
-    return strcmp(low, "0") == 0 || strcmp(low, "off") == 0 || strcmp(low, "false") == 0;
+    static const char *const off[] = {"0", "off", "false"};
+    for (size_t k = 0; k < sizeof off / sizeof off[0]; k++) {
+        size_t i = 0;
+        while (off[k][i] && tolower((unsigned char)v[i]) == off[k][i])
+            i++;
+        if (!off[k][i] && !v[i])
+            return true;
+    }
+    return false;
 }
 
 static int check_options(const pgw_pq_drop_options *o, pgw_error *err)

@@ -70,9 +70,18 @@ static void ab_elem(abuf *b, const char *s, bool first)
 enum { S_AT, S_SCHEMA, S_TABLE, S_OID, S_RES, S_REASON, S_HASH, S_STATS, S_ROWS, S_NCOLS,
        S_JSON, N_S };
 
-int pgwi_pq_store_many(PGconn *conn, const char *pgw_schema, const pgw_snapshot *const *snaps,
-                       size_t n, int64_t *ids, pgw_error *err)
+void pgwi_pq_store_msg_free(pgwi_pq_store_msg *m)
 {
+    pgwi_free(m->sql);
+    for (int k = 0; k < N_S; k++)
+        pgwi_free(m->arrays[k]);
+    memset(m, 0, sizeof *m);
+}
+
+int pgwi_pq_store_prepare(pgwi_pq_store_msg *m, PGconn *conn, const char *pgw_schema,
+                          const pgw_snapshot *const *snaps, size_t n, pgw_error *err)
+{
+    memset(m, 0, sizeof *m);
     abuf arr[N_S];
     memset(arr, 0, sizeof arr);
     int rc = PGW_OK;
@@ -105,34 +114,56 @@ int pgwi_pq_store_many(PGconn *conn, const char *pgw_schema, const pgw_snapshot 
         ab_elem(&arr[S_JSON], json, first);
         pgw_free(json);
     }
-    const char *params[N_S + 1];
-    params[N_S] = pgwi_pq_schema(pgw_schema);
     for (int k = 0; k < N_S; k++) {
         ab_put(&arr[k], "}", 1);
         if (arr[k].failed && rc == PGW_OK)
             rc = pgwi_enomem(err);
-        params[k] = arr[k].p;
+        m->arrays[k] = arr[k].p;
+        m->params[k] = arr[k].p;
     }
-    char *sql = NULL;
-    if (rc == PGW_OK && !(sql = pgwi_pq_sql(conn, pgwi_sql_store_batch, pgw_schema, err)))
+    m->params[N_S] = pgwi_pq_schema(pgw_schema);
+    if (rc == PGW_OK && !(m->sql = pgwi_pq_sql(conn, pgwi_sql_store_batch, pgw_schema, err)))
         rc = err->code;
-    if (rc == PGW_OK) {
-        PGresult *res = pgwi_pq_exec(conn, sql, N_S + 1, params, "storing snapshots", err);
-        if (!res) {
-            rc = pgwi_pq_missing_relation(err) ? pgwi_pq_not_installed(err, pgw_schema)
-                                               : err->code;
-        } else {
-            if ((size_t)PQntuples(res) != n)
-                rc = pgwi_error(err, PGW_EPG, "storing snapshots: %d ids for %zu snapshots",
-                                PQntuples(res), n);
-            for (size_t i = 0; rc == PGW_OK && ids && i < n; i++)
-                ids[i] = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
-            PQclear(res);
-        }
+    if (rc != PGW_OK)
+        pgwi_pq_store_msg_free(m);
+    return rc;
+}
+
+int pgwi_pq_store_send(PGconn *conn, const pgwi_pq_store_msg *m, pgw_error *err)
+{
+    if (!PQsendQueryParams(conn, m->sql, N_S + 1, NULL, m->params, NULL, NULL, 0))
+        return pgwi_pq_conn_error(err, conn, "sending snapshots");
+    return PGW_OK;
+}
+
+int pgwi_pq_store_result(PGresult *res, PGconn *conn, const char *pgw_schema, size_t n,
+                         int64_t *ids, pgw_error *err)
+{
+    ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+    if (st != PGRES_TUPLES_OK) {
+        pgwi_pq_result_error(err, conn, res, "storing snapshots");
+        return pgwi_pq_missing_relation(err) ? pgwi_pq_not_installed(err, pgw_schema)
+                                             : err->code;
     }
-    pgwi_free(sql);
-    for (int k = 0; k < N_S; k++)
-        pgwi_free(arr[k].p);
+    if ((size_t)PQntuples(res) != n)
+        return pgwi_error(err, PGW_EPG, "storing snapshots: %d ids for %zu snapshots",
+                          PQntuples(res), n);
+    for (size_t i = 0; ids && i < n; i++)
+        ids[i] = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
+    return PGW_OK;
+}
+
+int pgwi_pq_store_many(PGconn *conn, const char *pgw_schema, const pgw_snapshot *const *snaps,
+                       size_t n, int64_t *ids, pgw_error *err)
+{
+    pgwi_pq_store_msg m;
+    int rc = pgwi_pq_store_prepare(&m, conn, pgw_schema, snaps, n, err);
+    if (rc != PGW_OK)
+        return rc;
+    PGresult *res = PQexecParams(conn, m.sql, N_S + 1, NULL, m.params, NULL, NULL, 0);
+    rc = pgwi_pq_store_result(res, conn, pgw_schema, n, ids, err);
+    PQclear(res);
+    pgwi_pq_store_msg_free(&m);
     return rc;
 }
 

@@ -1,0 +1,194 @@
+/*
+ * tests/pg/check_penguins.c — the real-data end-to-end case of issue 4:
+ * the three published formats of palmerpenguins (examples/data) arrive as
+ * successive re-ingests of one table through the example collector
+ * (examples/ingest), each ANALYZEd; the collector drops through the funnel
+ * when the header changes; the snapshots are loaded back and diffed.
+ *
+ * The expected result was written down before the first run:
+ *   v1 -> v2: renamed  Culmen Length (mm) -> culmen_length_mm   (values + name)
+ *                      Culmen Depth (mm)  -> culmen_depth_mm    (values + name)
+ *                      Flipper Length (mm)-> flipper_length_mm  (values + name)
+ *                      Body Mass (g)      -> body_mass_g        (values + name)
+ *                      Island             -> island             (values + name)
+ *                      Sex                -> sex                (values + name)
+ *                      Species            -> species            (name only: the
+ *                        values changed form, "Adelie Penguin (Pygoscelis
+ *                        adeliae)" -> "Adelie")
+ *             removed  studyName, Sample Number, Region, Stage, Individual ID,
+ *                      Clutch Completion, Date Egg, Delta 15 N (o/oo),
+ *                      Delta 13 C (o/oo), Comments;  nothing added; mixed
+ *   v2 -> v3: renamed  culmen_length_mm -> bill_length_mm, culmen_depth_mm ->
+ *                      bill_depth_mm (values);  added year;  profile_changed
+ *                      sex ("MALE" -> "male");  mixed
+ * The scores are printed as TAP diagnostics.
+ * SPDX-License-Identifier: MIT
+ */
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest.h"
+#include "pgw_test.h"
+#include "pgwitness/pgwitness-pq.h"
+
+#define DATA PGW_DATA_DIR "/palmerpenguins/"
+
+static void ingest(PGconn *c, const char *file, ingest_result *r)
+{
+    pgw_error err;
+    pgw_error_clear(&err);
+    int rc = ingest_csv(r, c, file, "public", "penguins", "palmerpenguins", NULL, &err);
+    ck_assert_msg(rc == PGW_OK, "ingest %s: %s", file, err.message);
+    ck_assert_uint_eq(r->rows, 344);
+}
+
+static const pgw_rename *find_rename(const pgw_diff *d, const char *from)
+{
+    for (size_t i = 0; i < pgw_diff_renamed_count(d); i++)
+        if (strcmp(pgw_diff_renamed(d, i)->from, from) == 0)
+            return pgw_diff_renamed(d, i);
+    return NULL;
+}
+
+static void expect_rename(const pgw_diff *d, const char *label, const char *from, const char *to,
+                          pgw_rename_evidence evidence)
+{
+    const pgw_rename *r = find_rename(d, from);
+    ck_assert_msg(r != NULL, "%s: no rename from \"%s\"", label, from);
+    ck_assert_str_eq(r->to, to);
+    ck_assert_msg(r->evidence == evidence, "%s: %s -> %s evidence %d, want %d", label, from, to,
+                  r->evidence, evidence);
+    if (evidence != PGW_EVIDENCE_NAME)
+        ck_assert_msg(r->score >= 0.6, "%s: %s -> %s score %g", label, from, to, r->score);
+    printf("# %s: %-22s -> %-18s score %.4f evidence %s\n", label, from, to, r->score,
+           evidence == PGW_EVIDENCE_BOTH ? "values+name"
+           : evidence == PGW_EVIDENCE_NAME ? "name" : "values");
+    fflush(stdout);
+}
+
+START_TEST(three_formats_of_palmerpenguins)
+{
+    PGconn *c = pgwt_connect();
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_install(NULL, c, NULL, &err), PGW_OK);
+    pgw_pq_baseline_result br;
+    ck_assert_int_eq(pgw_pq_baseline(&br, c, NULL, &err), PGW_OK); /* nothing yet */
+    ck_assert_uint_eq(br.captured, 0);
+
+    ingest_result r;
+    ingest(c, DATA "v1_penguins_raw.csv", &r);
+    ck_assert(!r.existed);
+    ck_assert_uint_eq(r.columns, 17);
+    ck_assert_str_eq(r.types, "text,integer,text,text,text,text,text,text,text,numeric,numeric,"
+                              "integer,integer,text,numeric,numeric,text");
+    ingest(c, DATA "v2_penguins_size.csv", &r);
+    ck_assert(r.recreated);
+    ck_assert_uint_eq(r.old_columns, 17);
+    ck_assert_msg(r.drop.snapshot_taken, "%s", r.drop.snapshot_error);
+    ingest(c, DATA "v3_penguins.csv", &r);
+    ck_assert(r.recreated && r.drop.snapshot_taken);
+    ck_assert_str_eq(r.types, "text,text,numeric,numeric,integer,integer,text,integer");
+    /* The live v3 table, for the last pair. */
+    pgw_pq_capture_options co = PGW_PQ_CAPTURE_OPTIONS_INIT;
+    co.resource = "palmerpenguins";
+    pgw_snapshot *live = NULL;
+    ck_assert_int_eq(pgw_pq_capture(&live, c, "public", "penguins", &co, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_store(NULL, c, NULL, live, &err), PGW_OK);
+    pgw_snapshot_free(live);
+
+    pgw_pq_filter f = PGW_PQ_FILTER_INIT;
+    f.resource = "palmerpenguins";
+    pgw_pq_snapshot_set *set = NULL;
+    ck_assert_int_eq(pgw_pq_load(&set, c, NULL, &f, &err), PGW_OK);
+    ck_assert_uint_eq(pgw_pq_snapshot_set_count(set), 3);
+    const pgw_snapshot *v1 = pgw_pq_snapshot_set_get(set, 0), *v2 = pgw_pq_snapshot_set_get(set, 1),
+                       *v3 = pgw_pq_snapshot_set_get(set, 2);
+    ck_assert_str_eq(pgw_snapshot_reason(v1), "schema_mismatch_recreate");
+    ck_assert_uint_eq(pgw_snapshot_column_count(v1), 17);
+    ck_assert_uint_eq(pgw_snapshot_column_count(v2), 7);
+    ck_assert_uint_eq(pgw_snapshot_column_count(v3), 8);
+    int64_t rows;
+    ck_assert(pgw_snapshot_row_estimate(v1, &rows) && rows == 344);
+    ck_assert_str_eq(pgw_snapshot_schema_hash(v2), "81b2f8361022cf12"); /* docs/formats.md */
+    ck_assert_str_eq(pgw_snapshot_schema_hash(v3), "3562be7126aad1e5");
+    ck_assert_str_eq(pgw_snapshot_schema_hash(v1), "68892d617cfb0893");
+
+    pgw_diff *d = NULL;
+    ck_assert_int_eq(pgw_diff_snapshots(&d, v1, v2, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 7);
+    expect_rename(d, "v1->v2", "Culmen Length (mm)", "culmen_length_mm", PGW_EVIDENCE_BOTH);
+    expect_rename(d, "v1->v2", "Culmen Depth (mm)", "culmen_depth_mm", PGW_EVIDENCE_BOTH);
+    expect_rename(d, "v1->v2", "Flipper Length (mm)", "flipper_length_mm", PGW_EVIDENCE_BOTH);
+    expect_rename(d, "v1->v2", "Body Mass (g)", "body_mass_g", PGW_EVIDENCE_BOTH);
+    expect_rename(d, "v1->v2", "Island", "island", PGW_EVIDENCE_BOTH);
+    expect_rename(d, "v1->v2", "Sex", "sex", PGW_EVIDENCE_BOTH);
+    expect_rename(d, "v1->v2", "Species", "species", PGW_EVIDENCE_NAME);
+    ck_assert_msg(find_rename(d, "Species")->score < 0.6, "%g", find_rename(d, "Species")->score);
+    static const char *removed[] = {"studyName", "Sample Number", "Region", "Stage",
+                                    "Individual ID", "Clutch Completion", "Date Egg",
+                                    "Delta 15 N (o/oo)", "Delta 13 C (o/oo)", "Comments"};
+    ck_assert_uint_eq(pgw_diff_removed_count(d), 10);
+    for (size_t i = 0; i < 10; i++)
+        ck_assert_str_eq(pgw_diff_removed(d, i)->column, removed[i]);
+    ck_assert_uint_eq(pgw_diff_added_count(d), 0);
+    ck_assert_uint_eq(pgw_diff_type_changed_count(d), 0);
+    ck_assert_int_eq(pgw_diff_class(d), PGW_CHANGE_MIXED);
+    pgw_diff_free(d);
+
+    ck_assert_int_eq(pgw_diff_snapshots(&d, v2, v3, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 2);
+    expect_rename(d, "v2->v3", "culmen_length_mm", "bill_length_mm", PGW_EVIDENCE_VALUES);
+    expect_rename(d, "v2->v3", "culmen_depth_mm", "bill_depth_mm", PGW_EVIDENCE_VALUES);
+    ck_assert_uint_eq(pgw_diff_added_count(d), 1);
+    ck_assert_str_eq(pgw_diff_added(d, 0)->column, "year");
+    ck_assert_uint_eq(pgw_diff_removed_count(d), 0);
+    ck_assert_uint_eq(pgw_diff_profile_changed_count(d), 1);
+    ck_assert_str_eq(pgw_diff_profile_changed(d, 0)->column, "sex");
+    printf("# v2->v3: sex profile similarity %.4f (below 0.6: values changed form)\n",
+           pgw_diff_profile_changed(d, 0)->score);
+    ck_assert_int_eq(pgw_diff_class(d), PGW_CHANGE_MIXED);
+    pgw_diff_free(d);
+
+    pgw_drift *dr = NULL;
+    ck_assert_int_eq(pgw_drift_report(&dr, pgw_pq_snapshot_set_all(set), 3, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(pgw_drift_pairs(dr), 2);
+    ck_assert_uint_eq(pgw_drift_changed_pairs(dr), 2);
+    ck_assert_uint_eq(pgw_drift_class_count(dr, PGW_CHANGE_MIXED), 2);
+    ck_assert_uint_eq(pgw_drift_profile_changed_pairs(dr), 1);
+    pgw_drift_free(dr);
+    pgw_pq_snapshot_set_free(set);
+
+    /* Storage: the median stored row stays under 4 KB. */
+    long long median = pgwt_int(c, "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY "
+                                   "pg_column_size(s.*)) FROM pgwitness.snapshots s "
+                                   "WHERE resource_identity = 'palmerpenguins'");
+    long long biggest = pgwt_int(c, "SELECT max(pg_column_size(s.*)) FROM pgwitness.snapshots s "
+                                    "WHERE resource_identity = 'palmerpenguins'");
+    printf("# stored size per snapshot: median %lld bytes, largest %lld bytes\n", median, biggest);
+    fflush(stdout);
+    ck_assert_int_le(median, 4096);
+    /* The audit trail: two drops, both with their snapshots. */
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.drop_audit WHERE dropped AND "
+                                 "snapshot_id IS NOT NULL AND reason = 'schema_mismatch_recreate'"),
+                     2);
+    PQfinish(c);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("penguins");
+    TCase *tc = tcase_create("penguins");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, three_formats_of_palmerpenguins);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    pgwt_pg_setup("penguins");
+    return pgwt_main(suite());
+}
