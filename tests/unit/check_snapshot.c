@@ -443,6 +443,49 @@ START_TEST(at_most_1600_columns)
 }
 END_TEST
 
+START_TEST(add_column_from_profile_json)
+{
+    pgw_snapshot_builder *b;
+    pgw_error err;
+    ck_assert_int_eq(pgw_snapshot_builder_new(&b, NULL, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_snapshot_builder_set_table(b, "s", "t", 0, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_snapshot_builder_set_captured_at(b, T0, NULL), PGW_OK);
+    /* 30 most-common values and 101 bounds: thinned like add_column. */
+    char json[8192];
+    int n = snprintf(json, sizeof json, "{\"null_frac\": 0.1, \"n_distinct\": -0.5, "
+                                        "\"avg_width\": 4, \"most_common_vals\": [");
+    for (int i = 0; i < 30; i++)
+        n += snprintf(json + n, sizeof json - (size_t)n, "%s\"v%d\"", i ? "," : "", i);
+    n += snprintf(json + n, sizeof json - (size_t)n, "], \"most_common_freqs\": [");
+    for (int i = 0; i < 30; i++)
+        n += snprintf(json + n, sizeof json - (size_t)n, "%s%g", i ? "," : "", 0.03 - i * 0.0005);
+    n += snprintf(json + n, sizeof json - (size_t)n, "], \"histogram_bounds\": [");
+    for (int i = 0; i <= 100; i++)
+        n += snprintf(json + n, sizeof json - (size_t)n, "%s\"%d\"", i ? "," : "", i);
+    snprintf(json + n, sizeof json - (size_t)n, "], \"correlation\": null}");
+    ck_assert_int_eq(pgw_snapshot_builder_add_column_json(b, "c", "integer", json, &err), PGW_OK);
+    ck_assert_int_eq(pgw_snapshot_builder_add_column_json(b, "d", "text", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_snapshot_builder_add_column_json(b, "e", "text", "{\"null_frac\": 0}",
+                                                          &err),
+                     PGW_EPARSE);
+    ck_assert_str_eq(err.path, "$.n_distinct");
+    ck_assert_int_eq(pgw_snapshot_builder_add_column_json(b, "e", "text", "[]", &err), PGW_EPARSE);
+    ck_assert_str_eq(err.message, "$: expected an object, found an array");
+    pgw_snapshot *s;
+    ck_assert_int_eq(pgw_snapshot_builder_finish(&s, b, &err), PGW_OK);
+    ck_assert_uint_eq(pgw_snapshot_column_count(s), 2);
+    const pgw_profile *p = pgw_snapshot_column(s, 0)->profile;
+    ck_assert_uint_eq(p->n_most_common, 20);
+    ck_assert_str_eq(p->most_common_vals[19], "v19");
+    ck_assert_uint_eq(p->n_histogram_bounds, 20);
+    ck_assert_str_eq(p->histogram_bounds[19], "100");
+    ck_assert(p->null_frac == 0.1 && p->n_distinct == -0.5 && !p->has_correlation);
+    ck_assert_ptr_null(pgw_snapshot_column(s, 1)->profile);
+    pgw_snapshot_free(s);
+    pgw_snapshot_builder_free(b);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* JSON                                                                */
 
@@ -765,6 +808,7 @@ static Suite *suite(void)
     tcase_add_test(tc, extra_is_canonical_object);
     tcase_add_test(tc, bad_builder_input);
     tcase_add_test(tc, at_most_1600_columns);
+    tcase_add_test(tc, add_column_from_profile_json);
     tcase_add_test(tc, json_exact_form_and_round_trip);
     tcase_add_test(tc, json_round_trips_every_mode);
     tcase_add_test(tc, json_strict_errors);
