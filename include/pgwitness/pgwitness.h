@@ -15,5 +15,6 @@
 
 #include "pgwitness/common.h"
 #include "pgwitness/schema_hash.h"
+#include "pgwitness/inval.h"
 
 #endif /* PGWITNESS_PGWITNESS_H */
