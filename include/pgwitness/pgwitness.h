@@ -16,5 +16,7 @@
 #include "pgwitness/common.h"
 #include "pgwitness/schema_hash.h"
 #include "pgwitness/inval.h"
+#include "pgwitness/inval_json.h"
+#include "pgwitness/payload.h"
 
 #endif /* PGWITNESS_PGWITNESS_H */

@@ -90,10 +90,24 @@ static void default_free(void *ptr, void *ud)
 
 static pgw_allocator g_alloc = {default_malloc, default_realloc, default_free, NULL};
 
+/* Allocation failures seen by jansson in this thread. jansson reports some
+ * of them as syntax errors (json_loadb), so the JSON layer compares this
+ * count before and after a parse (pgwi_json_oom_count). Thread-local: no
+ * shared mutable state. */
+static _Thread_local unsigned long g_jansson_oom;
+
+unsigned long pgwi_json_oom_count(void)
+{
+    return g_jansson_oom;
+}
+
 /* jansson's hooks take no userdata: trampolines read the installed one. */
 static void *jansson_malloc(size_t size)
 {
-    return size ? g_alloc.malloc_fn(size, g_alloc.userdata) : NULL;
+    void *p = size ? g_alloc.malloc_fn(size, g_alloc.userdata) : NULL;
+    if (!p)
+        g_jansson_oom++;
+    return p;
 }
 
 static void jansson_free(void *ptr)

@@ -37,6 +37,11 @@ void pgwi_free(void *ptr);
 char *pgwi_strdup(const char *s);
 char *pgwi_strndup(const char *s, size_t len);
 
+/* Number of allocations jansson could not get in this thread through the
+ * library's allocator hook (counted only while pgw_set_allocator() has
+ * installed the hook into jansson; defined in common.c, core only). */
+unsigned long pgwi_json_oom_count(void);
+
 /* ---- errors ---- */
 
 /* Fills err (if non-NULL) with code and a formatted message; returns code.

@@ -48,15 +48,23 @@ int pgwi_json_parse(json_t **out, const char *text, size_t len, size_t max_len,
                              "document of %zu bytes exceeds the limit of %zu bytes", len,
                              max_len);
     json_error_t je;
+    unsigned long oom_before = pgwi_json_oom_count();
     /* jansson rejects invalid UTF-8 and \u0000 (without JSON_ALLOW_NUL);
      * JSON_REJECT_DUPLICATES makes duplicate keys an error rather than
      * last-one-wins. */
     json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
     if (!v) {
-        if (json_error_code(&je) == json_error_out_of_memory)
+        if (json_error_code(&je) == json_error_out_of_memory ||
+            pgwi_json_oom_count() != oom_before)
             return pgwi_enomem(err);
         return pgwi_error_at(err, PGW_EPARSE, "$", "invalid JSON at line %d column %d: %s",
                              je.line, je.column, je.text);
+    }
+    if (pgwi_json_oom_count() != oom_before) {
+        /* jansson 2.14's lexer can lose bytes of a string when an allocation
+         * fails and still return a value: never trust it. */
+        json_decref(v);
+        return pgwi_enomem(err);
     }
     *out = v;
     return PGW_OK;
@@ -66,13 +74,14 @@ int pgwi_json_dump(char **out, size_t *out_len, const json_t *v, bool pretty, pg
 {
     size_t flags = JSON_REAL_PRECISION(PGWI_JSON_REAL_PRECISION) | JSON_PRESERVE_ORDER;
     flags |= pretty ? JSON_INDENT(2) : JSON_COMPACT;
+    unsigned long oom_before = pgwi_json_oom_count();
     size_t need = json_dumpb(v, NULL, 0, flags);
     if (need == 0)
         return pgwi_enomem(err);
     char *buf = pgwi_malloc(need + 1);
     if (!buf)
         return pgwi_enomem(err);
-    if (json_dumpb(v, buf, need, flags) != need) {
+    if (json_dumpb(v, buf, need, flags) != need || pgwi_json_oom_count() != oom_before) {
         pgwi_free(buf);
         return pgwi_enomem(err);
     }
