@@ -18,5 +18,6 @@
 #include "pgwitness/inval.h"
 #include "pgwitness/inval_json.h"
 #include "pgwitness/payload.h"
+#include "pgwitness/index.h"
 
 #endif /* PGWITNESS_PGWITNESS_H */

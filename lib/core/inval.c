@@ -158,16 +158,21 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-uint32_t pgwi_rids_fps(uint32_t *fps, const pgwi_rid *rids, size_t n)
+uint32_t pgwi_fps_sort_unique(uint32_t *fps, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        fps[i] = rids[i].fp;
     qsort(fps, n, sizeof *fps, cmp_u32);
     uint32_t u = 0;
     for (size_t i = 0; i < n; i++)
         if (u == 0 || fps[u - 1] != fps[i])
             fps[u++] = fps[i];
     return u;
+}
+
+uint32_t pgwi_rids_fps(uint32_t *fps, const pgwi_rid *rids, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fps[i] = rids[i].fp;
+    return pgwi_fps_sort_unique(fps, n);
 }
 
 bool pgwi_fps_contains(const uint32_t *fps, uint32_t n, uint32_t fp)
@@ -458,7 +463,7 @@ int pgw_deps_set_columns(pgw_deps *d, size_t table, const char *const *columns,
         return rc;
     pgwi_free((void *)t->cols);
     t->cols = arr;
-    t->n_cols = (uint32_t)n_columns;
+    t->n_cols = (uint16_t)n_columns;
     t->all_cols = 0;
     pgwi_tdep_masks(t);
     return PGW_OK;
@@ -477,7 +482,7 @@ int pgw_deps_set_order_by(pgw_deps *d, size_t table, const char *const *columns,
     pgwi_tdep *t = &d->tables[table];
     pgwi_free((void *)t->sort);
     t->sort = arr;
-    t->n_sort = (uint32_t)n_columns;
+    t->n_sort = (uint16_t)n_columns;
     pgwi_tdep_masks(t);
     return PGW_OK;
 }

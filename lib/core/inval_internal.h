@@ -87,6 +87,8 @@ int pgwi_rids_copy(pgwi_rid *dst, pgwi_arena *a, const pgw_rowid *ids, size_t n)
 /* Sorted unique fingerprints of n rids into fps (room for n); returns the
  * unique count. */
 uint32_t pgwi_rids_fps(uint32_t *fps, const pgwi_rid *rids, size_t n);
+/* Sorts fingerprints and removes duplicates in place; returns the count. */
+uint32_t pgwi_fps_sort_unique(uint32_t *fps, size_t n);
 bool pgwi_fps_contains(const uint32_t *fps, uint32_t n, uint32_t fp);
 
 /* ---- scope ---- */
@@ -119,7 +121,7 @@ typedef struct pgwi_tdep {
     int64_t offset;              /* 0: none */
     uint64_t read_mask;          /* Bloom of cols ∪ filter cols ∪ sort (~0 when all) */
     uint64_t member_mask;        /* Bloom of filter cols ∪ sort cols */
-    uint32_t n_cols, n_sort, n_filters;
+    uint16_t n_cols, n_sort, n_filters; /* builders refuse more than 65535 */
     uint8_t all_cols;
 } pgwi_tdep;
 
