@@ -1167,6 +1167,9 @@ static bool probe_values(mctx *c, uint32_t bk, uint16_t gi, const igroup *g)
                 !pgwi_row_value(w, i, side, vc, changed))
                 return false;
     const mmap *m = &c->x->m_vpost;
+    enum { SEEN = 32 }; /* small writes: probe each distinct value once */
+    const pgwi_str *seen[SEEN];
+    uint32_t n_seen = 0;
     for (uint32_t i = 0; i < w->n_ids; i++)
         for (int side = 0; side < 2; side++) {
             if (pgwi_row_exists(w, i, side) == PGWI_NO)
@@ -1174,6 +1177,13 @@ static bool probe_values(mctx *c, uint32_t bk, uint16_t gi, const igroup *g)
             const pgwi_str *v = pgwi_row_value(w, i, side, vc, changed);
             if (v == &pgwi_sqlnull)
                 continue; /* NULL matches no value */
+            bool dup = false;
+            for (uint32_t k = 0; k < n_seen && !dup; k++)
+                dup = pgwi_str_eq(seen[k], v);
+            if (dup)
+                continue;
+            if (n_seen < SEEN)
+                seen[n_seen++] = v;
             uint32_t fp = vpost_key(bk, gi, v);
             for (uint32_t s = mm_first(m, fp); s != NONE; s = mm_next(m, fp, s))
                 visit(c, m->s[s].val);
