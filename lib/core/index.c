@@ -147,6 +147,19 @@ static bool mm_del(mmap *m, uint32_t fp, uint32_t val)
     return true;
 }
 
+/* Starts loading the home slot of fp: probes of a write's keys then overlap
+ * their cache misses instead of paying them one after another. */
+static inline void mm_prefetch(const mmap *m, uint32_t fp)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    if (m->cap)
+        __builtin_prefetch(&m->s[mm_home(m, fp)]);
+#else
+    (void)m;
+    (void)fp;
+#endif
+}
+
 static inline uint32_t mix32(uint64_t a, uint64_t b)
 {
     uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0xD6E8FEB86659FD93ull);
@@ -1167,6 +1180,14 @@ static bool probe_values(mctx *c, uint32_t bk, uint16_t gi, const igroup *g)
                 !pgwi_row_value(w, i, side, vc, changed))
                 return false;
     const mmap *m = &c->x->m_vpost;
+    for (uint32_t i = 0; i < w->n_ids && i < 32; i++)
+        for (int side = 0; side < 2; side++) {
+            const pgwi_str *v = pgwi_row_exists(w, i, side) != PGWI_NO
+                                    ? pgwi_row_value(w, i, side, vc, changed)
+                                    : NULL;
+            if (v && v != &pgwi_sqlnull)
+                mm_prefetch(m, vpost_key(bk, gi, v));
+        }
     enum { SEEN = 32 }; /* small writes: probe each distinct value once */
     const pgwi_str *seen[SEEN];
     uint32_t n_seen = 0;
@@ -1225,6 +1246,8 @@ static void match_bucket(mctx *c, uint32_t bk)
     }
     if (probe_ids && w->op != PGW_OP_INSERT) {
         const mmap *m = &c->x->m_idpost;
+        for (uint32_t i = 0; i < w->n_ids && i < 64 && m->n; i++)
+            mm_prefetch(m, idpost_key(bk, w->ids[i].fp));
         for (uint32_t i = 0; i < w->n_ids && m->n; i++) {
             uint32_t fp = idpost_key(bk, w->ids[i].fp);
             for (uint32_t s = mm_first(m, fp); s != NONE; s = mm_next(m, fp, s))
