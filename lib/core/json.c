@@ -48,14 +48,15 @@ int pgwi_json_parse(json_t **out, const char *text, size_t len, size_t max_len,
                              "document of %zu bytes exceeds the limit of %zu bytes", len,
                              max_len);
     json_error_t je;
+    memset(&je, 0, sizeof je); /* jansson leaves it unset on some early failures */
     unsigned long oom_before = pgwi_json_oom_count();
     /* jansson rejects invalid UTF-8 and \u0000 (without JSON_ALLOW_NUL);
      * JSON_REJECT_DUPLICATES makes duplicate keys an error rather than
      * last-one-wins. */
     json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
     if (!v) {
-        if (json_error_code(&je) == json_error_out_of_memory ||
-            pgwi_json_oom_count() != oom_before)
+        if (pgwi_json_oom_count() != oom_before ||
+            json_error_code(&je) == json_error_out_of_memory)
             return pgwi_enomem(err);
         return pgwi_error_at(err, PGW_EPARSE, "$", "invalid JSON at line %d column %d: %s",
                              je.line, je.column, je.text);
