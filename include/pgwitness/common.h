@@ -51,6 +51,10 @@ extern "C" {
 #  define PGW_API
 #endif
 
+/** Flag for every JSON encoder of the library: indent with two spaces
+ *  instead of the canonical compact form. */
+#define PGW_JSON_PRETTY 1u
+
 /**
  * Status codes returned by every pgwitness function that can fail.
  *

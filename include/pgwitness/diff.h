@@ -296,7 +296,7 @@ PGW_API int pgw_diff_to_json(char **out, size_t *out_len, const pgw_diff *d, uns
  * @param out   receives the diff (free with pgw_diff_free()); untouched on
  *              failure.
  * @param json  the text (need not be NUL-terminated).
- * @param len   its length in bytes (at most PGW_JSON_MAX_BYTES).
+ * @param len   its length in bytes (at most PGW_SNAPSHOT_JSON_MAX_BYTES).
  * @param err   optional detail; for PGW_EPARSE err->path names the
  *              offending value.
  * @return PGW_OK; PGW_EINVAL (NULL argument); PGW_EPARSE; PGW_EVERSION

@@ -18,5 +18,9 @@
 #include "pgwitness/snapshot.h"
 #include "pgwitness/diff.h"
 #include "pgwitness/drift.h"
+#include "pgwitness/inval.h"
+#include "pgwitness/inval_json.h"
+#include "pgwitness/payload.h"
+#include "pgwitness/index.h"
 
 #endif /* PGWITNESS_PGWITNESS_H */

@@ -449,11 +449,7 @@ PGW_API int pgw_snapshot_builder_finish(pgw_snapshot **out, pgw_snapshot_builder
 #define PGW_SNAPSHOT_FORMAT 1
 
 /** Largest snapshot or diff document accepted by the decoders, in bytes. */
-#define PGW_JSON_MAX_BYTES (8u * 1024u * 1024u)
-
-/** Flag for the encoders: indent with two spaces instead of the canonical
- *  compact form. */
-#define PGW_JSON_PRETTY 1u
+#define PGW_SNAPSHOT_JSON_MAX_BYTES (8u * 1024u * 1024u)
 
 /**
  * Encodes a snapshot as JSON (format 1, documented field by field in
@@ -475,7 +471,7 @@ PGW_API int pgw_snapshot_to_json(char **out, size_t *out_len, const pgw_snapshot
  *
  * Strict and total: the document must be one JSON object of format 1 with
  * exactly the documented keys and types, well-formed UTF-8, at most
- * PGW_JSON_MAX_BYTES, within the bounds of `opts` (a value longer than
+ * PGW_SNAPSHOT_JSON_MAX_BYTES, within the bounds of `opts` (a value longer than
  * max_value_bytes or a list longer than max_values is an error here, not
  * cut), and consistent (positions 1..n in order, unique names, matching
  * list lengths, a 16-hex-digit schema_hash). The stored schema_hash is kept

@@ -15,7 +15,10 @@ struct pgwi_arena_chunk {
     alignas(max_align_t) unsigned char data[];
 };
 
-#define CHUNK_MIN 4096u
+/* The first chunk is small (a write set or a dependency list needs little);
+ * each next one doubles, up to CHUNK_MAX; larger requests get their own. */
+#define CHUNK_MIN 1024u
+#define CHUNK_MAX 65536u
 #define ALIGN (alignof(max_align_t))
 
 void *pgwi_arena_alloc(pgwi_arena *a, size_t n)
@@ -26,7 +29,13 @@ void *pgwi_arena_alloc(pgwi_arena *a, size_t n)
     if (rounded < n)
         return NULL;
     if (!a->head || a->cap - a->used < rounded) {
-        size_t cap = rounded > CHUNK_MIN ? rounded : CHUNK_MIN;
+        size_t cap = CHUNK_MIN;
+        if (a->head && a->cap < CHUNK_MAX)
+            cap = a->cap * 2;
+        else if (a->head)
+            cap = CHUNK_MAX;
+        if (rounded > cap)
+            cap = rounded;
         if (cap > SIZE_MAX - sizeof(pgwi_arena_chunk))
             return NULL;
         pgwi_arena_chunk *c = pgwi_malloc(sizeof(pgwi_arena_chunk) + cap);

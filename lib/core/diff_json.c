@@ -480,7 +480,7 @@ int pgw_diff_from_json(pgw_diff **out, const char *json, size_t len, pgw_error *
     if (!out || !json)
         return pgwi_error(err, PGW_EINVAL, "diff_from_json: NULL argument");
     json_t *v = NULL;
-    int rc = pgwi_json_parse(&v, json, len, PGW_JSON_MAX_BYTES, err);
+    int rc = pgwi_json_parse(&v, json, len, PGW_SNAPSHOT_JSON_MAX_BYTES, err);
     if (rc)
         return rc;
     pgw_diff *d = pgwi_calloc(1, sizeof *d);

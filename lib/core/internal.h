@@ -33,7 +33,9 @@ void *pgwi_realloc(void *ptr, size_t size);
 /* realloc of an array with overflow check. */
 void *pgwi_reallocarray(void *ptr, size_t n, size_t size);
 void pgwi_free(void *ptr);
-/* Allocation failures seen on this thread so far (core library only). */
+/* Allocation failures seen on this thread so far through the hook —
+ * the library's own and jansson's (counted while pgw_set_allocator() has
+ * installed the hook into jansson). Core library only. */
 unsigned long pgwi_alloc_failures(void);
 /* Copies of strings; NULL in gives NULL out (and is not a failure). */
 char *pgwi_strdup(const char *s);

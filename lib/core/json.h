@@ -34,7 +34,10 @@ void pgwi_jpath_index(char out[PGWI_JPATH_SIZE], const char *parent, size_t i);
 /* Parses text[0..len) as one JSON value. Rejects: more than max_len bytes
  * (oversized), invalid UTF-8, NUL characters, duplicate object keys, and
  * anything after the value. The error path is "$" and the message carries
- * jansson's reason with line and column. *out is a new reference. */
+ * jansson's reason with line and column. *out is a new reference.
+ * An allocation failure is PGW_ENOMEM: jansson reports some as syntax
+ * errors and, worse, can return a value with bytes missing from a string;
+ * the hook's failure count (pgwi_alloc_failures) catches both. */
 int pgwi_json_parse(json_t **out, const char *text, size_t len, size_t max_len,
                     pgw_error *err);
 

@@ -291,7 +291,7 @@ int pgw_snapshot_builder_add_column_json(pgw_snapshot_builder *b, const char *na
     if (!profile_json)
         return pgw_snapshot_builder_add_column(b, name, type, NULL, err);
     json_t *v = NULL;
-    int rc = pgwi_json_parse(&v, profile_json, strlen(profile_json), PGW_JSON_MAX_BYTES, err);
+    int rc = pgwi_json_parse(&v, profile_json, strlen(profile_json), PGW_SNAPSHOT_JSON_MAX_BYTES, err);
     if (rc)
         return rc;
     pgw_column_stats st = PGW_COLUMN_STATS_INIT;
@@ -510,7 +510,7 @@ int pgw_snapshot_from_json(pgw_snapshot **out, const char *json, size_t len,
     if (rc)
         return rc;
     json_t *v = NULL;
-    rc = pgwi_json_parse(&v, json, len, PGW_JSON_MAX_BYTES, err);
+    rc = pgwi_json_parse(&v, json, len, PGW_SNAPSHOT_JSON_MAX_BYTES, err);
     if (rc)
         return rc;
     pgw_snapshot *s = NULL;

@@ -115,6 +115,41 @@ START_TEST(builders_report_enomem)
 }
 END_TEST
 
+/* jansson 2.14 can drop bytes of a string when an allocation fails during
+ * parsing and still return a value. The layer must report PGW_ENOMEM for
+ * every failed allocation, and otherwise return exactly the document. */
+START_TEST(parse_never_returns_damaged_values)
+{
+    const char *doc = "{\"columns_truncated\":false,\"old\":[{\"status\":\"open\"}],"
+                      "\"k\":\"a long string value that needs a buffer\"}";
+    pgwt_alloc_install();
+    size_t n;
+    for (n = 1;; n++) {
+        json_t *v = NULL;
+        pgwt_alloc_fail_at(n);
+        int rc = pgwi_json_parse(&v, doc, strlen(doc), 0, NULL);
+        bool failed = pgwt_alloc_failed();
+        pgwt_alloc_fail_at(0);
+        if (failed) {
+            ck_assert_msg(rc == PGW_ENOMEM, "allocation %zu: rc %d", n, rc);
+            ck_assert_ptr_null(v);
+            ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+            continue;
+        }
+        ck_assert_int_eq(rc, PGW_OK);
+        char *out;
+        ck_assert_int_eq(pgwi_json_dump(&out, NULL, v, false, NULL), PGW_OK);
+        ck_assert_str_eq(out, doc);
+        pgwi_free(out);
+        json_decref(v);
+        break;
+    }
+    ck_assert_uint_gt(n, 5);
+    ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+    pgwt_alloc_uninstall();
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("json");
@@ -123,6 +158,7 @@ static Suite *suite(void)
     tcase_add_test(tc, paths_and_type_errors);
     tcase_add_test(tc, canonical_dump_round_trips);
     tcase_add_test(tc, builders_report_enomem);
+    tcase_add_test(tc, parse_never_returns_damaged_values);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -683,7 +683,7 @@ START_TEST(json_strict_errors)
     ck_assert_str_eq(err.message, "$.columns[0]: column \"sex\": most_common_vals[1] is 6 "
                                   "bytes, more than 5");
     /* Oversized. */
-    size_t big = PGW_JSON_MAX_BYTES + 1;
+    size_t big = PGW_SNAPSHOT_JSON_MAX_BYTES + 1;
     char *huge = malloc(big);
     memset(huge, ' ', big);
     ck_assert_int_eq(pgw_snapshot_from_json(&out, huge, big, NULL, &err), PGW_EPARSE);

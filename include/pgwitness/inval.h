@@ -1,0 +1,626 @@
+/*
+ * pgwitness/inval.h — query invalidation, the pure model: scopes, the
+ * dependencies a subscription declares, the write set of one statement, and
+ * the decision pgw_decide() between them, with a reason code.
+ *
+ * affected → refresh, unaffected → skip, unknown → refresh. Refreshing too
+ * much costs time; missing a required refresh is a correctness bug, so every
+ * rule below that skips says why it is sound, and a randomized differential
+ * test (tests/unit/check_inval_diff.c) compares the rules with an oracle
+ * that evaluates the queries before and after each write.
+ *
+ * ## What a declaration promises (the host's side of the contract)
+ *
+ * For each table a subscription reads, the host declares:
+ *  - `columns`: every column the query reads from that table (projected,
+ *    joined, aggregated), or all of them. Filter and sort columns are always
+ *    treated as read, listed or not.
+ *  - `filters`: a conjunction. Every predicate on the table's rows appears:
+ *    `col = v` or `col IN (...)` as `eq`/`in` with their values when known;
+ *    every other predicate (ranges, LIKE, IS NULL, functions, join
+ *    conditions, sub-queries) as `opaque` on each column it involves. A row
+ *    that fails any declared filter does not influence the result.
+ *    Values are compared as text, byte for byte, with the text the
+ *    notification carries (`column::text`): declare `eq`/`in` values only for
+ *    types whose equality is text equality (text, varchar, integers, uuid,
+ *    boolean, enums, date) in their canonical output form; declare numeric,
+ *    float, citext, non-deterministic collations and time zone dependent
+ *    types as `opaque`. SQL `=` never matches NULL, so neither do values.
+ *  - `order_by`: the sort columns of that table. The result is taken to be
+ *    ordered by the sort columns and then by the primary key (write the key
+ *    last in ORDER BY so the window is deterministic). Without sort columns
+ *    and without a window the result is an unordered multiset.
+ *  - `limit`/`offset`: the window. For a query over several tables, declare
+ *    the query's window on every table entry, and each ORDER BY column on
+ *    the entry of the table it belongs to.
+ *  - `result_ids`: optionally, the primary keys of the rows of the *first*
+ *    declared table that are in the current result. Only for queries whose
+ *    result is a list of those rows (not for aggregates). They are kept as
+ *    32-bit fingerprints: a collision can only cause an extra refresh.
+ *  A subscription with no table declared is *undeclared*: every write in
+ *  its scope refreshes it (the compatibility fallback).
+ *
+ * ## What a write set promises (the writer's side)
+ *
+ * One statement on one table: `ids` lists the primary key of every changed
+ * row (for a key change: the old and the new key), or is unknown;
+ * `columns` lists every column whose value differs between the old and the
+ * new version of any updated row (following each row through the update,
+ * key changes included), or is unknown; `old`/`new` optionally give, per
+ * listed row, the values of some columns before and after, or say that the
+ * row did not exist on that side; `pk_changed` is true when any key changed.
+ *
+ * ## The rule table of pgw_decide()
+ *
+ * Evaluated top to bottom; the first rule that applies gives the verdict.
+ * Notation: T is the declaration's entry for the written table; R is the
+ * set of result IDs (known only when T is the first table and result IDs
+ * were declared); "read" = columns ∪ filter columns ∪ sort columns;
+ * "windowed" = a limit or an offset > 0; "ordered" = windowed or sort
+ * columns; the key counts as read when ordered or R is known.
+ *
+ * | # | condition | verdict, reason | why a skip is sound |
+ * |---|-----------|-----------------|---------------------|
+ * | 1 | write scope ≠ subscription scope | skip SCOPE_DISJOINT | scopes are separate databases or tenants |
+ * | 2 | write is a scope reset | refresh SCOPE_RESET | |
+ * | 3 | subscription undeclared | refresh UNDECLARED | |
+ * | 4 | no entry for the written table | skip TABLE_NOT_READ | the result depends only on declared tables |
+ * | 5 | truncate | refresh TRUNCATE | |
+ * | 6 | operation unknown (degraded payload) | refresh WRITE_UNKNOWN | |
+ * | 7 | update, columns known, none read by T, and not (key changed and key read) | skip COLUMNS_DISJOINT | every row keeps its relevance, its sort position and the values the query reads |
+ * | 8 | IDs unknown or truncated | insert: refresh INSERT_MAY_ENTER; else refresh IDS_UNKNOWN | |
+ *
+ * Then each listed row r is examined; the first row that needs a refresh
+ * decides, and if none does the verdict is skip (VALUES_DISJOINT when some
+ * row needed its values, else ROWS_DISJOINT). Relevance of a row on a side
+ * (before/after) is "no" when some `eq`/`in` filter with declared values
+ * has a known value on that side that is NULL or not among the values, and
+ * "maybe" otherwise. For an update without key change, a value known on one
+ * side is also known on the other when its column is not among the changed
+ * columns.
+ *
+ * Update without key change (the row keeps its identity):
+ * | # | condition | verdict, reason | why a skip is sound |
+ * |---|-----------|-----------------|---------------------|
+ * | 9 | r ∈ R | refresh ROW_IN_RESULT | |
+ * | 10 | r irrelevant before and after | (skip) VALUES_DISJOINT | a row that fails a filter on both sides never influences the result |
+ * | 11 | changed columns unknown | refresh COLUMNS_UNKNOWN | |
+ * | 12 | R known, no filter column changed, and no sort column changed or not windowed | (skip) ROWS_DISJOINT | r ∉ R keeps its relevance and position: still outside the window (without a window, r ∉ R means r is irrelevant) |
+ * | 13 | R known, a filter column changed, r irrelevant after, and (irrelevant before or offset 0) | (skip) VALUES_DISJOINT | r cannot enter; it can only leave from after the window, which changes nothing |
+ * | 14 | a filter column changed | refresh FILTER_COLUMN_CHANGED | |
+ * | 15 | a sort column changed and ordered | refresh SORT_COLUMN_CHANGED | |
+ * | 16 | R unknown (read columns of a row that may be in the result changed) | refresh RESULT_UNKNOWN | |
+ *
+ * Insert, delete, and update with key change (each listed row is a delete
+ * of its old version, unless it did not exist before, plus an insert of its
+ * new version, unless it does not exist after):
+ * | # | condition | verdict, reason | why a skip is sound |
+ * |---|-----------|-----------------|---------------------|
+ * | 17 | deleted r ∈ R | refresh ROW_IN_RESULT | |
+ * | 18 | deleted r irrelevant before | (skip) VALUES_DISJOINT | it was not in the result nor before the window |
+ * | 19 | deleted r, R known, r ∉ R, offset 0 | (skip) ROWS_DISJOINT | r was irrelevant or after the window; removing it moves nothing inside |
+ * | 20 | deleted r otherwise | refresh DELETE_IN_WINDOW | |
+ * | 21 | inserted r irrelevant after | (skip) VALUES_DISJOINT | it cannot enter the result nor shift the window |
+ * | 22 | inserted r otherwise | refresh INSERT_MAY_ENTER | |
+ *
+ * pgw_decide() is pure and allocates nothing. Sources: DESIGN.md "Half 2";
+ * PostgreSQL documentation, SELECT ("LIMIT Clause": without ORDER BY the
+ * subset is unpredictable) and CREATE TRIGGER ("REFERENCING", transition
+ * tables); the idea of an equality index over subscriptions follows Electric
+ * SQL's shape matching.
+ *
+ * Threading: no shared state; a pgw_deps or pgw_write may be read by many
+ * threads once built; building is one thread at a time per object.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef PGWITNESS_INVAL_H
+#define PGWITNESS_INVAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pgwitness/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Where a subscription lives and where a write happened: (project, tenant,
+ * database). A small view of borrowed strings, valid for the call it is
+ * passed to. Each member is a NUL-terminated UTF-8 string or NULL ("none":
+ * e.g. a project-level, landlord scope has tenant NULL). NULL and "" are
+ * different values. Two scopes are equal when all three members are equal.
+ */
+typedef struct pgw_scope {
+    const char *project;  /**< project, or NULL */
+    const char *tenant;   /**< tenant, or NULL for project-level scope */
+    const char *database; /**< database name, or NULL */
+} pgw_scope;
+
+/**
+ * A primary-key value in text form: one part per key column, in key order
+ * (1 part for a single-column key, at most PGW_ROWID_MAX_PARTS). A view of
+ * borrowed strings; each part is NUL-terminated UTF-8 (may be empty).
+ */
+typedef struct pgw_rowid {
+    const char *const *parts; /**< n_parts key values as text */
+    size_t n_parts;           /**< number of parts, 1..PGW_ROWID_MAX_PARTS */
+} pgw_rowid;
+
+/** Most key columns a row ID may have (PostgreSQL's INDEX_MAX_KEYS). */
+#define PGW_ROWID_MAX_PARTS 32
+
+/** The operation of a write set. */
+typedef enum pgw_op {
+    PGW_OP_INSERT = 1,   /**< rows inserted */
+    PGW_OP_UPDATE = 2,   /**< rows updated */
+    PGW_OP_DELETE = 3,   /**< rows deleted */
+    PGW_OP_TRUNCATE = 4, /**< the table was truncated */
+    PGW_OP_UNKNOWN = 5,  /**< an unknown write to the table (a malformed or
+                              unknown-version notification) */
+    PGW_OP_RESET = 6     /**< no table: anything in the scope may have
+                              changed (listener reconnect, unreadable
+                              notification) */
+} pgw_op;
+
+/** The kind of a declared filter. */
+typedef enum pgw_filter_op {
+    PGW_FILTER_EQ = 1,    /**< column = value (one value, or unknown) */
+    PGW_FILTER_IN = 2,    /**< column IN (values...) (or unknown values) */
+    PGW_FILTER_OPAQUE = 3 /**< any other predicate involving the column */
+} pgw_filter_op;
+
+/** Which version of a row a value belongs to. */
+typedef enum pgw_side {
+    PGW_SIDE_OLD = 0, /**< before the statement */
+    PGW_SIDE_NEW = 1  /**< after the statement */
+} pgw_side;
+
+/**
+ * Why a verdict was reached. Values are stable; new reasons may be added.
+ * Each reason implies its verdict (pgw_reason_refreshes()).
+ */
+typedef enum pgw_reason {
+    PGW_REASON_SCOPE_DISJOINT = 0,        /**< skip: another scope */
+    PGW_REASON_TABLE_NOT_READ = 1,        /**< skip: the table is not read */
+    PGW_REASON_COLUMNS_DISJOINT = 2,      /**< skip: only unread columns changed */
+    PGW_REASON_ROWS_DISJOINT = 3,         /**< skip: changed rows outside the result, membership fixed */
+    PGW_REASON_VALUES_DISJOINT = 4,       /**< skip: old/new values fail the filters on both sides */
+    PGW_REASON_SCOPE_RESET = 5,           /**< refresh: the whole scope was reset */
+    PGW_REASON_UNDECLARED = 6,            /**< refresh: no declared dependencies */
+    PGW_REASON_TRUNCATE = 7,              /**< refresh: the table was truncated */
+    PGW_REASON_WRITE_UNKNOWN = 8,         /**< refresh: the write could not be described */
+    PGW_REASON_IDS_UNKNOWN = 9,           /**< refresh: changed rows unknown or truncated */
+    PGW_REASON_COLUMNS_UNKNOWN = 10,      /**< refresh: changed columns unknown or truncated */
+    PGW_REASON_ROW_IN_RESULT = 11,        /**< refresh: a changed row is in the result */
+    PGW_REASON_RESULT_UNKNOWN = 12,       /**< refresh: read columns changed, result rows unknown */
+    PGW_REASON_FILTER_COLUMN_CHANGED = 13,/**< refresh: a row may enter or leave */
+    PGW_REASON_SORT_COLUMN_CHANGED = 14,  /**< refresh: a row may move */
+    PGW_REASON_INSERT_MAY_ENTER = 15,     /**< refresh: an inserted row may enter */
+    PGW_REASON_DELETE_IN_WINDOW = 16      /**< refresh: a deleted row may be in or before the window */
+} pgw_reason;
+
+/** Number of reason codes defined by this release (one past the largest). */
+#define PGW_REASON_COUNT 17
+
+/** A decision: refresh or skip, and why. */
+typedef struct pgw_verdict {
+    bool refresh;      /**< true: rerun the subscription; false: skip it */
+    pgw_reason reason; /**< the rule that decided (see the rule table) */
+} pgw_verdict;
+
+/**
+ * The upper-case name of a reason, as used in the JSON verdict
+ * ("FILTER_COLUMN_CHANGED").
+ *
+ * @param reason  a pgw_reason.
+ * @return a static string; "UNKNOWN_REASON" for values outside the enum.
+ */
+PGW_API const char *pgw_reason_name(pgw_reason reason);
+
+/**
+ * Looks a reason up by its name (exact, case-sensitive).
+ *
+ * @param out   receives the reason (untouched on failure).
+ * @param name  a NUL-terminated name such as "ROWS_DISJOINT".
+ * @return PGW_OK; PGW_EINVAL when out or name is NULL; PGW_ENOTFOUND when
+ *         no reason has that name.
+ */
+PGW_API int pgw_reason_from_name(pgw_reason *out, const char *name);
+
+/**
+ * Whether a reason implies a refresh (true) or a skip (false).
+ *
+ * @param reason  a pgw_reason; values outside the enum give true.
+ */
+PGW_API bool pgw_reason_refreshes(pgw_reason reason);
+
+/**
+ * The lower-case name of an operation ("insert", ..., "unknown", "reset").
+ *
+ * @return a static string; "invalid" for values outside the enum.
+ */
+PGW_API const char *pgw_op_name(pgw_op op);
+
+/* ------------------------------------------------------------------ */
+/* dependencies                                                         */
+
+/** The declared dependencies of one subscription (opaque). */
+typedef struct pgw_deps pgw_deps;
+
+/**
+ * Creates a declaration with no table yet — undeclared, i.e. the
+ * compatibility fallback, until pgw_deps_add_table() is called.
+ *
+ * @param out    receives the new object; caller frees with pgw_deps_free().
+ * @param scope  the subscription's scope (strings copied).
+ * @param query  the host's key for the query (e.g. "tasks.list"), non-NULL
+ *               UTF-8, copied. Identical subscriptions share a runner in a
+ *               pgw_index when scope, query and declaration are equal.
+ * @param err    optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when out, scope or query is NULL or a string
+ *         is not valid UTF-8; PGW_ENOMEM.
+ */
+PGW_API int pgw_deps_new(pgw_deps **out, const pgw_scope *scope, const char *query,
+                         pgw_error *err);
+
+/**
+ * Releases a declaration.
+ *
+ * @param deps  the object, or NULL (ignored).
+ */
+PGW_API void pgw_deps_free(pgw_deps *deps);
+
+/**
+ * Declares that the subscription reads a table. The new entry reads every
+ * column (until pgw_deps_set_columns()), has no filter, no sort and no
+ * window.
+ *
+ * @param out     receives the entry's index (0 for the first table, whose
+ *                rows result IDs name); may be NULL.
+ * @param deps    the declaration.
+ * @param schema  schema name, non-empty UTF-8 (copied), as in the catalog.
+ * @param table   table name, non-empty UTF-8 (copied), as in the catalog.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when an argument is NULL, empty or not UTF-8;
+ *         PGW_EEXISTS when the table is already declared (declare a
+ *         self-join once, with the union of its columns and only filters
+ *         every alias satisfies); PGW_ELIMIT beyond 65535 tables; PGW_ENOMEM.
+ */
+PGW_API int pgw_deps_add_table(size_t *out, pgw_deps *deps, const char *schema,
+                               const char *table, pgw_error *err);
+
+/**
+ * Sets the columns the subscription reads from a declared table.
+ *
+ * @param deps       the declaration.
+ * @param table      an entry index from pgw_deps_add_table().
+ * @param columns    n_columns distinct non-empty UTF-8 names (copied), or
+ *                   NULL for "every column".
+ * @param n_columns  number of names (0 with a non-NULL pointer: the query
+ *                   reads no column of the table, e.g. count(*)).
+ * @param err        optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a bad index, a NULL/empty/non-UTF-8 name or
+ *         a duplicate; PGW_ELIMIT beyond 65535 names; PGW_ENOMEM. The
+ *         previous list is kept on failure.
+ */
+PGW_API int pgw_deps_set_columns(pgw_deps *deps, size_t table, const char *const *columns,
+                                 size_t n_columns, pgw_error *err);
+
+/**
+ * Adds a filter (one conjunct of the WHERE clause) on a declared table.
+ *
+ * @param deps      the declaration.
+ * @param table     an entry index.
+ * @param column    the column, non-empty UTF-8 (copied).
+ * @param op        PGW_FILTER_EQ, PGW_FILTER_IN or PGW_FILTER_OPAQUE.
+ * @param values    for EQ (exactly 1) and IN (1 or more): the values as
+ *                  text in the column's canonical output form (copied;
+ *                  none may be NULL — SQL `=` never matches NULL; declare
+ *                  `IS NULL` as opaque); NULL with n_values 0 when the
+ *                  values are not known (then the filter only names its
+ *                  column). Must be NULL for OPAQUE.
+ * @param n_values  number of values.
+ * @param err       optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a bad index, op, column, value or count;
+ *         PGW_ELIMIT beyond 65535 filters; PGW_ENOMEM.
+ */
+PGW_API int pgw_deps_add_filter(pgw_deps *deps, size_t table, const char *column,
+                                pgw_filter_op op, const char *const *values, size_t n_values,
+                                pgw_error *err);
+
+/**
+ * Sets the sort columns of a declared table (ORDER BY columns of that
+ * table, in order; the primary key is implied last).
+ *
+ * @param deps       the declaration.
+ * @param table      an entry index.
+ * @param columns    n_columns distinct non-empty UTF-8 names (copied); NULL
+ *                   with 0 for none.
+ * @param n_columns  number of names.
+ * @param err        optional detail on failure.
+ * @return as pgw_deps_set_columns().
+ */
+PGW_API int pgw_deps_set_order_by(pgw_deps *deps, size_t table, const char *const *columns,
+                                  size_t n_columns, pgw_error *err);
+
+/**
+ * Sets the window (LIMIT/OFFSET) of a declared table.
+ *
+ * @param deps    the declaration.
+ * @param table   an entry index.
+ * @param limit   rows, >= 0; -1 for no limit.
+ * @param offset  rows skipped, >= 0 (0 = none).
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a bad index or a value out of range.
+ */
+PGW_API int pgw_deps_set_window(pgw_deps *deps, size_t table, int64_t limit, int64_t offset,
+                                pgw_error *err);
+
+/**
+ * Sets the result IDs: the primary keys of the first table's rows in the
+ * current result. Replaces any previous list; n_ids 0 declares an empty
+ * result (known). Needs a declared table.
+ *
+ * @param deps   the declaration.
+ * @param ids    n_ids row IDs (copied); may be NULL when n_ids is 0.
+ * @param n_ids  number of IDs; duplicates are allowed.
+ * @param err    optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when deps is NULL, no table is declared, or an
+ *         ID has 0 or more than PGW_ROWID_MAX_PARTS parts or a NULL/non-UTF-8
+ *         part; PGW_ENOMEM (the previous IDs are kept).
+ */
+PGW_API int pgw_deps_set_result_ids(pgw_deps *deps, const pgw_rowid *ids, size_t n_ids,
+                                    pgw_error *err);
+
+/**
+ * Forgets the result IDs: the result is unknown (the default).
+ *
+ * @param deps  the declaration; NULL is ignored.
+ */
+PGW_API void pgw_deps_clear_result_ids(pgw_deps *deps);
+
+/**
+ * The query key of a declaration.
+ * @param deps  the declaration.
+ * @return a borrowed string valid while deps lives; NULL when deps is NULL.
+ */
+PGW_API const char *pgw_deps_query(const pgw_deps *deps);
+
+/**
+ * The scope of a declaration.
+ * @param out   receives borrowed strings valid while deps lives.
+ * @param deps  the declaration.
+ * @return PGW_OK; PGW_EINVAL when an argument is NULL.
+ */
+PGW_API int pgw_deps_scope(pgw_scope *out, const pgw_deps *deps);
+
+/**
+ * Number of declared tables (0: undeclared).
+ * @param deps  the declaration; NULL gives 0.
+ */
+PGW_API size_t pgw_deps_n_tables(const pgw_deps *deps);
+
+/* ------------------------------------------------------------------ */
+/* write sets                                                           */
+
+/** The write set of one statement (opaque). */
+typedef struct pgw_write pgw_write;
+
+/**
+ * Creates a write set for one statement on one table. IDs and changed
+ * columns start unknown (the conservative default); no old/new values;
+ * pk_changed false.
+ *
+ * @param out     receives the new object; caller frees with pgw_write_free().
+ * @param scope   where the write happened (strings copied).
+ * @param schema  schema name, non-empty UTF-8 (copied).
+ * @param table   table name, non-empty UTF-8 (copied).
+ * @param op      PGW_OP_INSERT, UPDATE, DELETE, TRUNCATE or UNKNOWN.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL/empty/non-UTF-8 argument or an op
+ *         outside that list (PGW_OP_RESET: use pgw_write_new_reset());
+ *         PGW_ENOMEM.
+ */
+PGW_API int pgw_write_new(pgw_write **out, const pgw_scope *scope, const char *schema,
+                          const char *table, pgw_op op, pgw_error *err);
+
+/**
+ * Creates a scope reset: "anything in this scope may have changed". Every
+ * subscription of the scope refreshes (SCOPE_RESET).
+ *
+ * @param out    receives the new object; caller frees with pgw_write_free().
+ * @param scope  the scope (strings copied).
+ * @param err    optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL argument or non-UTF-8 string;
+ *         PGW_ENOMEM.
+ */
+PGW_API int pgw_write_new_reset(pgw_write **out, const pgw_scope *scope, pgw_error *err);
+
+/**
+ * Releases a write set.
+ * @param write  the object, or NULL (ignored).
+ */
+PGW_API void pgw_write_free(pgw_write *write);
+
+/**
+ * Sets the changed row IDs (replacing any previous list and any old/new
+ * values). With truncated true the list is a prefix of a longer one and the
+ * decision treats the IDs as unknown.
+ *
+ * @param write      an insert, update or delete.
+ * @param ids        n_ids row IDs (copied); may be NULL when n_ids is 0.
+ * @param n_ids      number of IDs; 0 with truncated false: no row changed.
+ * @param truncated  whether rows beyond the list changed too.
+ * @param err        optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL write, another op, or a malformed
+ *         ID; PGW_ENOMEM (the write set is unchanged).
+ */
+PGW_API int pgw_write_set_ids(pgw_write *write, const pgw_rowid *ids, size_t n_ids,
+                              bool truncated, pgw_error *err);
+
+/**
+ * Sets the changed columns (meaningful for updates; informational for
+ * inserts and deletes). With truncated true the list is incomplete and the
+ * decision treats the columns as unknown.
+ *
+ * @param write      an insert, update or delete.
+ * @param columns    n_columns distinct non-empty UTF-8 names (copied);
+ *                   may be NULL when n_columns is 0.
+ * @param n_columns  number of names; 0 with truncated false: no column
+ *                   value changed (e.g. UPDATE t SET x = x).
+ * @param truncated  whether other columns changed too.
+ * @param err        optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL write, another op, or a bad or
+ *         duplicate name; PGW_ENOMEM (the write set is unchanged).
+ */
+PGW_API int pgw_write_set_columns(pgw_write *write, const char *const *columns,
+                                  size_t n_columns, bool truncated, pgw_error *err);
+
+/**
+ * Sets whether the statement changed the primary key of any row (then each
+ * listed ID is treated as a deleted old version and an inserted new one).
+ *
+ * @param write       an update.
+ * @param pk_changed  the flag.
+ * @param err         optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL write, another op, or clearing the
+ *         flag while a row is marked absent.
+ */
+PGW_API int pgw_write_set_pk_changed(pgw_write *write, bool pk_changed, pgw_error *err);
+
+/**
+ * Records the value of one column of one listed row, before or after the
+ * statement. Values of configured columns only; columns without a value
+ * are unknown.
+ *
+ * @param write   the write set, after pgw_write_set_ids() (not truncated).
+ * @param row     index into the ID list.
+ * @param side    PGW_SIDE_OLD or PGW_SIDE_NEW (inserts have only NEW,
+ *                deletes only OLD).
+ * @param column  non-empty UTF-8 name (copied).
+ * @param value   the value as text (column::text, copied), or NULL for SQL
+ *                NULL.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a bad row, side, name or value, or a row
+ *         marked absent on that side; PGW_ENOMEM (the write set is
+ *         unchanged).
+ */
+PGW_API int pgw_write_set_value(pgw_write *write, size_t row, pgw_side side,
+                                const char *column, const char *value, pgw_error *err);
+
+/**
+ * Marks that a listed row did not exist before (side OLD: the new key of a
+ * re-keyed row) or does not exist after (side NEW: the old key). Only for
+ * updates with pk_changed set.
+ *
+ * @param write  the write set.
+ * @param row    index into the ID list.
+ * @param side   the side on which the row does not exist.
+ * @param err    optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a bad row or side, a write that is not an
+ *         update with pk_changed, a row with values on that side, or a row
+ *         absent on both sides.
+ */
+PGW_API int pgw_write_set_row_absent(pgw_write *write, size_t row, pgw_side side,
+                                     pgw_error *err);
+
+/**
+ * The operation of a write set (0 when write is NULL).
+ * @param write  the write set.
+ */
+PGW_API pgw_op pgw_write_op(const pgw_write *write);
+
+/**
+ * The schema of the written table.
+ * @param write  the write set.
+ * @return a borrowed string valid while write lives; NULL for a scope
+ *         reset or a NULL write.
+ */
+PGW_API const char *pgw_write_schema(const pgw_write *write);
+
+/**
+ * The name of the written table.
+ * @param write  the write set.
+ * @return a borrowed string valid while write lives; NULL for a scope
+ *         reset or a NULL write.
+ */
+PGW_API const char *pgw_write_table(const pgw_write *write);
+
+/**
+ * The scope of a write set.
+ * @param out    receives borrowed strings valid while write lives.
+ * @param write  the write set.
+ * @return PGW_OK; PGW_EINVAL when an argument is NULL.
+ */
+PGW_API int pgw_write_scope(pgw_scope *out, const pgw_write *write);
+
+/**
+ * Number of listed row IDs (0 when unknown).
+ * @param write  the write set; NULL gives 0.
+ */
+PGW_API size_t pgw_write_n_ids(const pgw_write *write);
+
+/**
+ * Whether the row IDs are known and complete (not unknown, not truncated).
+ * @param write  the write set; NULL gives false.
+ */
+PGW_API bool pgw_write_ids_known(const pgw_write *write);
+
+/**
+ * Whether the changed columns are known and complete.
+ * @param write  the write set; NULL gives false.
+ */
+PGW_API bool pgw_write_columns_known(const pgw_write *write);
+
+/**
+ * Why a decoded notification became a fallback write set.
+ *
+ * pgw_payload_decode() never fails on a bad payload: it returns a table-level
+ * unknown write or a scope reset. This tells the two cases apart.
+ *
+ * @param write  the write set; NULL gives PGW_OK.
+ * @return PGW_OK for a faithful write set; PGW_EPARSE for a malformed
+ *         payload; PGW_EVERSION for an unknown payload version.
+ */
+PGW_API int pgw_write_fallback_status(const pgw_write *write);
+
+/**
+ * The message describing why a notification became a fallback write set
+ * (names the problem and the JSON path), for logs.
+ *
+ * @param write  the write set.
+ * @return a borrowed string valid while write lives; "" for faithful write
+ *         sets and for NULL.
+ */
+PGW_API const char *pgw_write_fallback_message(const pgw_write *write);
+
+/* ------------------------------------------------------------------ */
+/* the decision                                                         */
+
+/**
+ * Decides whether a write can affect a subscription (the rule table at the
+ * top of this header).
+ *
+ * Pure: reads its arguments, allocates nothing, changes nothing; safe to
+ * call from many threads on shared objects. Cost: linear in the rows and
+ * columns of the write and the declaration of the written table, plus a
+ * binary search in the result IDs per row.
+ *
+ * @param out    receives the verdict (untouched on failure).
+ * @param deps   the subscription's declaration (borrowed).
+ * @param write  the write set (borrowed).
+ * @param err    optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when an argument is NULL.
+ */
+PGW_API int pgw_decide(pgw_verdict *out, const pgw_deps *deps, const pgw_write *write,
+                       pgw_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PGWITNESS_INVAL_H */

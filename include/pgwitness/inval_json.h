@@ -1,0 +1,145 @@
+/*
+ * pgwitness/inval_json.h — the JSON forms of dependencies, write sets and
+ * verdicts (DESIGN.md "The JSON forms of dependencies, write sets and
+ * verdicts"; field by field in docs/wire.md). Used by tests, by the CLI
+ * (`pgwitness decide`) and by hosts that keep subscriptions outside C.
+ *
+ * Reading is strict: unknown keys, wrong types, duplicate keys, invalid
+ * UTF-8 and documents over PGW_INVAL_JSON_MAX_BYTES are PGW_EPARSE, with the JSON
+ * path of the problem in pgw_error.path ("$.tables[0].filters[1].op").
+ * Writing is canonical: compact, keys in the documented order, every key
+ * written (absent optional members as null), so decode(encode(x)) encodes
+ * to the same text.
+ *
+ * Dependencies:
+ *   {"scope": {"project": "p1", "tenant": "acme", "database": "app"},
+ *    "query": "tasks.list",
+ *    "tables": [{"schema": "public", "table": "tasks",
+ *                "columns": ["id", "title"] | "*",
+ *                "filters": [{"column": "status", "op": "eq", "values": ["open"]},
+ *                            {"column": "due_at", "op": "opaque"}],
+ *                "order_by": ["updated_at"], "limit": 20 | null, "offset": 0}],
+ *    "result_ids": ["17", ["1", "a"]] | null}
+ *   or {"scope": ..., "query": ..., "undeclared": true}.
+ * Write sets:
+ *   {"scope": ..., "schema": "public", "table": "tasks", "op": "update",
+ *    "ids": ["17"] | null, "ids_truncated": false,
+ *    "columns": ["status"] | null, "columns_truncated": false,
+ *    "old": [{"status": "open"}], "new": [{"status": null}], "pk_changed": false}
+ *   with "op" one of insert, update, delete, truncate, unknown, and
+ *   {"scope": ..., "op": "reset"} for a scope reset. An element of "old" or
+ *   "new" may be null: the row does not exist on that side (key changes).
+ * Verdicts:
+ *   {"verdict": "refresh", "reason": "FILTER_COLUMN_CHANGED"}.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef PGWITNESS_INVAL_JSON_H
+#define PGWITNESS_INVAL_JSON_H
+
+#include <stddef.h>
+
+#include "pgwitness/common.h"
+#include "pgwitness/inval.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Largest JSON document these decoders accept, in bytes (64 MiB: a
+ *  declaration may carry a large result_ids list). */
+#define PGW_INVAL_JSON_MAX_BYTES ((size_t)64 << 20)
+
+/**
+ * Reads a declaration from its JSON form.
+ *
+ * @param out   receives a new declaration; caller frees with pgw_deps_free().
+ *              Untouched on failure.
+ * @param json  UTF-8 JSON text (borrowed), not necessarily NUL-terminated.
+ * @param len   its length in bytes.
+ * @param err   optional detail on failure (message and JSON path).
+ * @return PGW_OK; PGW_EINVAL when out or json is NULL; PGW_EPARSE for
+ *         malformed JSON, unknown keys, wrong types, an empty "tables",
+ *         "undeclared" with tables or result IDs, a duplicate table or column,
+ *         an "eq" with other than one value, values on "opaque", NULL among
+ *         values, a negative limit/offset, or a row ID with 0 or more than
+ *         PGW_ROWID_MAX_PARTS parts; PGW_ENOMEM.
+ */
+PGW_API int pgw_deps_from_json(pgw_deps **out, const char *json, size_t len, pgw_error *err);
+
+/**
+ * Writes a declaration in its canonical JSON form.
+ *
+ * @param out      receives a NUL-terminated string; caller frees with
+ *                 pgw_free(). Untouched on failure.
+ * @param out_len  receives its length in bytes (without the NUL); may be NULL.
+ * @param deps     the declaration.
+ * @param err      optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when out or deps is NULL; PGW_ENOMEM.
+ */
+PGW_API int pgw_deps_to_json(char **out, size_t *out_len, const pgw_deps *deps,
+                             pgw_error *err);
+
+/**
+ * Reads a write set from its JSON form.
+ *
+ * @param out   receives a new write set; caller frees with pgw_write_free().
+ *              Untouched on failure.
+ * @param json  UTF-8 JSON text (borrowed).
+ * @param len   its length in bytes.
+ * @param err   optional detail on failure (message and JSON path).
+ * @return PGW_OK; PGW_EINVAL when out or json is NULL; PGW_EPARSE for
+ *         malformed JSON, unknown keys, wrong types, an unknown op, "old"
+ *         or "new" not aligned with "ids", old rows for an insert or new
+ *         rows for a delete, a null row without pk_changed, or row IDs and
+ *         columns on a truncate, unknown write or reset; PGW_ENOMEM.
+ */
+PGW_API int pgw_write_from_json(pgw_write **out, const char *json, size_t len,
+                                pgw_error *err);
+
+/**
+ * Writes a write set in its canonical JSON form.
+ *
+ * @param out      receives a NUL-terminated string; caller frees with
+ *                 pgw_free(). Untouched on failure.
+ * @param out_len  receives its length in bytes; may be NULL.
+ * @param write    the write set.
+ * @param err      optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when out or write is NULL; PGW_ENOMEM.
+ */
+PGW_API int pgw_write_to_json(char **out, size_t *out_len, const pgw_write *write,
+                              pgw_error *err);
+
+/**
+ * Reads a verdict: {"verdict": "refresh"|"skip", "reason": NAME}.
+ *
+ * @param out   receives the verdict (untouched on failure).
+ * @param json  UTF-8 JSON text (borrowed).
+ * @param len   its length in bytes.
+ * @param err   optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when out or json is NULL; PGW_EPARSE for
+ *         malformed JSON, unknown keys, an unknown reason, or a reason that
+ *         implies the other verdict (pgw_reason_refreshes()); PGW_ENOMEM.
+ */
+PGW_API int pgw_verdict_from_json(pgw_verdict *out, const char *json, size_t len,
+                                  pgw_error *err);
+
+/**
+ * Writes a verdict in its canonical JSON form.
+ *
+ * @param out      receives a NUL-terminated string; caller frees with
+ *                 pgw_free(). Untouched on failure.
+ * @param out_len  receives its length in bytes; may be NULL.
+ * @param verdict  the verdict.
+ * @param err      optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when out or verdict is NULL or the reason is
+ *         outside the enum; PGW_ENOMEM.
+ */
+PGW_API int pgw_verdict_to_json(char **out, size_t *out_len, const pgw_verdict *verdict,
+                                pgw_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PGWITNESS_INVAL_JSON_H */

@@ -1,0 +1,222 @@
+/*
+ * lib/core/inval_internal.h — the invalidation model's internal
+ * representation, shared by inval.c (builders), decide.c (the rules),
+ * inval_json.c and payload.c (codecs) and index.c (the reverse index).
+ *
+ * Names and values are pgwi_str: bytes with their XXH3-64 hash, compared by
+ * hash, length and bytes (exact). The decision core works on a pgwi_dview
+ * (a declaration) and a pgw_write; a standalone pgw_deps and a runner
+ * compiled into an index both present a pgwi_dview, so one implementation of
+ * the rules serves pgw_decide() and pgw_index_match().
+ * Not installed. SPDX-License-Identifier: MIT
+ */
+#ifndef PGWITNESS_INVAL_INTERNAL_H
+#define PGWITNESS_INVAL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "arena.h"
+#include "internal.h"
+#include "pgwitness/inval.h"
+
+/* ---- strings ---- */
+
+typedef struct pgwi_str {
+    uint64_t hash; /* XXH3-64 of the bytes */
+    uint32_t len;  /* bytes, without the NUL */
+    uint32_t refs; /* reference count inside an index's interner; 0 elsewhere */
+    char s[];      /* len bytes and a NUL */
+} pgwi_str;
+
+/* The SQL NULL value in old/new rows (a sentinel, never dereferenced for
+ * its bytes by comparisons: pointer identity). */
+extern const pgwi_str pgwi_sqlnull;
+
+uint64_t pgwi_hash_bytes(const void *p, size_t len);
+
+static inline bool pgwi_str_eq(const pgwi_str *a, const pgwi_str *b)
+{
+    return a == b || (a && b && a->hash == b->hash && a->len == b->len &&
+                      memcmp(a->s, b->s, a->len) == 0);
+}
+
+/* One bit of a 64-bit Bloom mask per name: disjoint masks prove disjoint
+ * name sets; overlapping masks prove nothing. */
+static inline uint64_t pgwi_bit(const pgwi_str *s)
+{
+    return (uint64_t)1 << (s->hash >> 58);
+}
+
+/* 32-bit fingerprint of a 64-bit hash; never 0 (0 marks empty slots). */
+static inline uint32_t pgwi_fp32(uint64_t h)
+{
+    uint32_t f = (uint32_t)(h ^ (h >> 32));
+    return f ? f : 1u;
+}
+
+/* ---- arena: many small immutable blocks freed together ---- */
+
+/* A pgwi_str copy of s[0..len) in the arena; NULL on ENOMEM. */
+pgwi_str *pgwi_arena_str(pgwi_arena *a, const char *s, size_t len);
+
+/* ---- row IDs ---- */
+
+typedef struct pgwi_rid {
+    const char **parts; /* in the owner's arena */
+    uint32_t n_parts;
+    uint32_t fp; /* fingerprint of the key (pgwi_rid_fp) */
+} pgwi_rid;
+
+/* Fingerprint of a key: XXH3-64 over each part as a 4-byte little-endian
+ * length followed by its bytes, folded to 32 bits. */
+uint32_t pgwi_rid_fp(const char *const *parts, size_t n_parts);
+/* Validates a pgw_rowid (1..32 parts, non-NULL UTF-8 parts). what names
+ * the argument in messages. */
+int pgwi_rowid_check(const pgw_rowid *id, const char *what, size_t i, pgw_error *err);
+/* Copies n ids into the arena (dst has room for n); ENOMEM on failure. */
+int pgwi_rids_copy(pgwi_rid *dst, pgwi_arena *a, const pgw_rowid *ids, size_t n);
+/* Sorted unique fingerprints of n rids into fps (room for n); returns the
+ * unique count. */
+uint32_t pgwi_rids_fps(uint32_t *fps, const pgwi_rid *rids, size_t n);
+/* Sorts fingerprints and removes duplicates in place; returns the count. */
+uint32_t pgwi_fps_sort_unique(uint32_t *fps, size_t n);
+bool pgwi_fps_contains(const uint32_t *fps, uint32_t n, uint32_t fp);
+
+/* ---- scope ---- */
+
+typedef struct pgwi_scope {
+    const pgwi_str *project, *tenant, *database; /* NULL = none */
+} pgwi_scope;
+
+int pgwi_scope_copy(pgwi_scope *dst, pgwi_arena *a, const pgw_scope *src, const char *what,
+                    pgw_error *err);
+bool pgwi_scope_eq(const pgwi_scope *a, const pgwi_scope *b);
+uint64_t pgwi_scope_hash(const pgwi_scope *s);
+
+/* ---- declarations ---- */
+
+typedef struct pgwi_filter {
+    const pgwi_str *col;
+    const pgwi_str *const *vals; /* n_vals values; NULL when unknown */
+    uint32_t n_vals;
+    uint8_t op;         /* pgw_filter_op */
+    uint8_t vals_known; /* EQ/IN with declared values */
+} pgwi_filter;
+
+typedef struct pgwi_tdep {
+    const pgwi_str *schema, *table;
+    const pgwi_str *const *cols; /* n_cols read columns (ignored when all_cols) */
+    const pgwi_str *const *sort; /* n_sort sort columns */
+    const pgwi_filter *filters;  /* n_filters filters */
+    int64_t limit;               /* -1: none */
+    int64_t offset;              /* 0: none */
+    uint64_t read_mask;          /* Bloom of cols ∪ filter cols ∪ sort (~0 when all) */
+    uint64_t member_mask;        /* Bloom of filter cols ∪ sort cols */
+    uint16_t n_cols, n_sort, n_filters; /* builders refuse more than 65535 */
+    uint8_t all_cols;
+} pgwi_tdep;
+
+typedef struct pgwi_dview {
+    const pgwi_tdep *tables;
+    uint32_t n_tables;
+    bool undeclared;
+    bool rids_known;      /* result IDs of tables[0] known */
+    uint32_t n_rids;      /* sorted unique fingerprints */
+    const uint32_t *rids;
+} pgwi_dview;
+
+struct pgw_deps {
+    pgwi_arena arena;  /* strings and ID parts */
+    pgwi_scope scope;
+    const pgwi_str *query;
+    pgwi_tdep *tables; /* cap_tables; arrays of each entry are separately allocated */
+    uint32_t n_tables, cap_tables;
+    bool rids_known;
+    pgwi_rid *rids; /* n_rids as given (JSON round trip) */
+    uint32_t n_rids;
+    uint32_t *fps; /* n_fps sorted unique fingerprints */
+    uint32_t n_fps;
+};
+
+void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d);
+/* Recomputes the Bloom masks of an entry. */
+void pgwi_tdep_masks(pgwi_tdep *t);
+
+/* ---- write sets ---- */
+
+enum { PGWI_ROW_PRESENT = 0, PGWI_ROW_ABSENT = 1 };
+
+struct pgw_write {
+    pgwi_arena arena;
+    pgwi_scope scope;
+    const pgwi_str *schema, *table; /* NULL for a reset */
+    uint8_t op;
+    bool ids_known, ids_truncated;
+    bool cols_known, cols_truncated;
+    bool pk_changed;
+    pgwi_rid *ids; /* n_ids */
+    uint32_t n_ids;
+    const pgwi_str **cols; /* n_cols changed columns */
+    uint32_t n_cols;
+    uint64_t cols_mask;
+    /* old/new values: columns with at least one value, and a dense matrix
+     * vals[(row * 2 + side) * n_vcols + vc] (NULL = unknown, &pgwi_sqlnull =
+     * SQL NULL); rstate[row * 2 + side] is PGWI_ROW_PRESENT or ABSENT. */
+    const pgwi_str **vcols;
+    uint32_t n_vcols;
+    const pgwi_str **vals;
+    uint8_t *rstate;
+    bool has_side[2]; /* an old / new array was given */
+    int fallback;     /* PGW_OK, PGW_EPARSE or PGW_EVERSION */
+    const char *fallback_msg;
+};
+
+/* Creates an empty write set (op, scope and table still to fill). */
+int pgwi_write_alloc(pgw_write **out, pgw_error *err);
+/* Sets scope/schema/table/op (validated). */
+int pgwi_write_init(pgw_write *w, const pgw_scope *scope, const char *schema,
+                    const char *table, pgw_op op, pgw_error *err);
+/* The column index of name in w->vcols, or -1. */
+int32_t pgwi_write_vcol(const pgw_write *w, const pgwi_str *name);
+/* Whether name is among the changed columns (exact; columns known). */
+bool pgwi_write_changed(const pgw_write *w, const pgwi_str *name);
+
+/* Tri-state knowledge used by the rules. */
+enum { PGWI_NO = 0, PGWI_MAYBE = 1 };
+
+/* Whether row i exists on a side: PGWI_NO or PGWI_MAYBE. */
+int pgwi_row_exists(const pgw_write *w, uint32_t i, int side);
+/* The value of value column vc for row i on a side, inferring it from the
+ * other side for an update without key change when the column did not
+ * change (changed_vc: whether it is among the changed columns, or true when
+ * those are unknown). NULL when unknown. */
+const pgwi_str *pgwi_row_value(const pgw_write *w, uint32_t i, int side, int32_t vc,
+                               bool changed_vc);
+/* True when the write is an update that keeps row identity. */
+static inline bool pgwi_same_row(const pgw_write *w)
+{
+    return w->op == PGW_OP_UPDATE && !w->pk_changed;
+}
+static inline bool pgwi_ids_ok(const pgw_write *w)
+{
+    return w->ids_known && !w->ids_truncated;
+}
+static inline bool pgwi_cols_ok(const pgw_write *w)
+{
+    return w->cols_known && !w->cols_truncated;
+}
+
+/* ---- the rules ---- */
+
+/* Finds the entry of d for the written table, or NULL. */
+const pgwi_tdep *pgwi_find_table(const pgwi_dview *d, const pgw_write *w);
+/* The rule table of inval.h, rules 2..22 (scope equality is the caller's).
+ * r_unknown: treat the result IDs as unknown (a runner being rerun). */
+pgw_verdict pgwi_decide_view(const pgwi_dview *d, bool r_unknown, const pgw_write *w);
+/* Whether the filter admits value v (v known, not unknown). */
+bool pgwi_filter_admits(const pgwi_filter *f, const pgwi_str *v);
+
+#endif /* PGWITNESS_INVAL_INTERNAL_H */

@@ -1,0 +1,896 @@
+/*
+ * tests/unit/check_index.c — the reverse index: tenant isolation, truncate,
+ * undeclared subscriptions, shared runners, the rerun protocol and
+ * coalescing, scope resets, per-reason counters, the value and result-ID
+ * indexes (exact visit counts), exactness of the candidate set against
+ * pgw_decide on random workloads, memory per subscription, and allocation
+ * failure at every step.
+ * SPDX-License-Identifier: MIT
+ */
+#include "inval_helpers.h"
+#include "inval_oracle.h"
+
+static pgw_index *new_index(void)
+{
+    pgw_index *x = NULL;
+    ck_assert_int_eq(pgw_index_new(&x, NULL, NULL), PGW_OK);
+    return x;
+}
+
+static pgw_runner_id reg(pgw_index *x, pgw_deps *d)
+{
+    pgw_runner_id id = 0;
+    pgw_error err;
+    pgw_error_clear(&err);
+    ck_assert_msg(pgw_index_register(&id, x, d, &err) == PGW_OK, "register: %s", err.message);
+    ck_assert_uint_ne(id, 0);
+    return id;
+}
+
+static pgw_runner_state state_of(pgw_index *x, pgw_runner_id id)
+{
+    pgw_runner_info info;
+    ck_assert_int_eq(pgw_index_runner(&info, x, id, NULL), PGW_OK);
+    return info.state;
+}
+
+static size_t match(pgw_index *x, pgw_write *w)
+{
+    size_t n = 99;
+    ck_assert_int_eq(pgw_index_match(&n, x, w, NULL), PGW_OK);
+    return n;
+}
+
+static pgw_index_stats stats(pgw_index *x)
+{
+    pgw_index_stats s = PGW_INDEX_STATS_INIT;
+    ck_assert_int_eq(pgw_index_stats_get(&s, x), PGW_OK);
+    return s;
+}
+
+/* Pops every dirty runner and acknowledges its rerun: an empty result for
+ * runners that track results, unknown for the others. */
+static size_t drain(pgw_index *x)
+{
+    size_t n = 0;
+    pgw_dirty d;
+    while (pgw_index_pop_dirty(&d, x) == PGW_OK) {
+        pgw_runner_info info;
+        ck_assert_int_eq(pgw_index_runner(&info, x, d.runner, NULL), PGW_OK);
+        if (info.result_known)
+            ck_assert_int_eq(pgw_index_ack(x, d.runner, NULL, 0, NULL), PGW_OK);
+        else
+            ck_assert_int_eq(pgw_index_ack_unknown(x, d.runner, NULL), PGW_OK);
+        n++;
+    }
+    return n;
+}
+
+static pgw_deps *open_tasks(const pgw_scope *sc, const char *query)
+{
+    pgw_deps *d = ih_deps(sc, query);
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title,status");
+    ih_filter(d, t, "status", PGW_FILTER_EQ, "open");
+    return d;
+}
+
+/* A write in tenant acme never visits or refreshes a sub of tenant globex;
+ * the project-level (landlord) scope is separate. */
+START_TEST(tenant_isolation)
+{
+    pgw_index *x = new_index();
+    pgw_deps *a = open_tasks(&IH_ACME, "open");
+    pgw_deps *g = open_tasks(&IH_GLOBEX, "open");
+    pgw_deps *l = open_tasks(&IH_LANDLORD, "open");
+    pgw_runner_id ra = reg(x, a), rg = reg(x, g), rl = reg(x, l);
+    ck_assert_uint_ne(ra, rg);
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "1", false);
+    pgw_index_stats before = stats(x);
+    ck_assert_uint_eq(match(x, w), 1);
+    pgw_index_stats after = stats(x);
+    ck_assert_uint_eq(after.visited - before.visited, 1); /* only acme's runner */
+    ck_assert_int_eq(state_of(x, ra), PGW_RUNNER_DIRTY);
+    ck_assert_int_eq(state_of(x, rg), PGW_RUNNER_CLEAN);
+    ck_assert_int_eq(state_of(x, rl), PGW_RUNNER_CLEAN);
+    pgw_write_free(w);
+    w = ih_write(&IH_LANDLORD, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "1", false);
+    before = stats(x);
+    ck_assert_uint_eq(match(x, w), 1);
+    ck_assert_uint_eq(stats(x).visited - before.visited, 1);
+    ck_assert_int_eq(state_of(x, rl), PGW_RUNNER_DIRTY);
+    ck_assert_int_eq(state_of(x, rg), PGW_RUNNER_CLEAN);
+    pgw_write_free(w);
+    /* A scope the index does not know: nothing visited. */
+    pgw_scope other = {"p1", "initech", "app"};
+    w = ih_write(&other, "tasks", PGW_OP_TRUNCATE);
+    before = stats(x);
+    ck_assert_uint_eq(match(x, w), 0);
+    ck_assert_uint_eq(stats(x).visited, before.visited);
+    pgw_write_free(w);
+    pgw_deps_free(a);
+    pgw_deps_free(g);
+    pgw_deps_free(l);
+    pgw_index_free(x);
+}
+END_TEST
+
+/* Truncate refreshes every sub reading the table in that scope, none in
+ * other scopes and none reading other tables. */
+START_TEST(truncate_refreshes_scope)
+{
+    pgw_index *x = new_index();
+    pgw_runner_id ids[6];
+    pgw_deps *d[6];
+    d[0] = open_tasks(&IH_ACME, "open");
+    d[1] = ih_deps(&IH_ACME, "all");
+    ih_table(d[1], "tasks");
+    ih_result(d[1], "1,2");
+    d[2] = ih_deps(&IH_ACME, "projects");
+    ih_table(d[2], "projects");
+    d[3] = open_tasks(&IH_GLOBEX, "open");
+    d[4] = ih_deps(&IH_ACME, "join");
+    ih_table(d[4], "projects");
+    ih_table(d[4], "tasks");
+    d[5] = ih_deps(&IH_ACME, "window");
+    size_t t = ih_table(d[5], "tasks");
+    ck_assert_int_eq(pgw_deps_set_window(d[5], t, 10, 10, NULL), PGW_OK);
+    ih_result(d[5], "");
+    for (int i = 0; i < 6; i++)
+        ids[i] = reg(x, d[i]);
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_TRUNCATE);
+    ck_assert_uint_eq(match(x, w), 4);
+    pgw_runner_state want[6] = {PGW_RUNNER_DIRTY, PGW_RUNNER_DIRTY, PGW_RUNNER_CLEAN,
+                                PGW_RUNNER_CLEAN, PGW_RUNNER_DIRTY, PGW_RUNNER_DIRTY};
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(state_of(x, ids[i]), want[i]);
+    ck_assert_uint_eq(pgw_index_reason_count(x, PGW_REASON_TRUNCATE), 4);
+    pgw_dirty dd;
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_int_eq(dd.reason, PGW_REASON_TRUNCATE);
+    pgw_write_free(w);
+    for (int i = 0; i < 6; i++)
+        pgw_deps_free(d[i]);
+    pgw_index_free(x);
+}
+END_TEST
+
+/* An undeclared sub refreshes on any write in its scope, none elsewhere. */
+START_TEST(undeclared_in_index)
+{
+    pgw_index *x = new_index();
+    pgw_deps *u = ih_deps(&IH_ACME, "legacy");
+    pgw_deps *ug = ih_deps(&IH_GLOBEX, "legacy");
+    pgw_runner_id ru = reg(x, u), rg = reg(x, ug);
+    const char *tables[] = {"tasks", "projects", "audit_log"};
+    for (int i = 0; i < 3; i++) {
+        pgw_write *w = ih_write(&IH_ACME, tables[i], PGW_OP_UPDATE);
+        ih_wids(w, "1", false);
+        ih_wcols(w, "anything", false);
+        ck_assert_uint_eq(match(x, w), 1);
+        ck_assert_int_eq(state_of(x, ru), PGW_RUNNER_DIRTY);
+        ck_assert_int_eq(state_of(x, rg), PGW_RUNNER_CLEAN);
+        ck_assert_uint_eq(drain(x), 1);
+        pgw_write_free(w);
+    }
+    ck_assert_uint_eq(pgw_index_reason_count(x, PGW_REASON_UNDECLARED), 3);
+    pgw_deps_free(u);
+    pgw_deps_free(ug);
+    pgw_index_free(x);
+}
+END_TEST
+
+/* Two updates of the same row in one transaction: two write sets, each
+ * evaluated (never deduplicated on table and operation). */
+START_TEST(two_updates_evaluated)
+{
+    pgw_index *x = new_index();
+    pgw_deps *d = open_tasks(&IH_ACME, "open");
+    ih_result(d, "3");
+    pgw_runner_id r = reg(x, d);
+    pgw_write *w1 = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w1, "9", false);
+    ih_wcols(w1, "body", false);
+    pgw_write *w2 = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w2, "9", false);
+    ih_wcols(w2, "status", false);
+    ck_assert_uint_eq(match(x, w1), 0);
+    ck_assert_uint_eq(match(x, w2), 1); /* same table, op and row: still decided */
+    ck_assert_int_eq(state_of(x, r), PGW_RUNNER_DIRTY);
+    /* And the same write twice after a rerun marks twice. */
+    pgw_dirty dd;
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_int_eq(dd.reason, PGW_REASON_FILTER_COLUMN_CHANGED);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, r, NULL), PGW_OK);
+    ck_assert_uint_eq(match(x, w2), 1);
+    pgw_write_free(w1);
+    pgw_write_free(w2);
+    pgw_deps_free(d);
+    pgw_index_free(x);
+}
+END_TEST
+
+START_TEST(shared_runners)
+{
+    pgw_index *x = new_index();
+    pgw_deps *a = open_tasks(&IH_ACME, "open");
+    pgw_deps *b = open_tasks(&IH_ACME, "open");
+    ih_result(b, "5"); /* result IDs are not part of the identity */
+    pgw_deps *c = open_tasks(&IH_ACME, "open2");
+    pgw_deps *e = open_tasks(&IH_GLOBEX, "open");
+    pgw_deps *f = open_tasks(&IH_ACME, "open");
+    ih_filter(f, 0, "owner", PGW_FILTER_OPAQUE, NULL);
+    pgw_runner_id ra = reg(x, a), rb = reg(x, b), rc = reg(x, c), re = reg(x, e),
+                  rf = reg(x, f);
+    ck_assert_uint_eq(ra, rb);
+    ck_assert_uint_ne(ra, rc);
+    ck_assert_uint_ne(ra, re);
+    ck_assert_uint_ne(ra, rf);
+    pgw_runner_info info;
+    ck_assert_int_eq(pgw_index_runner(&info, x, ra, NULL), PGW_OK);
+    ck_assert_uint_eq(info.refs, 2);
+    ck_assert(!info.result_known); /* the runner's, not b's */
+    ck_assert_str_eq(info.query, "open");
+    pgw_index_stats s = stats(x);
+    ck_assert_uint_eq(s.subscriptions, 5);
+    ck_assert_uint_eq(s.runners, 4);
+    ck_assert_uint_eq(s.scopes, 2);
+    ck_assert_uint_eq(s.buckets, 2);
+    ck_assert_int_eq(pgw_index_unregister(x, ra, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_runner(&info, x, ra, NULL), PGW_OK);
+    ck_assert_uint_eq(info.refs, 1);
+    ck_assert_int_eq(pgw_index_unregister(x, rb, NULL), PGW_OK);
+    pgw_error err;
+    ck_assert_int_eq(pgw_index_runner(&info, x, ra, &err), PGW_ENOTFOUND);
+    ck_assert_int_eq(pgw_index_unregister(x, ra, &err), PGW_ENOTFOUND);
+    /* The slot is reused under another generation; the old ID stays stale. */
+    pgw_runner_id again = reg(x, a);
+    ck_assert_uint_ne(again, ra);
+    ck_assert_int_eq(pgw_index_runner(&info, x, ra, &err), PGW_ENOTFOUND);
+    ck_assert_int_eq(pgw_index_unregister(x, rc, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_unregister(x, re, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_unregister(x, rf, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_unregister(x, again, NULL), PGW_OK);
+    s = stats(x);
+    ck_assert_uint_eq(s.subscriptions, 0);
+    ck_assert_uint_eq(s.runners, 0);
+    ck_assert_uint_eq(s.scopes, 0);
+    ck_assert_uint_eq(s.buckets, 0);
+    pgw_deps_free(a);
+    pgw_deps_free(b);
+    pgw_deps_free(c);
+    pgw_deps_free(e);
+    pgw_deps_free(f);
+    pgw_index_free(x);
+}
+END_TEST
+
+/* Coalescing and the rerun protocol, including the race: a write that hits
+ * a runner while it reruns is decided with unknown result IDs and queues it
+ * again on ack. */
+START_TEST(rerun_protocol)
+{
+    pgw_index *x = new_index();
+    pgw_deps *d = open_tasks(&IH_ACME, "open");
+    ih_result(d, "1,2");
+    pgw_runner_id r = reg(x, d);
+    pgw_write *del1 = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    ih_wids(del1, "1", false);
+    ck_assert_uint_eq(match(x, del1), 1);
+    ck_assert_uint_eq(match(x, del1), 0); /* coalesced: reported once */
+    ck_assert_uint_eq(stats(x).coalesced, 1);
+    ck_assert_uint_eq(stats(x).dirty, 1);
+    pgw_dirty dd;
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_uint_eq(dd.runner, r);
+    ck_assert_int_eq(dd.reason, PGW_REASON_ROW_IN_RESULT);
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_ENOTFOUND);
+    ck_assert_int_eq(state_of(x, r), PGW_RUNNER_RUNNING);
+    /* While it reruns (its new result is {3}), row 3's title changes. With
+     * the old result {1,2} this would be ROWS_DISJOINT; running, the result
+     * is unknown, so it must be marked. */
+    pgw_write *t3 = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(t3, "3", false);
+    ih_wcols(t3, "title", false);
+    pgw_verdict v;
+    ck_assert_int_eq(pgw_index_decide(&v, x, r, t3, NULL), PGW_OK);
+    ck_assert(v.refresh && v.reason == PGW_REASON_RESULT_UNKNOWN);
+    ck_assert_uint_eq(match(x, t3), 1);
+    ck_assert_int_eq(state_of(x, r), PGW_RUNNER_RUNNING_DIRTY);
+    ck_assert_uint_eq(match(x, t3), 0);
+    ih_ids three;
+    ih_ids_parse(&three, "3");
+    ck_assert_int_eq(pgw_index_ack(x, r, three.ids, three.n, NULL), PGW_OK);
+    ck_assert_int_eq(state_of(x, r), PGW_RUNNER_DIRTY); /* queued again */
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_int_eq(dd.reason, PGW_REASON_RESULT_UNKNOWN);
+    ck_assert_int_eq(pgw_index_ack(x, r, three.ids, three.n, NULL), PGW_OK);
+    ck_assert_int_eq(state_of(x, r), PGW_RUNNER_CLEAN);
+    pgw_runner_info info;
+    ck_assert_int_eq(pgw_index_runner(&info, x, r, NULL), PGW_OK);
+    ck_assert(info.result_known);
+    ck_assert_uint_eq(info.n_result_ids, 1);
+    /* Clean with result {3}: deleting 1 no longer matters, 3 does. */
+    ck_assert_uint_eq(match(x, del1), 0);
+    ck_assert_uint_eq(match(x, t3), 1);
+    /* begin: a rerun the index did not ask for. */
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    pgw_error err;
+    ck_assert_int_eq(pgw_index_begin(x, r, &err), PGW_ESTATE);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, r, &err), PGW_ESTATE);
+    ck_assert_str_eq(err.message, "index_ack_unknown: runner " /* id varies */
+                                  "4294967296 is not running (pop or begin it)");
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(state_of(x, r), PGW_RUNNER_RUNNING);
+    ck_assert_int_eq(pgw_index_ack(x, r, NULL, 0, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_runner(&info, x, r, NULL), PGW_OK);
+    ck_assert(info.result_known && info.n_result_ids == 0);
+    /* Unknown result after ack_unknown: a tracked runner is still found. */
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, r, NULL), PGW_OK);
+    ck_assert_uint_eq(match(x, del1), 1);
+    ck_assert_int_eq(pgw_index_unregister(x, r, NULL), PGW_OK);
+    ck_assert_uint_eq(stats(x).dirty, 0);
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_ENOTFOUND);
+    pgw_write_free(del1);
+    pgw_write_free(t3);
+    pgw_deps_free(d);
+    pgw_index_free(x);
+}
+END_TEST
+
+START_TEST(reset_scope)
+{
+    pgw_index *x = new_index();
+    pgw_deps *a = open_tasks(&IH_ACME, "a");
+    pgw_deps *b = ih_deps(&IH_ACME, "b");
+    pgw_deps *g = open_tasks(&IH_GLOBEX, "g");
+    pgw_runner_id ra = reg(x, a), rb = reg(x, b), rg = reg(x, g);
+    ck_assert_int_eq(pgw_index_begin(x, ra, NULL), PGW_OK); /* one is running */
+    size_t n = 0;
+    ck_assert_int_eq(pgw_index_reset_scope(&n, x, &IH_ACME, NULL), PGW_OK);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(state_of(x, ra), PGW_RUNNER_RUNNING_DIRTY);
+    ck_assert_int_eq(state_of(x, rb), PGW_RUNNER_DIRTY);
+    ck_assert_int_eq(state_of(x, rg), PGW_RUNNER_CLEAN);
+    ck_assert_int_eq(pgw_index_reset_scope(&n, x, &IH_ACME, NULL), PGW_OK);
+    ck_assert_uint_eq(n, 0); /* coalesced */
+    pgw_scope unknown = {"p9", "x", "y"};
+    ck_assert_int_eq(pgw_index_reset_scope(&n, x, &unknown, NULL), PGW_OK);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_uint_eq(pgw_index_reason_count(x, PGW_REASON_SCOPE_RESET), 4);
+    /* A reset write (from an unreadable notification) does the same. */
+    pgw_write *w;
+    ck_assert_int_eq(pgw_write_new_reset(&w, &IH_GLOBEX, NULL), PGW_OK);
+    ck_assert_uint_eq(match(x, w), 1);
+    ck_assert_int_eq(state_of(x, rg), PGW_RUNNER_DIRTY);
+    pgw_dirty dd;
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_int_eq(dd.reason, PGW_REASON_SCOPE_RESET);
+    pgw_write_free(w);
+    pgw_error err;
+    ck_assert_int_eq(pgw_index_reset_scope(NULL, x, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_reset_scope: scope is NULL");
+    pgw_deps_free(a);
+    pgw_deps_free(b);
+    pgw_deps_free(g);
+    pgw_index_free(x);
+}
+END_TEST
+
+/* The equality index: 100 runners filtered on distinct owners; an insert
+ * whose owner is known visits exactly the one runner it can match. */
+START_TEST(value_index_visits)
+{
+    pgw_index *x = new_index();
+    pgw_deps *d[100];
+    pgw_runner_id r[100];
+    for (int i = 0; i < 100; i++) {
+        char owner[16];
+        snprintf(owner, sizeof owner, "u%d", i);
+        d[i] = ih_deps(&IH_ACME, "mine");
+        size_t t = ih_table(d[i], "tasks");
+        ih_cols(d[i], t, "id,title");
+        ih_filter(d[i], t, "status", PGW_FILTER_IN, "open,waiting");
+        ih_filter(d[i], t, "owner", PGW_FILTER_EQ, owner);
+        ih_sort(d[i], t, "id");
+        ck_assert_int_eq(pgw_deps_set_window(d[i], t, 10, 0, NULL), PGW_OK);
+        if (i % 2)
+            ih_result(d[i], "");
+        r[i] = reg(x, d[i]);
+    }
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "500", false);
+    ih_wval(w, 0, PGW_SIDE_NEW, "owner", "u7");
+    pgw_index_stats s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 1);
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 1);
+    ck_assert_int_eq(state_of(x, r[7]), PGW_RUNNER_DIRTY);
+    drain(x);
+    /* Without the owner's value every runner is a candidate. */
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "501", false);
+    ih_wval(w, 0, PGW_SIDE_NEW, "status", "closed");
+    s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 0); /* all decided VALUES_DISJOINT */
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 100);
+    pgw_write_free(w);
+    /* An update moving a row from u2 to u4 visits both owners' runners
+     * (both without result IDs: each may see the row leave or enter). */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "9", false);
+    ih_wcols(w, "owner", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "owner", "u2");
+    ih_wval(w, 0, PGW_SIDE_NEW, "owner", "u4");
+    s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 2);
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 2);
+    ck_assert_int_eq(state_of(x, r[2]), PGW_RUNNER_DIRTY);
+    ck_assert_int_eq(state_of(x, r[4]), PGW_RUNNER_DIRTY);
+    drain(x);
+    /* From u3 to u5 (both with an empty result, LIMIT 10, no offset): the
+     * row cannot have been counted in u3's window nor left it (rule 13),
+     * so only u5's runner refreshes; both are visited. */
+    ih_wval(w, 0, PGW_SIDE_OLD, "owner", "u3");
+    ih_wval(w, 0, PGW_SIDE_NEW, "owner", "u5");
+    s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 1);
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 2);
+    ck_assert_int_eq(state_of(x, r[3]), PGW_RUNNER_CLEAN);
+    ck_assert_int_eq(state_of(x, r[5]), PGW_RUNNER_DIRTY);
+    drain(x);
+    pgw_write_free(w);
+    /* SQL NULL matches no owner: nobody is visited. */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    ih_wids(w, "9", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "owner", NULL);
+    s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 0);
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 0);
+    pgw_write_free(w);
+    for (int i = 0; i < 100; i++)
+        pgw_deps_free(d[i]);
+    pgw_index_free(x);
+}
+END_TEST
+
+/* The result-ID index: 100 runners with opaque filters and known results;
+ * an update of a projected column visits only the runner holding the row. */
+START_TEST(id_index_visits)
+{
+    pgw_index *x = new_index();
+    pgw_deps *d[100];
+    pgw_runner_id r[100];
+    for (int i = 0; i < 100; i++) {
+        char res[32], q[16];
+        snprintf(res, sizeof res, "%d,%d", i, 1000 + i);
+        snprintf(q, sizeof q, "search%d", i);
+        d[i] = ih_deps(&IH_ACME, q);
+        size_t t = ih_table(d[i], "tasks");
+        ih_cols(d[i], t, "id,title");
+        ih_filter(d[i], t, "title", PGW_FILTER_OPAQUE, NULL);
+        ih_sort(d[i], t, "created_at");
+        ck_assert_int_eq(pgw_deps_set_window(d[i], t, 2, 0, NULL), PGW_OK);
+        ih_result(d[i], res);
+        r[i] = reg(x, d[i]);
+    }
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "42,5000", false);
+    ih_wcols(w, "body", false); /* not read by anyone */
+    pgw_index_stats s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 0);
+    ih_wcols(w, "title", false); /* a filter column: every runner */
+    ck_assert_uint_eq(match(x, w), 100);
+    pgw_dirty dd;
+    while (pgw_index_pop_dirty(&dd, x) == PGW_OK) { /* rerun: same results */
+        int i = 0;
+        while (r[i] != dd.runner)
+            i++;
+        char res[32];
+        snprintf(res, sizeof res, "%d,%d", i, 1000 + i);
+        ih_ids ids;
+        ih_ids_parse(&ids, res);
+        ck_assert_int_eq(pgw_index_ack(x, dd.runner, ids.ids, ids.n, NULL), PGW_OK);
+    }
+    ih_wcols(w, "done_at", false); /* read by nobody; no filter or sort */
+    s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 0);
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 1); /* the runner holding 42 */
+    ck_assert_uint_eq(pgw_index_reason_count(x, PGW_REASON_COLUMNS_DISJOINT), 2); /* body, done_at */
+    pgw_write_free(w);
+    /* A projected column of a row in one result. */
+    pgw_deps *p = ih_deps(&IH_ACME, "proj");
+    size_t t = ih_table(p, "tasks");
+    ih_cols(p, t, "id,done_at");
+    ih_sort(p, t, "created_at");
+    ih_result(p, "42");
+    pgw_runner_id rp = reg(x, p);
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "42", false);
+    ih_wcols(w, "done_at", false);
+    s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 1);
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 2);
+    ck_assert_int_eq(state_of(x, rp), PGW_RUNNER_DIRTY);
+    pgw_write_free(w);
+    /* Deletes with no offset: only the runners holding the rows. */
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack(x, dd.runner, NULL, 0, NULL), PGW_OK);
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    ih_wids(w, "7,1007,777", false);
+    s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 1);
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 1);
+    ck_assert_int_eq(state_of(x, r[7]), PGW_RUNNER_DIRTY);
+    pgw_write_free(w);
+    for (int i = 0; i < 100; i++)
+        pgw_deps_free(d[i]);
+    pgw_deps_free(p);
+    pgw_index_free(x);
+}
+END_TEST
+
+/* The candidate set is exact: on random oracle workloads (two scopes, two
+ * tables, lists, joins, counts; some runners running, some with unknown
+ * results), the runners a match marks are exactly those pgw_index_decide
+ * refreshes. */
+START_TEST(index_equals_decide)
+{
+    const char *s = getenv("PGW_TEST_SCALE");
+    double scale = s ? atof(s) : 1.0;
+    int rounds = (int)(300 * (scale > 0 && scale <= 1 ? scale : 1));
+    if (rounds < 10)
+        rounds = 10;
+    orng rng = {777};
+    const pgw_scope scopes[2] = {{"p", "t1", "db"}, {"p", "t2", "db"}};
+    long writes = 0, marks = 0;
+    for (int round = 0; round < rounds; round++) {
+        pgw_index *x = new_index();
+        otable tabs[2];
+        o_table_random(&rng, &tabs[0]);
+        o_table_random(&rng, &tabs[1]);
+        enum { N = 40 };
+        pgw_runner_id ids[N];
+        pgw_deps *deps[N];
+        for (int i = 0; i < N; i++) {
+            oquery q;
+            ores before;
+            o_query_random(&rng, &q);
+            o_eval(&before, &q, tabs);
+            deps[i] = o_declare(&q, &scopes[orng_int(&rng, 2)], &before, tabs[0].composite);
+            if (orng_p(&rng, 5))
+                pgw_deps_clear_result_ids(deps[i]);
+            ids[i] = reg(x, deps[i]);
+        }
+        for (int i = 0; i < N; i++) { /* some running, some without results */
+            pgw_runner_info info;
+            ck_assert_int_eq(pgw_index_runner(&info, x, ids[i], NULL), PGW_OK);
+            if (info.state != PGW_RUNNER_CLEAN)
+                continue;
+            int k = orng_int(&rng, 10);
+            if (k == 0)
+                ck_assert_int_eq(pgw_index_begin(x, ids[i], NULL), PGW_OK);
+            else if (k == 1) {
+                ck_assert_int_eq(pgw_index_begin(x, ids[i], NULL), PGW_OK);
+                ck_assert_int_eq(pgw_index_ack_unknown(x, ids[i], NULL), PGW_OK);
+            }
+        }
+        for (int k = 0; k < 10; k++) {
+            ostmt st;
+            pgw_write *w = o_statement(&rng, tabs, &st, &scopes[orng_int(&rng, 2)]);
+            bool want[N];
+            for (int i = 0; i < N; i++) {
+                pgw_verdict v;
+                pgw_runner_info info;
+                ck_assert_int_eq(pgw_index_runner(&info, x, ids[i], NULL), PGW_OK);
+                ck_assert_int_eq(pgw_index_decide(&v, x, ids[i], w, NULL), PGW_OK);
+                want[i] = v.refresh && (info.state == PGW_RUNNER_CLEAN ||
+                                        info.state == PGW_RUNNER_RUNNING);
+            }
+            pgw_runner_state prior[N];
+            for (int i = 0; i < N; i++)
+                prior[i] = state_of(x, ids[i]);
+            match(x, w);
+            writes++;
+            for (int i = 0; i < N; i++) {
+                pgw_runner_state now = state_of(x, ids[i]);
+                bool got = now != prior[i];
+                ck_assert_msg(got == want[i], "round %d write %d runner %d: marked %d, decide %d",
+                              round, k, i, got, want[i]);
+                marks += got;
+                if (now == PGW_RUNNER_RUNNING_DIRTY) /* → DIRTY, popped below */
+                    ck_assert_int_eq(pgw_index_ack_unknown(x, ids[i], NULL), PGW_OK);
+            }
+            /* Back to the prior states (result IDs of the marked ones become
+             * unknown, which the next writes exercise too). */
+            pgw_dirty dd;
+            while (pgw_index_pop_dirty(&dd, x) == PGW_OK) {
+                int i = 0;
+                while (ids[i] != dd.runner)
+                    i++;
+                if (prior[i] == PGW_RUNNER_CLEAN)
+                    ck_assert_int_eq(pgw_index_ack_unknown(x, ids[i], NULL), PGW_OK);
+            }
+            pgw_write_free(w);
+        }
+        for (int i = 0; i < N; i++) {
+            pgw_index_unregister(x, ids[i], NULL);
+            pgw_deps_free(deps[i]);
+        }
+        pgw_index_stats st = stats(x);
+        ck_assert_uint_eq(st.runners, 0);
+        ck_assert_uint_eq(st.buckets, 0);
+        pgw_index_free(x);
+    }
+    printf("# index = decide on %ld writes, %ld runners marked\n", writes, marks);
+    ck_assert_int_gt(marks, writes);
+}
+END_TEST
+
+/* Memory per subscription through the allocator hook, in the shape of the
+ * issue's benchmark: tenants × 10 tables × 10 distinct subscriptions, each
+ * with a filter, a sort, a window and 20 result IDs. */
+START_TEST(memory_per_subscription)
+{
+    pgwt_alloc_install();
+    pgw_index *x = new_index();
+    const char *s = getenv("PGW_TEST_SCALE");
+    int tenants = s && atof(s) < 1 ? 20 : 200;
+    size_t base = pgwt_alloc_get().live_bytes;
+    size_t subs = 0, nids = 0;
+    for (int t = 0; t < tenants; t++) {
+        char tenant[16];
+        snprintf(tenant, sizeof tenant, "tenant%d", t);
+        pgw_scope sc = {"p1", tenant, "app"};
+        for (int tab = 0; tab < 10; tab++) {
+            for (int sub = 0; sub < 10; sub++) {
+                char table[16], owner[16], ids[256];
+                snprintf(table, sizeof table, "table%d", tab);
+                snprintf(owner, sizeof owner, "user%d", t * 100 + tab * 10 + sub);
+                size_t len = 0;
+                for (int i = 0; i < 20; i++)
+                    len += (size_t)snprintf(ids + len, sizeof ids - len, "%s%d", i ? "," : "",
+                                            sub * 1000 + tab * 101 + i * 7);
+                pgw_deps *d = ih_deps(&sc, "tasks.list");
+                size_t e = ih_table(d, table);
+                ih_cols(d, e, "id,title,status,updated_at");
+                ih_filter(d, e, "owner", PGW_FILTER_EQ, owner);
+                ih_sort(d, e, "updated_at");
+                ck_assert_int_eq(pgw_deps_set_window(d, e, 50, 0, NULL), PGW_OK);
+                ih_result(d, ids);
+                reg(x, d);
+                pgw_deps_free(d);
+                subs++;
+                nids += 20;
+            }
+        }
+    }
+    size_t used = pgwt_alloc_get().live_bytes - base;
+    double per_sub = (double)(used - 16 * nids) / (double)subs;
+    printf("# memory: %zu subscriptions, %zu result IDs, %zu bytes: %.1f bytes per "
+           "subscription + 16 per result ID (%.1f bytes per subscription in all)\n",
+           subs, nids, used, per_sub, (double)used / (double)subs);
+    ck_assert_uint_le(used, 300 * subs + 16 * nids);
+    pgw_index_free(x);
+    ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+    pgwt_alloc_uninstall();
+}
+END_TEST
+
+/* Register, ack and the constructor fail cleanly at every allocation: the
+ * index is unchanged (same counters, same verdicts afterwards), nothing
+ * leaks. */
+START_TEST(index_enomem)
+{
+    pgwt_alloc_install();
+    pgw_index *x = new_index();
+    pgw_deps *seed = open_tasks(&IH_ACME, "seed");
+    ih_result(seed, "1,2,3");
+    pgw_runner_id rs = reg(x, seed);
+    pgw_deps *shapes[5];
+    shapes[0] = open_tasks(&IH_ACME, "same scope, same bucket");
+    ih_result(shapes[0], "4,5,6");
+    shapes[1] = open_tasks(&IH_GLOBEX, "new scope");
+    ih_result(shapes[1], "1");
+    shapes[2] = ih_deps(&IH_ACME, "two tables");
+    ih_table(shapes[2], "projects");
+    ih_filter(shapes[2], 0, "kind", PGW_FILTER_IN, "a,b,c");
+    ih_table(shapes[2], "members");
+    ih_result(shapes[2], "7|x,8|y");
+    shapes[3] = ih_deps(&IH_LANDLORD, "undeclared");
+    shapes[4] = open_tasks(&IH_ACME, "seed"); /* joins the seed runner: no allocation */
+    ih_result(shapes[4], "1,2,3");
+    pgw_write *probe = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    ih_wids(probe, "2", false);
+    for (int k = 0; k < 5; k++) {
+        size_t n;
+        for (n = 1;; n++) {
+            pgw_index_stats s0 = stats(x);
+            size_t live0 = pgwt_alloc_get().live;
+            pgw_runner_id id = 12345;
+            pgwt_alloc_fail_at(n);
+            int rc = pgw_index_register(&id, x, shapes[k], NULL);
+            bool failed = pgwt_alloc_failed();
+            pgwt_alloc_fail_at(0);
+            if (!failed) {
+                ck_assert_int_eq(rc, PGW_OK);
+                ck_assert_int_eq(pgw_index_unregister(x, id, NULL), PGW_OK);
+                break;
+            }
+            ck_assert_int_eq(rc, PGW_ENOMEM);
+            ck_assert_uint_eq(id, 12345);
+            pgw_index_stats s1 = stats(x);
+            ck_assert_uint_eq(s1.runners, s0.runners);
+            ck_assert_uint_eq(s1.subscriptions, s0.subscriptions);
+            ck_assert_uint_eq(s1.scopes, s0.scopes);
+            ck_assert_uint_eq(s1.buckets, s0.buckets);
+            /* Only table capacity may have grown. */
+            ck_assert_uint_le(pgwt_alloc_get().live, live0 + 8);
+            /* The index still works. */
+            ck_assert_uint_eq(match(x, probe), 1);
+            pgw_dirty dd;
+            ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+            ck_assert_uint_eq(dd.runner, rs);
+            ih_ids same;
+            ih_ids_parse(&same, "1,2,3");
+            ck_assert_int_eq(pgw_index_ack(x, rs, same.ids, same.n, NULL), PGW_OK);
+        }
+        if (k == 4)
+            ck_assert_uint_eq(n, 1); /* joining a runner allocates nothing */
+    }
+    /* ack: fails with ENOMEM, stays running, then succeeds. */
+    ck_assert_int_eq(pgw_index_begin(x, rs, NULL), PGW_OK);
+    ih_ids four;
+    ih_ids_parse(&four, "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20");
+    size_t n;
+    for (n = 1;; n++) {
+        pgwt_alloc_fail_at(n);
+        int rc = pgw_index_ack(x, rs, four.ids, four.n, NULL);
+        bool failed = pgwt_alloc_failed();
+        pgwt_alloc_fail_at(0);
+        if (!failed) {
+            ck_assert_int_eq(rc, PGW_OK);
+            break;
+        }
+        ck_assert_int_eq(rc, PGW_ENOMEM);
+        ck_assert_int_eq(state_of(x, rs), PGW_RUNNER_RUNNING);
+    }
+    ck_assert_int_eq(state_of(x, rs), PGW_RUNNER_CLEAN);
+    ck_assert_uint_eq(match(x, probe), 1);
+    /* the constructor */
+    for (n = 1;; n++) {
+        pgw_index *y = (pgw_index *)0x1;
+        pgw_index_options o = PGW_INDEX_OPTIONS_INIT;
+        o.expected_runners = 1000;
+        pgwt_alloc_fail_at(n);
+        int rc = pgw_index_new(&y, &o, NULL);
+        bool failed = pgwt_alloc_failed();
+        pgwt_alloc_fail_at(0);
+        if (!failed) {
+            ck_assert_int_eq(rc, PGW_OK);
+            pgw_index_free(y);
+            break;
+        }
+        ck_assert_int_eq(rc, PGW_ENOMEM);
+        ck_assert_ptr_eq(y, (pgw_index *)0x1);
+    }
+    pgw_write_free(probe);
+    for (int k = 0; k < 5; k++)
+        pgw_deps_free(shapes[k]);
+    pgw_deps_free(seed);
+    pgw_index_free(x);
+    ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+    pgwt_alloc_uninstall();
+}
+END_TEST
+
+/* match, reset, pop, begin, ack_unknown and unregister never allocate. */
+START_TEST(match_allocates_nothing)
+{
+    pgwt_alloc_install();
+    pgw_index *x = new_index();
+    pgw_deps *d = open_tasks(&IH_ACME, "a");
+    ih_result(d, "1");
+    pgw_runner_id r = reg(x, d);
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "1", false);
+    ih_wcols(w, "status", false);
+    pgwt_alloc_stats a0 = pgwt_alloc_get();
+    pgwt_alloc_fail_at(1); /* any allocation would fail */
+    ck_assert_uint_eq(match(x, w), 1);
+    pgw_dirty dd;
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_int_eq(pgw_index_reset_scope(NULL, x, &IH_ACME, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_unregister(x, r, NULL), PGW_OK);
+    ck_assert(!pgwt_alloc_failed());
+    pgwt_alloc_fail_at(0);
+    ck_assert_uint_eq(pgwt_alloc_get().calls, a0.calls);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+    pgw_index_free(x);
+    pgwt_alloc_uninstall();
+}
+END_TEST
+
+START_TEST(index_bad_arguments)
+{
+    pgw_error err;
+    pgw_index *x = (pgw_index *)0x1;
+    pgw_index_options o = {2, 0};
+    ck_assert_int_eq(pgw_index_new(&x, &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "index_new: options version 2 is not 1 (use PGW_INDEX_OPTIONS_INIT)");
+    ck_assert_ptr_eq(x, (pgw_index *)0x1);
+    x = new_index();
+    pgw_runner_id id = 7;
+    ck_assert_int_eq(pgw_index_register(&id, x, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_register: deps is NULL");
+    ck_assert_uint_eq(id, 7);
+    ck_assert_int_eq(pgw_index_match(NULL, x, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_match: write is NULL");
+    ck_assert_int_eq(pgw_index_unregister(x, 0, &err), PGW_ENOTFOUND);
+    ck_assert_str_eq(err.message, "index_unregister: runner 0 is not registered");
+    ck_assert_int_eq(pgw_index_ack(x, 42, NULL, 0, &err), PGW_ENOTFOUND);
+    pgw_dirty dd;
+    ck_assert_int_eq(pgw_index_pop_dirty(NULL, x), PGW_EINVAL);
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_ENOTFOUND);
+    pgw_index_stats s = PGW_INDEX_STATS_INIT;
+    s.version = 9;
+    ck_assert_int_eq(pgw_index_stats_get(&s, x), PGW_EINVAL);
+    ck_assert_uint_eq(pgw_index_reason_count(x, (pgw_reason)99), 0);
+    ck_assert_uint_eq(pgw_index_reason_count(NULL, PGW_REASON_TRUNCATE), 0);
+    pgw_deps *d = open_tasks(&IH_ACME, "a");
+    pgw_runner_id r = reg(x, d);
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    pgw_rowid bad = {NULL, 0};
+    ck_assert_int_eq(pgw_index_ack(x, r, &bad, 1, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_ack: ids[0] has 0 parts (1..32 allowed)");
+    ck_assert_int_eq(state_of(x, r), PGW_RUNNER_RUNNING);
+    pgw_write *w = ih_write(&IH_GLOBEX, "tasks", PGW_OP_INSERT);
+    pgw_verdict v;
+    ck_assert_int_eq(pgw_index_decide(&v, x, r, w, NULL), PGW_OK);
+    ck_assert(!v.refresh && v.reason == PGW_REASON_SCOPE_DISJOINT);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+    pgw_index_free(x);
+    pgw_index_free(NULL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("index");
+    TCase *tc = tcase_create("scenarios");
+    tcase_add_test(tc, tenant_isolation);
+    tcase_add_test(tc, truncate_refreshes_scope);
+    tcase_add_test(tc, undeclared_in_index);
+    tcase_add_test(tc, two_updates_evaluated);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("index");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, shared_runners);
+    tcase_add_test(tc, rerun_protocol);
+    tcase_add_test(tc, reset_scope);
+    tcase_add_test(tc, value_index_visits);
+    tcase_add_test(tc, id_index_visits);
+    tcase_add_test(tc, index_equals_decide);
+    tcase_add_test(tc, memory_per_subscription);
+    tcase_add_test(tc, index_enomem);
+    tcase_add_test(tc, match_allocates_nothing);
+    tcase_add_test(tc, index_bad_arguments);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return pgwt_main(suite());
+}

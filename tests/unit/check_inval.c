@@ -1,0 +1,828 @@
+/*
+ * tests/unit/check_inval.c — pgw_decide: one test per scenario of issue 5
+ * (exact verdict and reason), the subtle cases of the rule table, argument
+ * checking of the builders, and proof that the decision allocates nothing.
+ * SPDX-License-Identifier: MIT
+ */
+#include "inval_helpers.h"
+
+/* The source design's tasks.list: reads id, title, status, updated_at;
+ * status = 'open'; ORDER BY updated_at LIMIT 20. */
+static pgw_deps *tasks_list(const pgw_scope *sc, const char *result)
+{
+    pgw_deps *d = ih_deps(sc, "tasks.list");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title,status,updated_at");
+    ih_filter(d, t, "status", PGW_FILTER_EQ, "open");
+    ih_sort(d, t, "updated_at");
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 20, 0, NULL), PGW_OK);
+    if (result)
+        ih_result(d, result);
+    return d;
+}
+
+/* sub status='open' holding {1}; UPDATE SET status='closed' WHERE id=1. */
+START_TEST(row_leaves)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "open");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title");
+    ih_filter(d, t, "status", PGW_FILTER_EQ, "open");
+    ih_result(d, "1");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "1", false);
+    ih_wcols(w, "status", false);
+    IH_EXPECT(d, w, true, PGW_REASON_ROW_IN_RESULT);
+    /* The same with the values known: the row is in the result. */
+    ih_wval(w, 0, PGW_SIDE_OLD, "status", "open");
+    ih_wval(w, 0, PGW_SIDE_NEW, "status", "closed");
+    IH_EXPECT(d, w, true, PGW_REASON_ROW_IN_RESULT);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* sub name='Bob' holding {}; row 7 moves from 'Alice' to 'Bob'. */
+START_TEST(row_enters)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "bobs");
+    size_t t = ih_table(d, "people");
+    ih_cols(d, t, "id,name");
+    ih_filter(d, t, "name", PGW_FILTER_EQ, "Bob");
+    ih_result(d, "");
+    pgw_write *w = ih_write(&IH_ACME, "people", PGW_OP_UPDATE);
+    ih_wids(w, "7", false);
+    ih_wcols(w, "name", false);
+    IH_EXPECT(d, w, true, PGW_REASON_FILTER_COLUMN_CHANGED);
+    ih_wval(w, 0, PGW_SIDE_OLD, "name", "Alice");
+    ih_wval(w, 0, PGW_SIDE_NEW, "name", "Bob");
+    IH_EXPECT(d, w, true, PGW_REASON_FILTER_COLUMN_CHANGED);
+    pgw_write_free(w);
+
+    /* Alice → Carol matches the filter neither before nor after. */
+    w = ih_write(&IH_ACME, "people", PGW_OP_UPDATE);
+    ih_wids(w, "7", false);
+    ih_wcols(w, "name", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "name", "Alice");
+    ih_wval(w, 0, PGW_SIDE_NEW, "name", "Carol");
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    /* Only the new value known: the old one may have been Bob; without a
+     * window leaving is visible only for rows in the result, and 7 ∉ {}. */
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "people", PGW_OP_UPDATE);
+    ih_wids(w, "7", false);
+    ih_wcols(w, "name", false);
+    ih_wval(w, 0, PGW_SIDE_NEW, "name", "Carol");
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    /* Untracked result: the row may have been in it and left. */
+    pgw_deps_clear_result_ids(d);
+    IH_EXPECT(d, w, true, PGW_REASON_FILTER_COLUMN_CHANGED);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* Primary key updated 1 → 2. */
+START_TEST(key_change)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "open");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title");
+    ih_filter(d, t, "status", PGW_FILTER_EQ, "open");
+    ih_result(d, "1,5");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "1,2", false);
+    ih_wcols(w, "id", false);
+    ck_assert_int_eq(pgw_write_set_pk_changed(w, true, NULL), PGW_OK);
+    IH_EXPECT(d, w, true, PGW_REASON_ROW_IN_RESULT); /* 1 is in the result */
+    pgw_write_free(w);
+
+    /* Neither 1 nor 2 in the result; the values prove the row (status
+     * 'closed') is outside the filter before and after. */
+    ih_result(d, "5");
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "1,2", false);
+    ih_wcols(w, "id", false);
+    ck_assert_int_eq(pgw_write_set_pk_changed(w, true, NULL), PGW_OK);
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER); /* values unknown */
+    ih_wval(w, 0, PGW_SIDE_OLD, "status", "closed");
+    ck_assert_int_eq(pgw_write_set_row_absent(w, 0, PGW_SIDE_NEW, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_write_set_row_absent(w, 1, PGW_SIDE_OLD, NULL), PGW_OK);
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER); /* new version of 2 unknown */
+    ih_wval(w, 1, PGW_SIDE_NEW, "status", "closed");
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    /* The new key enters when its new status is 'open'. */
+    ih_wval(w, 1, PGW_SIDE_NEW, "status", "open");
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* Two updates of the same row in one transaction arrive as two write sets;
+ * each is decided on its own (the first alone would skip). */
+START_TEST(two_updates_same_row)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "open");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,status");
+    ih_filter(d, t, "status", PGW_FILTER_EQ, "open");
+    ih_result(d, "3");
+    pgw_write *w1 = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w1, "9", false);
+    ih_wcols(w1, "title", false);
+    pgw_write *w2 = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w2, "9", false);
+    ih_wcols(w2, "status", false);
+    IH_EXPECT(d, w1, false, PGW_REASON_COLUMNS_DISJOINT);
+    IH_EXPECT(d, w2, true, PGW_REASON_FILTER_COLUMN_CHANGED);
+    pgw_write_free(w1);
+    pgw_write_free(w2);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* Delete inside, outside and before a window. */
+START_TEST(deletes)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "all");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title");
+    ih_result(d, "1,2,3");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    ih_wids(w, "2", false);
+    IH_EXPECT(d, w, true, PGW_REASON_ROW_IN_RESULT);
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    ih_wids(w, "7", false);
+    IH_EXPECT(d, w, false, PGW_REASON_ROWS_DISJOINT); /* no window */
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 3, 0, NULL), PGW_OK);
+    IH_EXPECT(d, w, false, PGW_REASON_ROWS_DISJOINT); /* after the window */
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 3, 3, NULL), PGW_OK);
+    IH_EXPECT(d, w, true, PGW_REASON_DELETE_IN_WINDOW); /* may be before: shifts */
+    ck_assert_int_eq(pgw_deps_set_window(d, t, -1, 1, NULL), PGW_OK);
+    IH_EXPECT(d, w, true, PGW_REASON_DELETE_IN_WINDOW);
+    /* Old values that fail a filter prove the row was never counted. */
+    ih_filter(d, t, "status", PGW_FILTER_IN, "open,waiting");
+    ih_wval(w, 0, PGW_SIDE_OLD, "status", "done");
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    ih_wval(w, 0, PGW_SIDE_OLD, "status", "waiting");
+    IH_EXPECT(d, w, true, PGW_REASON_DELETE_IN_WINDOW);
+    /* Result unknown: any relevant delete may remove a result row. */
+    pgw_deps_clear_result_ids(d);
+    ck_assert_int_eq(pgw_deps_set_window(d, t, -1, 0, NULL), PGW_OK);
+    IH_EXPECT(d, w, true, PGW_REASON_DELETE_IN_WINDOW);
+    ih_wval(w, 0, PGW_SIDE_OLD, "status", NULL); /* SQL NULL never matches */
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* ORDER BY id LIMIT 1 and an insert of id 0: refresh although disjoint. */
+START_TEST(insert_sorts_first)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "first");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title");
+    ih_sort(d, t, "id");
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 1, 0, NULL), PGW_OK);
+    ih_result(d, "1");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "0", false);
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* Only updated_at changes; the sub reads (id, title). */
+START_TEST(unread_columns)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "titles");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "1", false);
+    ih_wcols(w, "updated_at", false);
+    IH_EXPECT(d, w, false, PGW_REASON_COLUMNS_DISJOINT);
+    /* Filtered or sorted on it: read. */
+    ih_sort(d, t, "updated_at");
+    IH_EXPECT(d, w, true, PGW_REASON_SORT_COLUMN_CHANGED);
+    ih_sort(d, t, "");
+    ih_filter(d, t, "updated_at", PGW_FILTER_OPAQUE, NULL);
+    IH_EXPECT(d, w, true, PGW_REASON_FILTER_COLUMN_CHANGED);
+    pgw_write_free(w);
+    /* UPDATE t SET x = x: nothing changed, even for SELECT *. */
+    pgw_deps *all = ih_deps(&IH_ACME, "star");
+    ih_table(all, "tasks");
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "1", false);
+    ih_wcols(w, "", false);
+    IH_EXPECT(all, w, false, PGW_REASON_COLUMNS_DISJOINT);
+    ih_wcols(w, "anything", false);
+    IH_EXPECT(all, w, true, PGW_REASON_RESULT_UNKNOWN);
+    pgw_write_free(w);
+    pgw_deps_free(all);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* More than 500 IDs: the list is truncated and the rows unknown. */
+START_TEST(ids_truncated)
+{
+    pgw_deps *d = tasks_list(&IH_ACME, "1,2");
+    char csv[4096];
+    size_t len = 0;
+    for (int i = 1; i <= 500; i++)
+        len += (size_t)snprintf(csv + len, sizeof csv - len, "%s%d", i > 1 ? "," : "", i + 100);
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, csv, true); /* the 501st changed row is not listed */
+    ih_wcols(w, "status", false);
+    IH_EXPECT(d, w, true, PGW_REASON_IDS_UNKNOWN);
+    ih_wcols(w, "body", false); /* the columns alone prove disjointness */
+    IH_EXPECT(d, w, false, PGW_REASON_COLUMNS_DISJOINT);
+    ih_wcols(w, "body", true); /* ... unless they are truncated too */
+    IH_EXPECT(d, w, true, PGW_REASON_IDS_UNKNOWN);
+    pgw_write_free(w);
+    /* Unknown IDs (null) behave the same; an insert may enter. */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    IH_EXPECT(d, w, true, PGW_REASON_IDS_UNKNOWN);
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+START_TEST(truncate_and_unknown)
+{
+    pgw_deps *d = tasks_list(&IH_ACME, "1");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_TRUNCATE);
+    IH_EXPECT(d, w, true, PGW_REASON_TRUNCATE);
+    pgw_write_free(w);
+    w = ih_write(&IH_GLOBEX, "tasks", PGW_OP_TRUNCATE);
+    IH_EXPECT(d, w, false, PGW_REASON_SCOPE_DISJOINT);
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "projects", PGW_OP_TRUNCATE);
+    IH_EXPECT(d, w, false, PGW_REASON_TABLE_NOT_READ);
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UNKNOWN);
+    IH_EXPECT(d, w, true, PGW_REASON_WRITE_UNKNOWN);
+    pgw_write_free(w);
+    ck_assert_int_eq(pgw_write_new_reset(&w, &IH_ACME, NULL), PGW_OK);
+    IH_EXPECT(d, w, true, PGW_REASON_SCOPE_RESET);
+    pgw_write_free(w);
+    ck_assert_int_eq(pgw_write_new_reset(&w, &IH_GLOBEX, NULL), PGW_OK);
+    IH_EXPECT(d, w, false, PGW_REASON_SCOPE_DISJOINT);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* Tenants and the project-level (landlord) scope are separate. */
+START_TEST(scopes_are_separate)
+{
+    pgw_deps *acme = tasks_list(&IH_ACME, NULL);
+    pgw_deps *land = tasks_list(&IH_LANDLORD, NULL);
+    pgw_scope empty_tenant = {"p1", "", "landlord"};
+    pgw_scope other_project = {"p2", "acme", "app"};
+    pgw_scope other_db = {"p1", "acme", "reporting"};
+    pgw_write *w = ih_write(&IH_GLOBEX, "tasks", PGW_OP_INSERT);
+    IH_EXPECT(acme, w, false, PGW_REASON_SCOPE_DISJOINT);
+    IH_EXPECT(land, w, false, PGW_REASON_SCOPE_DISJOINT);
+    pgw_write_free(w);
+    w = ih_write(&IH_LANDLORD, "tasks", PGW_OP_INSERT);
+    IH_EXPECT(acme, w, false, PGW_REASON_SCOPE_DISJOINT);
+    IH_EXPECT(land, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    pgw_write_free(w);
+    w = ih_write(&empty_tenant, "tasks", PGW_OP_INSERT); /* "" is not NULL */
+    IH_EXPECT(land, w, false, PGW_REASON_SCOPE_DISJOINT);
+    pgw_write_free(w);
+    w = ih_write(&other_project, "tasks", PGW_OP_INSERT);
+    IH_EXPECT(acme, w, false, PGW_REASON_SCOPE_DISJOINT);
+    pgw_write_free(w);
+    w = ih_write(&other_db, "tasks", PGW_OP_INSERT);
+    IH_EXPECT(acme, w, false, PGW_REASON_SCOPE_DISJOINT);
+    pgw_write_free(w);
+    pgw_deps_free(acme);
+    pgw_deps_free(land);
+}
+END_TEST
+
+/* No declared dependencies: any write in the scope, none elsewhere. */
+START_TEST(undeclared)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "legacy");
+    ck_assert_uint_eq(pgw_deps_n_tables(d), 0);
+    pgw_write *w = ih_write(&IH_ACME, "anything", PGW_OP_UPDATE);
+    ih_wids(w, "1", false);
+    ih_wcols(w, "x", false);
+    IH_EXPECT(d, w, true, PGW_REASON_UNDECLARED);
+    pgw_write_free(w);
+    w = ih_write(&IH_GLOBEX, "anything", PGW_OP_UPDATE);
+    IH_EXPECT(d, w, false, PGW_REASON_SCOPE_DISJOINT);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* Inserts into filtered, sorted and windowed results. */
+START_TEST(inserts)
+{
+    pgw_deps *d = tasks_list(&IH_ACME, "1,2");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "9,10", false);
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    ih_wval(w, 0, PGW_SIDE_NEW, "status", "closed");
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER); /* row 10 unknown */
+    ih_wval(w, 1, PGW_SIDE_NEW, "status", NULL);
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    ih_wval(w, 1, PGW_SIDE_NEW, "status", "open");
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    /* Text comparison is exact: "Open" is not "open". */
+    ih_wval(w, 1, PGW_SIDE_NEW, "status", "Open");
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    pgw_write_free(w);
+    /* No rows inserted. */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "", false);
+    IH_EXPECT(d, w, false, PGW_REASON_ROWS_DISJOINT);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* Updates of sort columns: a row can move into the window. */
+START_TEST(sort_updates)
+{
+    pgw_deps *d = tasks_list(&IH_ACME, "1,2");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "9", false);
+    ih_wcols(w, "updated_at", false);
+    IH_EXPECT(d, w, true, PGW_REASON_SORT_COLUMN_CHANGED);
+    ih_wval(w, 0, PGW_SIDE_OLD, "status", "closed"); /* unchanged → both sides */
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    pgw_write_free(w);
+    /* Without a window, a row outside a known result is irrelevant. */
+    pgw_deps *nw = ih_deps(&IH_ACME, "sorted");
+    size_t t = ih_table(nw, "tasks");
+    ih_cols(nw, t, "id,title");
+    ih_sort(nw, t, "updated_at");
+    ih_result(nw, "1");
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "9", false);
+    ih_wcols(w, "updated_at", false);
+    IH_EXPECT(nw, w, false, PGW_REASON_ROWS_DISJOINT);
+    pgw_deps_clear_result_ids(nw); /* ... but it may be in an unknown one */
+    IH_EXPECT(nw, w, true, PGW_REASON_SORT_COLUMN_CHANGED);
+    pgw_write_free(w);
+    pgw_deps_free(nw);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* Rows outside the result whose read columns change. */
+START_TEST(rows_disjoint)
+{
+    pgw_deps *d = tasks_list(&IH_ACME, "1,2");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "7,8", false);
+    ih_wcols(w, "title", false);
+    IH_EXPECT(d, w, false, PGW_REASON_ROWS_DISJOINT);
+    ih_wids(w, "7,2", false);
+    IH_EXPECT(d, w, true, PGW_REASON_ROW_IN_RESULT);
+    ih_wids(w, "7,8", false);
+    ih_wcols(w, "title", true); /* columns truncated */
+    IH_EXPECT(d, w, true, PGW_REASON_COLUMNS_UNKNOWN);
+    pgw_write_free(w);
+    /* Result unknown: the row may be in it. */
+    pgw_deps *u = tasks_list(&IH_ACME, NULL);
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "7", false);
+    ih_wcols(w, "title", false);
+    IH_EXPECT(u, w, true, PGW_REASON_RESULT_UNKNOWN);
+    pgw_write_free(w);
+    pgw_deps_free(u);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* A row outside the result under a LIMIT changes its filter column: it
+ * can push rows out only if it enters the filter. */
+START_TEST(filter_change_outside_window)
+{
+    pgw_deps *d = tasks_list(&IH_ACME, "1,2");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "9", false);
+    ih_wcols(w, "status", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "status", "open");
+    ih_wval(w, 0, PGW_SIDE_NEW, "status", "closed");
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT); /* leaves from after the window */
+    ih_wval(w, 0, PGW_SIDE_NEW, "status", "open");
+    IH_EXPECT(d, w, true, PGW_REASON_FILTER_COLUMN_CHANGED);
+    pgw_write_free(w);
+    /* With an offset the row may have been before the window. */
+    pgw_deps *o = tasks_list(&IH_ACME, "1,2");
+    ck_assert_int_eq(pgw_deps_set_window(o, 0, 20, 40, NULL), PGW_OK);
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "9", false);
+    ih_wcols(w, "status", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "status", "open");
+    ih_wval(w, 0, PGW_SIDE_NEW, "status", "closed");
+    IH_EXPECT(o, w, true, PGW_REASON_FILTER_COLUMN_CHANGED);
+    pgw_write_free(w);
+    pgw_deps_free(o);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* Values known only for some columns, and inference across sides. */
+START_TEST(partial_values)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "mine");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title");
+    ih_filter(d, t, "status", PGW_FILTER_EQ, "open");
+    ih_filter(d, t, "owner", PGW_FILTER_EQ, "u1");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "4", false);
+    ih_wcols(w, "status,title", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "owner", "u2"); /* owner unchanged: u2 after too */
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    pgw_write_free(w);
+    /* The same value column changed: no inference. */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "4", false);
+    ih_wcols(w, "owner", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "owner", "u2");
+    IH_EXPECT(d, w, true, PGW_REASON_FILTER_COLUMN_CHANGED);
+    ih_wval(w, 0, PGW_SIDE_NEW, "owner", "u3");
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    pgw_write_free(w);
+    /* Columns unknown: both sides must be given. */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "4", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "status", "closed");
+    IH_EXPECT(d, w, true, PGW_REASON_COLUMNS_UNKNOWN);
+    ih_wval(w, 0, PGW_SIDE_NEW, "owner", "u9");
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* Composite keys are compared whole. */
+START_TEST(composite_keys)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "lines");
+    size_t t = ih_table(d, "order_lines");
+    ih_cols(d, t, "order_id,line,qty");
+    ih_result(d, "1|a,1|b");
+    pgw_write *w = ih_write(&IH_ACME, "order_lines", PGW_OP_DELETE);
+    ih_wids(w, "1|c,2|a,1a,a|1", false);
+    IH_EXPECT(d, w, false, PGW_REASON_ROWS_DISJOINT);
+    ih_wids(w, "1|b", false);
+    IH_EXPECT(d, w, true, PGW_REASON_ROW_IN_RESULT);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* A subscription reading several tables: result IDs name the first. */
+START_TEST(several_tables)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "tasks_with_project");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title,project_id");
+    ih_filter(d, t, "project_id", PGW_FILTER_OPAQUE, NULL); /* join condition */
+    size_t p = ih_table(d, "projects");
+    ih_cols(d, p, "id,name");
+    ih_filter(d, p, "id", PGW_FILTER_OPAQUE, NULL);
+    ih_result(d, "1,2");
+    pgw_write *w = ih_write(&IH_ACME, "projects", PGW_OP_UPDATE);
+    ih_wids(w, "7", false); /* 7 ∉ {1,2} says nothing about projects */
+    ih_wcols(w, "name", false);
+    IH_EXPECT(d, w, true, PGW_REASON_RESULT_UNKNOWN);
+    ih_wcols(w, "budget", false);
+    IH_EXPECT(d, w, false, PGW_REASON_COLUMNS_DISJOINT);
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "7", false);
+    ih_wcols(w, "title", false);
+    IH_EXPECT(d, w, false, PGW_REASON_ROWS_DISJOINT);
+    ih_wcols(w, "project_id", false); /* may join a project now */
+    IH_EXPECT(d, w, true, PGW_REASON_FILTER_COLUMN_CHANGED);
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "projects", PGW_OP_DELETE);
+    ih_wids(w, "1", false);
+    IH_EXPECT(d, w, true, PGW_REASON_DELETE_IN_WINDOW);
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "users", PGW_OP_DELETE);
+    IH_EXPECT(d, w, false, PGW_REASON_TABLE_NOT_READ);
+    pgw_write_free(w);
+    /* Same table name in another schema is another table. */
+    ck_assert_int_eq(pgw_write_new(&w, &IH_ACME, "archive", "tasks", PGW_OP_TRUNCATE, NULL),
+                     PGW_OK);
+    IH_EXPECT(d, w, false, PGW_REASON_TABLE_NOT_READ);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* A key change of a row in the result matters even when no read column
+ * changed: the result IDs would go stale. */
+START_TEST(key_change_unread)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "titles");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "title");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "1,2", false);
+    ih_wcols(w, "id", false);
+    ck_assert_int_eq(pgw_write_set_pk_changed(w, true, NULL), PGW_OK);
+    /* Unordered, untracked: the multiset of titles is unchanged. */
+    IH_EXPECT(d, w, false, PGW_REASON_COLUMNS_DISJOINT);
+    ih_result(d, "1");
+    IH_EXPECT(d, w, true, PGW_REASON_ROW_IN_RESULT);
+    ih_result(d, "5");
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+START_TEST(reason_names)
+{
+    for (int r = 0; r < PGW_REASON_COUNT; r++) {
+        pgw_reason back;
+        ck_assert_int_eq(pgw_reason_from_name(&back, pgw_reason_name((pgw_reason)r)), PGW_OK);
+        ck_assert_int_eq(back, r);
+        ck_assert(pgw_reason_refreshes((pgw_reason)r) == (r >= PGW_REASON_SCOPE_RESET));
+    }
+    ck_assert_str_eq(pgw_reason_name(PGW_REASON_FILTER_COLUMN_CHANGED), "FILTER_COLUMN_CHANGED");
+    ck_assert_str_eq(pgw_reason_name((pgw_reason)99), "UNKNOWN_REASON");
+    pgw_reason r = PGW_REASON_TRUNCATE;
+    ck_assert_int_eq(pgw_reason_from_name(&r, "rows_disjoint"), PGW_ENOTFOUND);
+    ck_assert_int_eq(r, PGW_REASON_TRUNCATE);
+    ck_assert_str_eq(pgw_op_name(PGW_OP_TRUNCATE), "truncate");
+    ck_assert_str_eq(pgw_op_name((pgw_op)0), "invalid");
+}
+END_TEST
+
+START_TEST(bad_arguments)
+{
+    pgw_error err;
+    pgw_deps *d = (pgw_deps *)0x1;
+    ck_assert_int_eq(pgw_deps_new(&d, NULL, "q", &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_new: scope is NULL");
+    ck_assert_ptr_eq(d, (pgw_deps *)0x1);
+    pgw_scope bad = {"p", "\xff", NULL};
+    ck_assert_int_eq(pgw_deps_new(&d, &bad, "q", &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_new: scope.tenant is not valid UTF-8");
+    ck_assert_int_eq(pgw_deps_new(&d, &IH_ACME, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_new: query is NULL");
+
+    d = ih_deps(&IH_ACME, "q");
+    ck_assert_int_eq(pgw_deps_add_table(NULL, d, "public", "", &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_add_table: table is empty");
+    size_t t = ih_table(d, "tasks");
+    ck_assert_int_eq(pgw_deps_add_table(NULL, d, "public", "tasks", &err), PGW_EEXISTS);
+    ck_assert_str_eq(err.message,
+                     "deps_add_table: table \"public\".\"tasks\" is already declared");
+    const char *dup[] = {"a", "b", "a"};
+    ck_assert_int_eq(pgw_deps_set_columns(d, t, dup, 3, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_columns: columns[2] \"a\" appears twice");
+    ck_assert_int_eq(pgw_deps_set_columns(d, 5, dup, 1, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_columns: table index 5 is not declared (1 tables)");
+    const char *two[] = {"a", "b"};
+    ck_assert_int_eq(pgw_deps_add_filter(d, t, "s", PGW_FILTER_EQ, two, 2, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_add_filter: eq takes exactly 1 value, not 2 (use in)");
+    ck_assert_int_eq(pgw_deps_add_filter(d, t, "s", PGW_FILTER_OPAQUE, two, 2, &err),
+                     PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_add_filter: an opaque filter has no values");
+    const char *withnull[] = {"a", NULL};
+    ck_assert_int_eq(pgw_deps_add_filter(d, t, "s", PGW_FILTER_IN, withnull, 2, &err),
+                     PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_add_filter: values[1] is NULL (SQL = never matches "
+                                  "NULL; declare IS NULL as opaque)");
+    ck_assert_int_eq(pgw_deps_add_filter(d, t, "s", (pgw_filter_op)9, NULL, 0, &err),
+                     PGW_EINVAL);
+    ck_assert_int_eq(pgw_deps_set_window(d, t, -2, 0, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_window: limit -2 is below -1");
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 5, -1, &err), PGW_EINVAL);
+    pgw_rowid empty = {NULL, 0};
+    ck_assert_int_eq(pgw_deps_set_result_ids(d, &empty, 1, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_result_ids: ids[0] has 0 parts (1..32 allowed)");
+    pgw_deps *und = ih_deps(&IH_ACME, "u");
+    const char *one = "1";
+    pgw_rowid r1 = {&one, 1};
+    ck_assert_int_eq(pgw_deps_set_result_ids(und, &r1, 1, &err), PGW_EINVAL);
+    pgw_deps_free(und);
+
+    pgw_write *w = (pgw_write *)0x1;
+    ck_assert_int_eq(pgw_write_new(&w, &IH_ACME, "public", "t", PGW_OP_RESET, &err),
+                     PGW_EINVAL);
+    ck_assert_int_eq(pgw_write_new(&w, &IH_ACME, "public", "t", (pgw_op)42, &err),
+                     PGW_EINVAL);
+    ck_assert_str_eq(err.message, "write_new: op 42 is not a table operation");
+    ck_assert_ptr_eq(w, (pgw_write *)0x1);
+    w = ih_write(&IH_ACME, "t", PGW_OP_INSERT);
+    ck_assert_int_eq(pgw_write_set_value(w, 0, PGW_SIDE_NEW, "c", "v", &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "write_set_value: set the row IDs first");
+    ih_wids(w, "1", false);
+    ck_assert_int_eq(pgw_write_set_value(w, 0, PGW_SIDE_OLD, "c", "v", &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "write_set_value: an insert has no old rows");
+    ck_assert_int_eq(pgw_write_set_value(w, 1, PGW_SIDE_NEW, "c", "v", &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "write_set_value: row 1 is not listed (1 IDs)");
+    ck_assert_int_eq(pgw_write_set_pk_changed(w, true, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_write_set_row_absent(w, 0, PGW_SIDE_NEW, &err), PGW_EINVAL);
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "t", PGW_OP_TRUNCATE);
+    ck_assert_int_eq(pgw_write_set_ids(w, NULL, 0, false, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "write_set_ids: a truncate has no row IDs");
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "t", PGW_OP_UPDATE);
+    ih_wids(w, "1,2", false);
+    ck_assert_int_eq(pgw_write_set_pk_changed(w, true, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_write_set_row_absent(w, 0, PGW_SIDE_NEW, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_write_set_row_absent(w, 0, PGW_SIDE_OLD, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "write_set_row_absent: row 0 is already absent on the other side");
+    ck_assert_int_eq(pgw_write_set_value(w, 0, PGW_SIDE_NEW, "c", "v", &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_write_set_pk_changed(w, false, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "write_set_pk_changed: row 0 is marked absent");
+
+    pgw_verdict v = {true, PGW_REASON_TRUNCATE};
+    ck_assert_int_eq(pgw_decide(&v, NULL, w, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "decide: deps is NULL");
+    ck_assert_int_eq(pgw_decide(&v, d, NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_decide(NULL, d, w, &err), PGW_EINVAL);
+    ck_assert(v.refresh && v.reason == PGW_REASON_TRUNCATE); /* untouched */
+    pgw_write_free(w);
+    pgw_deps_free(d);
+    pgw_deps_free(NULL);
+    pgw_write_free(NULL);
+}
+END_TEST
+
+START_TEST(accessors)
+{
+    pgw_deps *d = tasks_list(&IH_LANDLORD, NULL);
+    pgw_scope s;
+    ck_assert_int_eq(pgw_deps_scope(&s, d), PGW_OK);
+    ck_assert_str_eq(s.project, "p1");
+    ck_assert_ptr_null(s.tenant);
+    ck_assert_str_eq(s.database, "landlord");
+    ck_assert_str_eq(pgw_deps_query(d), "tasks.list");
+    ck_assert_uint_eq(pgw_deps_n_tables(d), 1);
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ck_assert_int_eq(pgw_write_op(w), PGW_OP_UPDATE);
+    ck_assert_str_eq(pgw_write_schema(w), "public");
+    ck_assert_str_eq(pgw_write_table(w), "tasks");
+    ck_assert(!pgw_write_ids_known(w));
+    ck_assert(!pgw_write_columns_known(w));
+    ih_wids(w, "1,2", false);
+    ih_wcols(w, "a", false);
+    ck_assert(pgw_write_ids_known(w));
+    ck_assert(pgw_write_columns_known(w));
+    ck_assert_uint_eq(pgw_write_n_ids(w), 2);
+    ck_assert_int_eq(pgw_write_fallback_status(w), PGW_OK);
+    ck_assert_str_eq(pgw_write_fallback_message(w), "");
+    ck_assert_int_eq(pgw_write_scope(&s, w), PGW_OK);
+    ck_assert_str_eq(s.tenant, "acme");
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* pgw_decide allocates nothing: every scenario above, through the counting
+ * allocator. */
+START_TEST(decide_allocates_nothing)
+{
+    pgwt_alloc_install();
+    pgw_deps *d = tasks_list(&IH_ACME, "1,2,3");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "9,10,3", false);
+    ih_wcols(w, "status,title", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "status", "closed");
+    ih_wval(w, 1, PGW_SIDE_NEW, "status", "open");
+    pgw_write *r = NULL;
+    ck_assert_int_eq(pgw_write_new_reset(&r, &IH_ACME, NULL), PGW_OK);
+    pgwt_alloc_stats before = pgwt_alloc_get();
+    pgw_verdict v;
+    for (int i = 0; i < 1000; i++) {
+        ck_assert_int_eq(pgw_decide(&v, d, w, NULL), PGW_OK);
+        ck_assert_int_eq(pgw_decide(&v, d, r, NULL), PGW_OK);
+    }
+    pgwt_alloc_stats after = pgwt_alloc_get();
+    ck_assert_uint_eq(after.calls, before.calls);
+    ck_assert_uint_eq(after.frees, before.frees);
+    pgw_write_free(w);
+    pgw_write_free(r);
+    pgw_deps_free(d);
+    ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+    pgwt_alloc_uninstall();
+}
+END_TEST
+
+/* Builders fail cleanly at every allocation. */
+START_TEST(builders_enomem)
+{
+    pgwt_alloc_install();
+    size_t n;
+    for (n = 1;; n++) {
+        pgwt_alloc_fail_at(n);
+        pgw_deps *d = NULL;
+        pgw_write *w = NULL;
+        int rc = pgw_deps_new(&d, &IH_ACME, "tasks.list", NULL);
+        size_t t = 0;
+        const char *cols[] = {"id", "title", "status"};
+        const char *vals[] = {"open", "waiting"};
+        const char *p1 = "1", *p2 = "x";
+        const char *parts[] = {p1, p2};
+        pgw_rowid ids[] = {{&p1, 1}, {parts, 2}};
+        if (rc == PGW_OK)
+            rc = pgw_deps_add_table(&t, d, "public", "tasks", NULL);
+        if (rc == PGW_OK)
+            rc = pgw_deps_set_columns(d, t, cols, 3, NULL);
+        if (rc == PGW_OK)
+            rc = pgw_deps_add_filter(d, t, "status", PGW_FILTER_IN, vals, 2, NULL);
+        if (rc == PGW_OK)
+            rc = pgw_deps_set_order_by(d, t, cols, 1, NULL);
+        if (rc == PGW_OK)
+            rc = pgw_deps_set_result_ids(d, ids, 2, NULL);
+        if (rc == PGW_OK)
+            rc = pgw_write_new(&w, &IH_ACME, "public", "tasks", PGW_OP_UPDATE, NULL);
+        if (rc == PGW_OK)
+            rc = pgw_write_set_ids(w, ids, 2, false, NULL);
+        if (rc == PGW_OK)
+            rc = pgw_write_set_columns(w, cols, 3, false, NULL);
+        if (rc == PGW_OK)
+            rc = pgw_write_set_value(w, 1, PGW_SIDE_OLD, "status", "open", NULL);
+        if (rc == PGW_OK)
+            rc = pgw_write_set_value(w, 1, PGW_SIDE_NEW, "owner", NULL, NULL);
+        bool failed = pgwt_alloc_failed();
+        pgwt_alloc_fail_at(0);
+        if (failed) {
+            ck_assert_int_eq(rc, PGW_ENOMEM);
+            /* The objects that exist are still usable. */
+            if (w) {
+                pgw_verdict v;
+                ck_assert_int_eq(pgw_decide(&v, d, w, NULL), PGW_OK);
+            }
+        } else {
+            ck_assert_int_eq(rc, PGW_OK);
+        }
+        pgw_write_free(w);
+        pgw_deps_free(d);
+        ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+        if (!failed)
+            break;
+    }
+    ck_assert_uint_gt(n, 10);
+    pgwt_alloc_uninstall();
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("inval");
+    TCase *tc = tcase_create("scenarios");
+    tcase_add_test(tc, row_leaves);
+    tcase_add_test(tc, row_enters);
+    tcase_add_test(tc, key_change);
+    tcase_add_test(tc, two_updates_same_row);
+    tcase_add_test(tc, deletes);
+    tcase_add_test(tc, insert_sorts_first);
+    tcase_add_test(tc, unread_columns);
+    tcase_add_test(tc, ids_truncated);
+    tcase_add_test(tc, truncate_and_unknown);
+    tcase_add_test(tc, scopes_are_separate);
+    tcase_add_test(tc, undeclared);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("rules");
+    tcase_add_test(tc, inserts);
+    tcase_add_test(tc, sort_updates);
+    tcase_add_test(tc, rows_disjoint);
+    tcase_add_test(tc, filter_change_outside_window);
+    tcase_add_test(tc, partial_values);
+    tcase_add_test(tc, composite_keys);
+    tcase_add_test(tc, several_tables);
+    tcase_add_test(tc, key_change_unread);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("api");
+    tcase_add_test(tc, reason_names);
+    tcase_add_test(tc, bad_arguments);
+    tcase_add_test(tc, accessors);
+    tcase_add_test(tc, decide_allocates_nothing);
+    tcase_add_test(tc, builders_enomem);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return pgwt_main(suite());
+}

@@ -1,0 +1,687 @@
+/*
+ * tests/unit/inval_oracle.h — an in-test oracle for the invalidation rules:
+ * two small random tables ("ta", "tb"; single or composite primary keys),
+ * random queries over them, random statements, and the truthful write set
+ * each statement produces. The oracle evaluates each query before and after
+ * the statement; the library decides from the write set alone.
+ *
+ * Used by the differential test (check_inval_diff.c) and by the index
+ * equivalence test (check_index.c).
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef PGW_INVAL_ORACLE_H
+#define PGW_INVAL_ORACLE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgw_test.h"
+#include "pgwitness/pgwitness.h"
+
+/* ---- random numbers (splitmix64) ---- */
+
+typedef struct orng {
+    uint64_t s;
+} orng;
+
+static inline uint64_t orng_next(orng *r)
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static inline int orng_int(orng *r, int n) /* [0, n) */
+{
+    return (int)(orng_next(r) % (uint64_t)n);
+}
+static inline bool orng_p(orng *r, int percent)
+{
+    return orng_int(r, 100) < percent;
+}
+
+/* ---- tables ---- */
+
+#define ONCOL 5
+#define OMAXR 24
+#define ONULL (-1)
+static const char *const ocol[ONCOL] = {"id", "k", "a", "b", "c"};
+static const char *const otab[2] = {"ta", "tb"};
+
+typedef struct orow {
+    int8_t v[ONCOL]; /* ONULL or 0..99 */
+} orow;
+
+typedef struct otable {
+    orow r[OMAXR];
+    int n;
+    bool composite; /* key (id, k) instead of (id) */
+} otable;
+
+static inline int o_nkey(const otable *t)
+{
+    return t->composite ? 2 : 1;
+}
+
+static inline bool o_key_eq(const otable *t, const orow *x, const orow *y)
+{
+    return x->v[0] == y->v[0] && (!t->composite || x->v[1] == y->v[1]);
+}
+
+static inline bool o_key_used(const otable *t, const orow *x)
+{
+    for (int i = 0; i < t->n; i++)
+        if (o_key_eq(t, &t->r[i], x))
+            return true;
+    return false;
+}
+
+static inline int8_t o_data(orng *r)
+{
+    return orng_p(r, 15) ? ONULL : (int8_t)orng_int(r, 4);
+}
+
+static inline void o_new_key(orng *r, const otable *t, orow *x)
+{
+    do {
+        x->v[0] = (int8_t)orng_int(r, 20);
+        if (t->composite)
+            x->v[1] = (int8_t)orng_int(r, 2);
+    } while (o_key_used(t, x));
+}
+
+static inline void o_table_random(orng *r, otable *t)
+{
+    t->composite = orng_p(r, 30);
+    t->n = 0;
+    int n = orng_int(r, 9);
+    for (int i = 0; i < n; i++) {
+        orow x;
+        for (int c = 0; c < ONCOL; c++)
+            x.v[c] = o_data(r);
+        o_new_key(r, t, &x);
+        t->r[t->n++] = x;
+    }
+}
+
+/* ---- queries ---- */
+
+enum { F_EQ, F_EQ_NOVAL, F_IN, F_GT, F_ISNULL, F_COLEQ, F_KINDS };
+enum { Q_SINGLE, Q_TWO, Q_JOIN, Q_COUNT };
+
+typedef struct ofilter {
+    int col, kind, v1, v2, col2;
+} ofilter;
+
+typedef struct oqtab {
+    bool all;
+    int proj;   /* bitmask of projected columns (when !all) */
+    ofilter f[3];
+    int nf;
+    int sort[2];
+    int ns;
+    int limit, offset; /* limit -1: none */
+} oqtab;
+
+typedef struct oquery {
+    int kind;
+    oqtab t[2];
+    bool tracked;
+} oquery;
+
+static inline void o_qtab_random(orng *r, oqtab *q, bool window)
+{
+    q->all = orng_p(r, 20);
+    q->proj = orng_int(r, 1 << ONCOL);
+    q->nf = orng_int(r, 4);
+    for (int i = 0; i < q->nf; i++) {
+        ofilter *f = &q->f[i];
+        f->col = orng_int(r, ONCOL);
+        f->kind = orng_int(r, F_KINDS);
+        f->v1 = orng_int(r, 4);
+        f->v2 = orng_int(r, 4);
+        f->col2 = (f->col + 1 + orng_int(r, ONCOL - 1)) % ONCOL;
+    }
+    q->ns = orng_int(r, 3);
+    for (int i = 0; i < q->ns; i++) {
+        q->sort[i] = orng_int(r, ONCOL);
+        if (i == 1 && q->sort[1] == q->sort[0])
+            q->ns = 1;
+    }
+    q->limit = -1;
+    q->offset = 0;
+    if (window && orng_p(r, 55)) {
+        int w = orng_int(r, 4);
+        if (w != 3)
+            q->limit = 1 + orng_int(r, 4);
+        if (w >= 2)
+            q->offset = 1 + orng_int(r, 2);
+    }
+}
+
+static inline void o_query_random(orng *r, oquery *q)
+{
+    int k = orng_int(r, 100);
+    q->kind = k < 60 ? Q_SINGLE : k < 75 ? Q_TWO : k < 92 ? Q_JOIN : Q_COUNT;
+    o_qtab_random(r, &q->t[0], q->kind != Q_COUNT);
+    o_qtab_random(r, &q->t[1], q->kind == Q_TWO);
+    if (q->kind == Q_JOIN) {
+        q->t[1].limit = q->t[0].limit; /* the query's window */
+        q->t[1].offset = q->t[0].offset;
+    }
+    if (q->kind == Q_COUNT) {
+        q->t[0].ns = 0;
+        q->t[0].limit = -1;
+        q->t[0].offset = 0;
+    }
+    q->tracked = q->kind != Q_COUNT && orng_p(r, 55);
+}
+
+static inline bool o_pass(const ofilter *f, const orow *x)
+{
+    int v = x->v[f->col];
+    switch (f->kind) {
+    case F_EQ:
+    case F_EQ_NOVAL:
+        return v != ONULL && v == f->v1;
+    case F_IN:
+        return v != ONULL && (v == f->v1 || v == f->v2);
+    case F_GT:
+        return v != ONULL && v > f->v1;
+    case F_ISNULL:
+        return v == ONULL;
+    default: {
+        int w = x->v[f->col2];
+        return v != ONULL && w != ONULL && v == w;
+    }
+    }
+}
+
+static inline bool o_relevant(const oqtab *q, const orow *x)
+{
+    for (int i = 0; i < q->nf; i++)
+        if (!o_pass(&q->f[i], x))
+            return false;
+    return true;
+}
+
+static inline int o_sortval(int v)
+{
+    return v == ONULL ? 1000 : v; /* NULLS LAST */
+}
+
+/* Compares by the sort columns, then the key. */
+static inline int o_cmp_rows(const oqtab *q, const otable *t, const orow *x, const orow *y)
+{
+    for (int i = 0; i < q->ns; i++) {
+        int a = o_sortval(x->v[q->sort[i]]), b = o_sortval(y->v[q->sort[i]]);
+        if (a != b)
+            return a < b ? -1 : 1;
+    }
+    for (int i = 0; i < o_nkey(t); i++)
+        if (x->v[i] != y->v[i])
+            return x->v[i] < y->v[i] ? -1 : 1;
+    return 0;
+}
+
+static inline bool o_ordered(const oqtab *q)
+{
+    return q->ns > 0 || q->limit >= 0 || q->offset > 0;
+}
+
+/* A result: a sequence of small integers (tuples flattened with
+ * separators), compared whole. */
+#define ORES_MAX 1024
+typedef struct ores {
+    int16_t v[ORES_MAX];
+    int n;
+    /* result IDs (keys of ta's rows in the result) */
+    orow ids[OMAXR * OMAXR];
+    int nids;
+} ores;
+
+static inline void o_push(ores *o, int v)
+{
+    ck_assert_int_lt(o->n, ORES_MAX);
+    o->v[o->n++] = (int16_t)v;
+}
+
+typedef struct otuple {
+    int16_t v[2 * ONCOL + 4];
+    int n;
+} otuple;
+
+static inline int o_cmp_tuple(const void *a, const void *b)
+{
+    const otuple *x = a, *y = b;
+    for (int i = 0; i < x->n && i < y->n; i++)
+        if (x->v[i] != y->v[i])
+            return x->v[i] < y->v[i] ? -1 : 1;
+    return (x->n > y->n) - (x->n < y->n);
+}
+
+static inline void o_tuple_add(otuple *t, const oqtab *q, const orow *x)
+{
+    for (int c = 0; c < ONCOL; c++)
+        if (q->all || (q->proj & (1 << c)))
+            t->v[t->n++] = x->v[c];
+}
+
+static inline void o_add_id(ores *o, const orow *x)
+{
+    o->ids[o->nids++] = *x;
+}
+
+typedef struct osorted {
+    const orow *r[OMAXR * OMAXR];
+    const orow *r2[OMAXR * OMAXR];
+    int n;
+} osorted;
+
+static const oqtab *o_cmp_q;
+static const otable *o_cmp_t;
+static inline int o_qsort_rows(const void *a, const void *b)
+{
+    return o_cmp_rows(o_cmp_q, o_cmp_t, *(const orow *const *)a, *(const orow *const *)b);
+}
+
+/* Evaluates one list query (Q_SINGLE, or one half of Q_TWO). */
+static inline void o_eval_list(ores *o, const oqtab *q, const otable *t, bool ids)
+{
+    const orow *rows[OMAXR];
+    int n = 0;
+    for (int i = 0; i < t->n; i++)
+        if (o_relevant(q, &t->r[i]))
+            rows[n++] = &t->r[i];
+    o_cmp_q = q;
+    o_cmp_t = t;
+    qsort(rows, (size_t)n, sizeof rows[0], o_qsort_rows);
+    int from = q->offset, to = q->limit >= 0 ? q->offset + q->limit : n;
+    if (to > n)
+        to = n;
+    otuple tup[OMAXR];
+    int nt = 0;
+    for (int i = from; i < to; i++) {
+        otuple *tp = &tup[nt++];
+        tp->n = 0;
+        if (ids) {
+            for (int k = 0; k < o_nkey(t); k++)
+                tp->v[tp->n++] = rows[i]->v[k];
+            o_add_id(o, rows[i]);
+        }
+        o_tuple_add(tp, q, rows[i]);
+    }
+    if (!o_ordered(q))
+        qsort(tup, (size_t)nt, sizeof tup[0], o_cmp_tuple);
+    for (int i = 0; i < nt; i++) {
+        for (int k = 0; k < tup[i].n; k++)
+            o_push(o, tup[i].v[k]);
+        o_push(o, -100);
+    }
+}
+
+static const oquery *o_join_q;
+static const otable *o_join_t[2];
+static inline int o_qsort_pairs(const void *a, const void *b)
+{
+    const orow *const *x = a, *const *y = b;
+    int c = o_cmp_rows(&o_join_q->t[0], o_join_t[0], x[0], y[0]);
+    if (c)
+        return c;
+    return o_cmp_rows(&o_join_q->t[1], o_join_t[1], x[1], y[1]);
+}
+
+static inline void o_eval(ores *o, const oquery *q, const otable tabs[2])
+{
+    o->n = 0;
+    o->nids = 0;
+    switch (q->kind) {
+    case Q_SINGLE:
+        o_eval_list(o, &q->t[0], &tabs[0], q->tracked);
+        break;
+    case Q_TWO:
+        o_eval_list(o, &q->t[0], &tabs[0], q->tracked);
+        o_push(o, -200);
+        o_eval_list(o, &q->t[1], &tabs[1], false);
+        break;
+    case Q_COUNT: {
+        int n = 0;
+        for (int i = 0; i < tabs[0].n; i++)
+            n += o_relevant(&q->t[0], &tabs[0].r[i]);
+        o_push(o, n);
+        break;
+    }
+    default: { /* Q_JOIN: ta ⋈ tb ON ta.a = tb.a */
+        static const orow *pairs[OMAXR * OMAXR][2];
+        int n = 0;
+        for (int i = 0; i < tabs[0].n; i++) {
+            const orow *x = &tabs[0].r[i];
+            if (!o_relevant(&q->t[0], x) || x->v[2] == ONULL)
+                continue;
+            for (int j = 0; j < tabs[1].n; j++) {
+                const orow *y = &tabs[1].r[j];
+                if (o_relevant(&q->t[1], y) && y->v[2] == x->v[2]) {
+                    pairs[n][0] = x;
+                    pairs[n][1] = y;
+                    n++;
+                }
+            }
+        }
+        o_join_q = q;
+        o_join_t[0] = &tabs[0];
+        o_join_t[1] = &tabs[1];
+        qsort(pairs, (size_t)n, sizeof pairs[0], o_qsort_pairs);
+        const oqtab *w = &q->t[0];
+        bool ordered = o_ordered(&q->t[0]) || q->t[1].ns > 0;
+        int from = w->offset, to = w->limit >= 0 ? w->offset + w->limit : n;
+        if (to > n)
+            to = n;
+        static otuple tup[OMAXR * OMAXR];
+        int nt = 0;
+        for (int i = from; i < to; i++) {
+            otuple *tp = &tup[nt++];
+            tp->n = 0;
+            if (q->tracked) {
+                for (int k = 0; k < o_nkey(&tabs[0]); k++)
+                    tp->v[tp->n++] = pairs[i][0]->v[k];
+                o_add_id(o, pairs[i][0]);
+            }
+            o_tuple_add(tp, &q->t[0], pairs[i][0]);
+            tp->v[tp->n++] = -50;
+            o_tuple_add(tp, &q->t[1], pairs[i][1]);
+        }
+        if (!ordered)
+            qsort(tup, (size_t)nt, sizeof tup[0], o_cmp_tuple);
+        for (int i = 0; i < nt; i++) {
+            for (int k = 0; k < tup[i].n; k++)
+                o_push(o, tup[i].v[k]);
+            o_push(o, -100);
+        }
+        break;
+    }
+    }
+}
+
+static inline bool o_res_eq(const ores *a, const ores *b)
+{
+    return a->n == b->n && memcmp(a->v, b->v, (size_t)a->n * sizeof a->v[0]) == 0;
+}
+
+/* ---- declarations ---- */
+
+static inline void o_text(char out[8], int v)
+{
+    snprintf(out, 8, "%d", v);
+}
+
+static inline void o_declare_tab(pgw_deps *d, const oquery *q, int ti, bool count)
+{
+    const oqtab *t = &q->t[ti];
+    size_t e;
+    ck_assert_int_eq(pgw_deps_add_table(&e, d, "public", otab[ti], NULL), PGW_OK);
+    const char *names[ONCOL + 4];
+    size_t n = 0;
+    if (count) {
+        ck_assert_int_eq(pgw_deps_set_columns(d, e, names, 0, NULL), PGW_OK);
+    } else if (!t->all) {
+        for (int c = 0; c < ONCOL; c++)
+            if (t->proj & (1 << c))
+                names[n++] = ocol[c];
+        ck_assert_int_eq(pgw_deps_set_columns(d, e, names, n, NULL), PGW_OK);
+    }
+    for (int i = 0; i < t->nf; i++) {
+        const ofilter *f = &t->f[i];
+        char v1[8], v2[8];
+        o_text(v1, f->v1);
+        o_text(v2, f->v2);
+        const char *vals[2] = {v1, v2};
+        switch (f->kind) {
+        case F_EQ:
+            ck_assert_int_eq(pgw_deps_add_filter(d, e, ocol[f->col], PGW_FILTER_EQ, vals, 1, NULL),
+                             PGW_OK);
+            break;
+        case F_EQ_NOVAL:
+            ck_assert_int_eq(
+                pgw_deps_add_filter(d, e, ocol[f->col], PGW_FILTER_EQ, NULL, 0, NULL), PGW_OK);
+            break;
+        case F_IN:
+            ck_assert_int_eq(pgw_deps_add_filter(d, e, ocol[f->col], PGW_FILTER_IN, vals, 2, NULL),
+                             PGW_OK);
+            break;
+        case F_COLEQ:
+            ck_assert_int_eq(
+                pgw_deps_add_filter(d, e, ocol[f->col2], PGW_FILTER_OPAQUE, NULL, 0, NULL),
+                PGW_OK);
+            /* fallthrough */
+        default:
+            ck_assert_int_eq(
+                pgw_deps_add_filter(d, e, ocol[f->col], PGW_FILTER_OPAQUE, NULL, 0, NULL),
+                PGW_OK);
+        }
+    }
+    if (q->kind == Q_JOIN) /* the join condition */
+        ck_assert_int_eq(pgw_deps_add_filter(d, e, "a", PGW_FILTER_OPAQUE, NULL, 0, NULL),
+                         PGW_OK);
+    n = 0;
+    for (int i = 0; i < t->ns; i++)
+        names[n++] = ocol[t->sort[i]];
+    bool join_ordered = q->kind == Q_JOIN && (o_ordered(&q->t[0]) || q->t[1].ns > 0);
+    if (join_ordered) {
+        /* ORDER BY ta.sort..., ta.key, tb.sort..., tb.key: each key is an
+         * ORDER BY column of its table. */
+        for (int k = 0; k < 2; k++) {
+            bool dup = false;
+            for (size_t i = 0; i < n; i++)
+                dup |= strcmp(names[i], ocol[k]) == 0;
+            if (!dup)
+                names[n++] = ocol[k];
+        }
+    }
+    if (n)
+        ck_assert_int_eq(pgw_deps_set_order_by(d, e, names, n, NULL), PGW_OK);
+    const oqtab *w = q->kind == Q_JOIN ? &q->t[0] : t;
+    if (w->limit >= 0 || w->offset > 0)
+        ck_assert_int_eq(pgw_deps_set_window(d, e, w->limit, w->offset, NULL), PGW_OK);
+}
+
+static inline void o_rowid(char buf[2][8], const char *parts[2], pgw_rowid *id, const orow *x,
+                           bool composite)
+{
+    o_text(buf[0], x->v[0]);
+    o_text(buf[1], x->v[1]);
+    parts[0] = buf[0];
+    parts[1] = buf[1];
+    id->parts = parts;
+    id->n_parts = composite ? 2 : 1;
+}
+
+/* Builds the declaration of q with its result IDs from `before`. */
+static inline pgw_deps *o_declare(const oquery *q, const pgw_scope *sc, const ores *before,
+                                  bool ta_composite)
+{
+    pgw_deps *d = NULL;
+    ck_assert_int_eq(pgw_deps_new(&d, sc, "q", NULL), PGW_OK);
+    o_declare_tab(d, q, 0, q->kind == Q_COUNT);
+    if (q->kind == Q_TWO || q->kind == Q_JOIN)
+        o_declare_tab(d, q, 1, false);
+    if (q->tracked) {
+        static char bufs[OMAXR * OMAXR][2][8];
+        static const char *parts[OMAXR * OMAXR][2];
+        static pgw_rowid ids[OMAXR * OMAXR];
+        for (int i = 0; i < before->nids; i++)
+            o_rowid(bufs[i], parts[i], &ids[i], &before->ids[i], ta_composite);
+        ck_assert_int_eq(pgw_deps_set_result_ids(d, ids, (size_t)before->nids, NULL), PGW_OK);
+    }
+    return d;
+}
+
+/* ---- statements and their write sets ---- */
+
+typedef struct ostmt {
+    int table; /* 0: ta, 1: tb */
+    pgw_op op;
+    otable after[2];
+} ostmt;
+
+/* Applies a random statement to a copy of `tabs` and builds the truthful
+ * write set, randomly degraded the ways a real notification can be. */
+static inline pgw_write *o_statement(orng *r, const otable tabs[2], ostmt *st,
+                                     const pgw_scope *sc)
+{
+    st->table = orng_int(r, 2);
+    st->after[0] = tabs[0];
+    st->after[1] = tabs[1];
+    otable *t = &st->after[st->table];
+    const otable *b = &tabs[st->table];
+    int k = orng_int(r, 100);
+    st->op = k < 3 ? PGW_OP_TRUNCATE : k < 33 ? PGW_OP_INSERT : k < 78 ? PGW_OP_UPDATE
+                                                                      : PGW_OP_DELETE;
+    if (st->op != PGW_OP_INSERT && st->op != PGW_OP_TRUNCATE && b->n == 0)
+        st->op = PGW_OP_INSERT;
+    pgw_write *w = NULL;
+    ck_assert_int_eq(pgw_write_new(&w, sc, "public", otab[st->table], st->op, NULL), PGW_OK);
+    if (st->op == PGW_OP_TRUNCATE) {
+        t->n = 0;
+        return w;
+    }
+    /* rows: (old version or none, new version or none) */
+    orow oldv[8], newv[8];
+    bool has_old[8], has_new[8];
+    int nrows = 0;
+    bool pk_changed = false;
+    int changed_cols = 0;
+    int n = 1 + orng_int(r, 3);
+    if (st->op == PGW_OP_INSERT) {
+        if (t->n + n > OMAXR)
+            n = OMAXR - t->n;
+        for (int i = 0; i < n; i++) {
+            orow x;
+            for (int c = 0; c < ONCOL; c++)
+                x.v[c] = o_data(r);
+            o_new_key(r, t, &x);
+            t->r[t->n++] = x;
+            has_old[nrows] = false;
+            has_new[nrows] = true;
+            newv[nrows++] = x;
+        }
+    } else {
+        if (n > b->n)
+            n = b->n;
+        if (st->op == PGW_OP_UPDATE && orng_p(r, 4))
+            n = 0; /* UPDATE ... WHERE false */
+        int pick[OMAXR], np = 0;
+        for (int i = 0; i < t->n; i++)
+            pick[np++] = i;
+        for (int i = 0; i < n; i++) { /* partial shuffle */
+            int j = i + orng_int(r, np - i);
+            int tmp = pick[i];
+            pick[i] = pick[j];
+            pick[j] = tmp;
+        }
+        if (st->op == PGW_OP_DELETE) {
+            bool del[OMAXR] = {false};
+            for (int i = 0; i < n; i++) {
+                del[pick[i]] = true;
+                has_old[nrows] = true;
+                has_new[nrows] = false;
+                oldv[nrows++] = t->r[pick[i]];
+            }
+            int m = 0;
+            for (int i = 0; i < t->n; i++)
+                if (!del[i])
+                    t->r[m++] = t->r[i];
+            t->n = m;
+        } else {
+            for (int i = 0; i < n; i++) {
+                orow *x = &t->r[pick[i]];
+                orow o = *x;
+                for (int c = 2; c < ONCOL; c++)
+                    if (orng_p(r, 40))
+                        x->v[c] = o_data(r);
+                if (orng_p(r, 12)) { /* key change */
+                    orow nk = *x;
+                    o_new_key(r, t, &nk);
+                    x->v[0] = nk.v[0];
+                    x->v[1] = nk.v[1];
+                } else if (!t->composite && orng_p(r, 30)) {
+                    x->v[1] = o_data(r); /* k is plain data without a composite key */
+                }
+                for (int c = 0; c < ONCOL; c++)
+                    if (o.v[c] != x->v[c])
+                        changed_cols |= 1 << c;
+                if (!o_key_eq(t, &o, x)) {
+                    pk_changed = true;
+                    has_old[nrows] = true;
+                    has_new[nrows] = false;
+                    oldv[nrows++] = o;
+                    has_old[nrows] = false;
+                    has_new[nrows] = true;
+                    newv[nrows++] = *x;
+                } else {
+                    has_old[nrows] = has_new[nrows] = true;
+                    oldv[nrows] = o;
+                    newv[nrows++] = *x;
+                }
+            }
+        }
+    }
+    /* ids */
+    bool ids_unknown = orng_p(r, 4);
+    if (!ids_unknown) {
+        static char bufs[8][2][8];
+        static const char *parts[8][2];
+        pgw_rowid ids[8];
+        for (int i = 0; i < nrows; i++)
+            o_rowid(bufs[i], parts[i], &ids[i], has_old[i] ? &oldv[i] : &newv[i], t->composite);
+        ck_assert_int_eq(pgw_write_set_ids(w, ids, (size_t)nrows, orng_p(r, 4), NULL), PGW_OK);
+    }
+    if (st->op == PGW_OP_UPDATE) {
+        ck_assert_int_eq(pgw_write_set_pk_changed(w, pk_changed, NULL), PGW_OK);
+        if (!orng_p(r, 5)) {
+            const char *names[ONCOL];
+            size_t nc = 0;
+            for (int c = 0; c < ONCOL; c++)
+                if (changed_cols & (1 << c))
+                    names[nc++] = ocol[c];
+            ck_assert_int_eq(pgw_write_set_columns(w, names, nc, orng_p(r, 3), NULL), PGW_OK);
+        }
+    } else if (orng_p(r, 50)) {
+        ck_assert_int_eq(pgw_write_set_columns(w, ocol, ONCOL, false, NULL), PGW_OK);
+    }
+    /* old/new values of the configured columns */
+    if (!ids_unknown) {
+        int vcols = orng_int(r, 1 << ONCOL);
+        for (int i = 0; i < nrows; i++) {
+            for (int side = 0; side < 2; side++) {
+                bool exists = side == 0 ? has_old[i] : has_new[i];
+                const orow *x = side == 0 ? &oldv[i] : &newv[i];
+                if (!exists) {
+                    if (pk_changed)
+                        ck_assert_int_eq(
+                            pgw_write_set_row_absent(w, (size_t)i, (pgw_side)side, NULL),
+                            PGW_OK);
+                    continue;
+                }
+                for (int c = 0; c < ONCOL; c++) {
+                    if (!(vcols & (1 << c)) || orng_p(r, 10))
+                        continue;
+                    char v[8];
+                    o_text(v, x->v[c]);
+                    ck_assert_int_eq(pgw_write_set_value(w, (size_t)i, (pgw_side)side, ocol[c],
+                                                         x->v[c] == ONULL ? NULL : v, NULL),
+                                     PGW_OK);
+                }
+            }
+        }
+    }
+    return w;
+}
+
+static inline bool o_reads(const oquery *q, int table)
+{
+    return table == 0 || q->kind == Q_TWO || q->kind == Q_JOIN;
+}
+
+#endif
