@@ -1,0 +1,84 @@
+/*
+ * examples/pgwitness/cli.h — shared pieces of the `pgwitness` operator CLI.
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef PGW_CLI_H
+#define PGW_CLI_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "pgwitness/pgwitness-pq.h"
+
+/* Exit codes: 0 success, 1 failure, 2 usage. */
+enum { EXIT_USAGE = 2 };
+
+/* Global settings, from options before or after the command. */
+typedef struct cli {
+    const char *prog;        /* "pgwitness" */
+    const char *command;     /* the command being run */
+    const char *conninfo;    /* -d; "" means libpq's defaults (PG* variables) */
+    const char *pgw_schema;  /* --schema / --pgw-schema; NULL means default */
+    bool json;               /* --json */
+    PGconn *conn;            /* opened on demand by cli_connect */
+} cli;
+
+/* One option of a command: --name or -c, with a value or a flag. */
+typedef struct cli_opt {
+    const char *name;   /* long name without "--" */
+    char short_name;    /* 0 for none */
+    bool takes_value;
+    const char **value; /* set when takes_value */
+    bool *flag;         /* set when !takes_value */
+} cli_opt;
+
+/* Parses argv[1..argc) against opts; positional arguments go to pos (at
+ * most max_pos). Prints a usage error and returns false on bad input. */
+bool cli_parse(cli *c, int argc, char **argv, const cli_opt *opts, size_t n_opts,
+               const char **pos, size_t max_pos, size_t *n_pos);
+
+/* Prints "pgwitness COMMAND: message" to stderr; returns 2 or 1. */
+int cli_usage(const cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_fail(const cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reports a pgwitness failure (err's message), with a hint for codes that
+ * have a usual fix; returns 1. */
+int cli_fail_err(const cli *c, int rc, const pgw_error *err);
+
+/* Connects (once); on failure reports it and returns NULL. */
+PGconn *cli_connect(cli *c);
+void cli_disconnect(cli *c);
+
+/* Splits "schema.table", "table" (schema public) or quoted forms
+ * ("My Schema"."My.Table") into buffers; false when malformed. */
+bool cli_table_name(const char *arg, char *schema, size_t ss, char *table, size_t ts);
+
+/* Reads a whole file (free()); NULL with errno set on failure. */
+char *cli_read_file(const char *path, size_t *len);
+
+/* Prints a JSON value (steals the reference) as one document on stdout;
+ * returns 0, or 1 after reporting when it could not be built. */
+struct json_t;
+int cli_print_json(const cli *c, struct json_t *value);
+
+/* Formats microseconds since the epoch as "2026-11-30 09:10:44" (UTC). */
+void cli_time(char out[32], int64_t usec);
+
+/* Commands. Each receives argv after the command name (argv[0] is the
+ * command) and returns the exit code. */
+int cmd_install(cli *c, int argc, char **argv);
+int cmd_snapshot(cli *c, int argc, char **argv);
+int cmd_baseline(cli *c, int argc, char **argv);
+int cmd_drop(cli *c, int argc, char **argv);
+int cmd_history(cli *c, int argc, char **argv);
+int cmd_diff(cli *c, int argc, char **argv);
+int cmd_report(cli *c, int argc, char **argv);
+int cmd_prune(cli *c, int argc, char **argv);
+int cmd_decide(cli *c, int argc, char **argv);
+int cmd_watch(cli *c, int argc, char **argv);
+
+/* Help texts, printed by --help and `pgwitness help COMMAND`. */
+const char *cli_help(const char *command);
+
+#endif

@@ -1,0 +1,197 @@
+/*
+ * examples/pgwitness/cmd_inval.c — the invalidation commands: decide
+ * (explain a verdict without a database) and watch.
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* What each reason means, for people. */
+static const char *explain(pgw_reason r)
+{
+    switch (r) {
+    case PGW_REASON_SCOPE_DISJOINT:
+        return "the write is in another project, tenant or database";
+    case PGW_REASON_TABLE_NOT_READ:
+        return "the subscription does not read the written table";
+    case PGW_REASON_COLUMNS_DISJOINT:
+        return "only columns the subscription neither reads, filters nor sorts on changed";
+    case PGW_REASON_ROWS_DISJOINT:
+        return "the changed rows are not in the result and cannot enter, leave or move it";
+    case PGW_REASON_VALUES_DISJOINT:
+        return "the rows match the equality filters neither before nor after the write";
+    case PGW_REASON_SCOPE_RESET:
+        return "the whole scope was reset (e.g. the listener reconnected)";
+    case PGW_REASON_UNDECLARED:
+        return "the subscription declared no dependencies: every write in its scope refreshes it";
+    case PGW_REASON_TRUNCATE:
+        return "the table was truncated";
+    case PGW_REASON_WRITE_UNKNOWN:
+        return "the write could not be described (e.g. an undecodable notification)";
+    case PGW_REASON_IDS_UNKNOWN:
+        return "the changed rows are unknown or too many to list";
+    case PGW_REASON_COLUMNS_UNKNOWN:
+        return "the changed columns are unknown or too many to list";
+    case PGW_REASON_ROW_IN_RESULT:
+        return "a changed row is in the subscription's result";
+    case PGW_REASON_RESULT_UNKNOWN:
+        return "read columns changed and the result's rows are not known";
+    case PGW_REASON_FILTER_COLUMN_CHANGED:
+        return "a filtered column changed: a row may enter or leave the result";
+    case PGW_REASON_SORT_COLUMN_CHANGED:
+        return "a sort column changed: a row may move within or into the window";
+    case PGW_REASON_INSERT_MAY_ENTER:
+        return "an inserted row may enter the result";
+    case PGW_REASON_DELETE_IN_WINDOW:
+        return "a deleted row may be in or before the window, shifting the page";
+    }
+    return "";
+}
+
+/* Decides one (deps, write) pair given as JSON texts. */
+static int decide_texts(pgw_verdict *out, const char *deps_json, size_t deps_len,
+                        const char *write_json, size_t write_len, char *what, size_t what_size,
+                        pgw_error *err)
+{
+    pgw_deps *d = NULL;
+    pgw_write *w = NULL;
+    int rc = pgw_deps_from_json(&d, deps_json, deps_len, err);
+    if (rc != PGW_OK) {
+        snprintf(what, what_size, "deps");
+        return rc;
+    }
+    rc = pgw_write_from_json(&w, write_json, write_len, err);
+    if (rc != PGW_OK) {
+        snprintf(what, what_size, "write");
+        pgw_deps_free(d);
+        return rc;
+    }
+    rc = pgw_decide(out, d, w, err);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+    return rc;
+}
+
+/* --batch: JSON lines {"deps": ..., "write": ...} on stdin, one verdict
+ * line out for each; a line that cannot be decided gives an error line
+ * {"error": "...", "line": N} so output stays aligned with input. */
+static int decide_batch(cli *c)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    unsigned long lineno = 0, bad = 0;
+    while ((len = getline(&line, &cap, stdin)) > 0) {
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (len == 0)
+            continue;
+        json_error_t je;
+        json_t *o = json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES, &je);
+        const char *problem = NULL;
+        char detail[PGW_ERROR_MESSAGE_SIZE + 64];
+        json_t *deps = o ? json_object_get(o, "deps") : NULL;
+        json_t *write = o ? json_object_get(o, "write") : NULL;
+        if (!o) {
+            snprintf(detail, sizeof detail, "not JSON: %s", je.text);
+            problem = detail;
+        } else if (!json_is_object(o) || !deps || !write || json_object_size(o) != 2) {
+            problem = "expected {\"deps\": ..., \"write\": ...}";
+        }
+        pgw_verdict v;
+        if (!problem) {
+            char *dt = json_dumps(deps, JSON_COMPACT), *wt = json_dumps(write, JSON_COMPACT);
+            pgw_error err;
+            char what[16];
+            int rc = dt && wt ? decide_texts(&v, dt, strlen(dt), wt, strlen(wt), what,
+                                             sizeof what, &err)
+                              : PGW_ENOMEM;
+            if (rc != PGW_OK) {
+                snprintf(detail, sizeof detail, "%s: %s", rc == PGW_ENOMEM ? "memory" : what,
+                         rc == PGW_ENOMEM ? "out of memory" : err.message);
+                problem = detail;
+            }
+            free(dt);
+            free(wt);
+        }
+        json_decref(o);
+        if (problem) {
+            bad++;
+            json_t *e = json_pack("{s:s, s:i}", "error", problem, "line", (json_int_t)lineno);
+            char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
+            printf("%s\n", t ? t : "{\"error\": \"out of memory\"}");
+            free(t);
+            json_decref(e);
+            continue;
+        }
+        char *t = NULL;
+        if (pgw_verdict_to_json(&t, NULL, &v, NULL) == PGW_OK)
+            printf("%s\n", t);
+        pgw_free(t);
+        fflush(stdout);
+    }
+    free(line);
+    if (bad)
+        fprintf(stderr, "%s decide: %lu of %lu lines could not be decided\n", c->prog, bad,
+                lineno);
+    return bad ? 1 : 0;
+}
+
+int cmd_decide(cli *c, int argc, char **argv)
+{
+    const char *deps_file = NULL, *write_file = NULL;
+    bool batch = false;
+    const cli_opt opts[] = {{"json", 0, false, NULL, &c->json},
+                            {"deps", 0, true, &deps_file, NULL},
+                            {"write", 0, true, &write_file, NULL},
+                            {"batch", 0, false, NULL, &batch}};
+    const char *pos[1];
+    size_t n_pos;
+    if (!cli_parse(c, argc, argv, opts, N(opts), pos, 0, &n_pos))
+        return EXIT_USAGE;
+    if (batch) {
+        if (deps_file || write_file)
+            return cli_usage(c, "--batch reads {\"deps\", \"write\"} lines from stdin: no "
+                                "--deps/--write");
+        return decide_batch(c);
+    }
+    if (!deps_file || !write_file)
+        return cli_usage(c, "give --deps FILE and --write FILE (or --batch)");
+    size_t dl = 0, wl = 0;
+    char *dt = cli_read_file(deps_file, &dl);
+    if (!dt)
+        return cli_fail(c, "cannot read %s: %s", deps_file, strerror(errno));
+    char *wt = cli_read_file(write_file, &wl);
+    if (!wt) {
+        free(dt);
+        return cli_fail(c, "cannot read %s: %s", write_file, strerror(errno));
+    }
+    pgw_verdict v;
+    pgw_error err;
+    char what[16];
+    int rc = decide_texts(&v, dt, dl, wt, wl, what, sizeof what, &err);
+    free(dt);
+    free(wt);
+    if (rc != PGW_OK)
+        return cli_fail(c, "%s: %s", strcmp(what, "deps") == 0 ? deps_file : write_file,
+                        err.message);
+    if (c->json) {
+        char *t = NULL;
+        if (pgw_verdict_to_json(&t, NULL, &v, &err) != PGW_OK)
+            return cli_fail_err(c, PGW_ENOMEM, &err);
+        printf("%s\n", t);
+        pgw_free(t);
+    } else {
+        printf("%s (%s): %s\n", v.refresh ? "refresh" : "skip", pgw_reason_name(v.reason),
+               explain(v.reason));
+    }
+    return 0;
+}

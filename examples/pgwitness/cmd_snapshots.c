@@ -1,0 +1,833 @@
+/*
+ * examples/pgwitness/cmd_snapshots.c — the snapshot commands: install,
+ * snapshot, baseline, drop, history, diff, report, prune.
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <jansson.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Options every command accepts after its name. */
+#define COMMON_OPTS(c)                                                  \
+    {"dbname", 'd', true, &(c)->conninfo, NULL},                        \
+    {"pgw-schema", 0, true, &(c)->pgw_schema, NULL},                    \
+    {"json", 0, false, NULL, &(c)->json}
+#define SCHEMA_OPT(c) {"schema", 0, true, &(c)->pgw_schema, NULL}
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static bool parse_size(const char *s, size_t *out, size_t min, size_t max)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *s == '\0' || *end != '\0' || s[0] == '-' || v < min || v > max)
+        return false;
+    *out = (size_t)v;
+    return true;
+}
+
+static int print_json_doc(char *json)
+{
+    fputs(json, stdout);
+    fputc('\n', stdout);
+    pgw_free(json);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* install                                                             */
+
+int cmd_install(cli *c, int argc, char **argv)
+{
+    const cli_opt opts[] = {COMMON_OPTS(c), SCHEMA_OPT(c)};
+    const char *pos[1];
+    size_t n_pos;
+    if (!cli_parse(c, argc, argv, opts, N(opts), pos, 0, &n_pos))
+        return EXIT_USAGE;
+    PGconn *conn = cli_connect(c);
+    if (!conn)
+        return 1;
+    int before = 0, after = 0;
+    pgw_error err;
+    int rc = pgw_pq_schema_version(&before, conn, c->pgw_schema, &err);
+    if (rc == PGW_OK)
+        rc = pgw_pq_install(&after, conn, c->pgw_schema, &err);
+    if (rc != PGW_OK)
+        return cli_fail_err(c, rc, &err);
+    const char *schema = c->pgw_schema ? c->pgw_schema : PGW_PQ_DEFAULT_SCHEMA;
+    if (c->json) {
+        return cli_print_json(c, json_pack("{s:s, s:i, s:i}", "schema", schema, "version_before",
+                                           before, "version", after));
+    } else if (before == after) {
+        printf("pgwitness schema \"%s\" is up to date (version %d)\n", schema, after);
+    } else if (before == 0) {
+        printf("installed pgwitness schema \"%s\" (version %d)\n", schema, after);
+    } else {
+        printf("upgraded pgwitness schema \"%s\" from version %d to %d\n", schema, before, after);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* snapshot                                                            */
+
+/* One line per column: name, type, and a short profile. */
+static void print_snapshot(const pgw_snapshot *s)
+{
+    int64_t rows;
+    char when[32];
+    cli_time(when, pgw_snapshot_captured_at(s));
+    printf("%s.%s (oid %" PRIu32 ") at %s UTC, reason %s\n", pgw_snapshot_schema(s),
+           pgw_snapshot_table(s), pgw_snapshot_table_oid(s), when, pgw_snapshot_reason(s));
+    if (pgw_snapshot_row_estimate(s, &rows))
+        printf("  %zu columns, about %" PRId64 " rows, ", pgw_snapshot_column_count(s), rows);
+    else
+        printf("  %zu columns, never analysed (no row estimate), ",
+               pgw_snapshot_column_count(s));
+    printf("schema hash %s%s\n", pgw_snapshot_schema_hash(s),
+           pgw_snapshot_stats_available(s) ? "" : ", no statistics");
+    if (pgw_snapshot_resource(s))
+        printf("  resource %s\n", pgw_snapshot_resource(s));
+    if (pgw_snapshot_profiles_omitted(s))
+        printf("  (too many columns: value profiles omitted)\n");
+    printf("  %3s  %-24s %-26s %6s %9s  %s\n", "#", "column", "type", "nulls", "distinct",
+           "most common values / range");
+    for (size_t i = 0; i < pgw_snapshot_column_count(s); i++) {
+        const pgw_column *col = pgw_snapshot_column(s, i);
+        printf("  %3" PRIu32 "  %-24s %-26s", col->position, col->name, col->type);
+        const pgw_profile *p = col->profile;
+        if (!p) {
+            printf(" %6s %9s\n", "-", "-");
+            continue;
+        }
+        char distinct[24];
+        if (p->n_distinct < 0)
+            snprintf(distinct, sizeof distinct, "%.0f%%", -p->n_distinct * 100);
+        else if (p->n_distinct > 0)
+            snprintf(distinct, sizeof distinct, "%.0f", p->n_distinct);
+        else
+            snprintf(distinct, sizeof distinct, "?");
+        printf(" %5.1f%% %9s  ", p->null_frac * 100, distinct);
+        if (p->n_most_common) {
+            for (size_t k = 0; k < p->n_most_common && k < 3; k++)
+                printf("%s%s (%.0f%%)", k ? ", " : "", p->most_common_vals[k],
+                       p->most_common_freqs[k] * 100);
+            if (p->n_most_common > 3)
+                printf(", ...");
+        } else if (p->n_histogram_bounds >= 2) {
+            printf("%s .. %s", p->histogram_bounds[0],
+                   p->histogram_bounds[p->n_histogram_bounds - 1]);
+        }
+        printf("\n");
+    }
+}
+
+int cmd_snapshot(cli *c, int argc, char **argv)
+{
+    const char *reason = NULL, *resource = NULL, *file = NULL;
+    bool store = false;
+    const cli_opt opts[] = {COMMON_OPTS(c),
+                            SCHEMA_OPT(c),
+                            {"reason", 0, true, &reason, NULL},
+                            {"resource", 0, true, &resource, NULL},
+                            {"store", 0, false, NULL, &store},
+                            {"output", 'o', true, &file, NULL}};
+    const char *pos[1];
+    size_t n_pos;
+    if (!cli_parse(c, argc, argv, opts, N(opts), pos, 1, &n_pos))
+        return EXIT_USAGE;
+    if (n_pos != 1)
+        return cli_usage(c, "which table? (pgwitness snapshot TABLE)");
+    char schema[256], table[256];
+    if (!cli_table_name(pos[0], schema, sizeof schema, table, sizeof table))
+        return cli_usage(c, "'%s' is not a table name (use table or schema.table)", pos[0]);
+    PGconn *conn = cli_connect(c);
+    if (!conn)
+        return 1;
+    pgw_pq_capture_options co = PGW_PQ_CAPTURE_OPTIONS_INIT;
+    co.reason = reason;
+    co.resource = resource;
+    pgw_snapshot *s = NULL;
+    pgw_error err;
+    int rc = pgw_pq_capture(&s, conn, schema, table, &co, &err);
+    if (rc == PGW_ENOTFOUND)
+        return cli_fail(c, "no table %s.%s in this database (names are exact: quote capitals, "
+                           "e.g. '\"MyTable\"')",
+                        schema, table);
+    if (rc != PGW_OK)
+        return cli_fail_err(c, rc, &err);
+    char *json = NULL;
+    rc = pgw_snapshot_to_json(&json, NULL, s, PGW_JSON_PRETTY, &err);
+    if (rc != PGW_OK) {
+        pgw_snapshot_free(s);
+        return cli_fail_err(c, rc, &err);
+    }
+    if (file) {
+        FILE *f = fopen(file, "w");
+        if (!f || fprintf(f, "%s\n", json) < 0 || fclose(f) != 0) {
+            pgw_free(json);
+            pgw_snapshot_free(s);
+            return cli_fail(c, "cannot write %s: %s", file, strerror(errno));
+        }
+    }
+    int64_t id = 0;
+    if (store && (rc = pgw_pq_store(&id, conn, c->pgw_schema, s, &err)) != PGW_OK) {
+        pgw_free(json);
+        pgw_snapshot_free(s);
+        return cli_fail_err(c, rc, &err);
+    }
+    if (c->json) {
+        printf("%s\n", json);
+        if (store)
+            fprintf(stderr, "stored as snapshot %" PRId64 "\n", id);
+    } else {
+        print_snapshot(s);
+        if (store)
+            printf("stored as snapshot %" PRId64 "\n", id);
+        if (file)
+            printf("written to %s\n", file);
+    }
+    pgw_free(json);
+    pgw_snapshot_free(s);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* baseline                                                            */
+
+typedef struct progress_state {
+    bool tty;
+} progress_state;
+
+static void on_progress(size_t done, size_t total, void *ud)
+{
+    progress_state *p = ud;
+    if (p->tty) {
+        int width = 30, fill = total ? (int)((double)done / (double)total * width) : width;
+        fprintf(stderr, "\r[%.*s%*s] %zu/%zu tables", fill, "##############################",
+                width - fill, "", done, total);
+        if (done == total)
+            fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "baseline: %zu/%zu tables\n", done, total);
+    }
+    fflush(stderr);
+}
+
+int cmd_baseline(cli *c, int argc, char **argv)
+{
+    const char *schema_pattern = NULL, *table_pattern = NULL, *limit_s = NULL, *batch_s = NULL;
+    const cli_opt opts[] = {COMMON_OPTS(c),
+                            {"schema", 0, true, &schema_pattern, NULL},
+                            {"table", 0, true, &table_pattern, NULL},
+                            {"limit", 0, true, &limit_s, NULL},
+                            {"batch", 0, true, &batch_s, NULL}};
+    const char *pos[1];
+    size_t n_pos;
+    if (!cli_parse(c, argc, argv, opts, N(opts), pos, 0, &n_pos))
+        return EXIT_USAGE;
+    pgw_pq_baseline_options o = PGW_PQ_BASELINE_OPTIONS_INIT;
+    if (limit_s && !parse_size(limit_s, &o.limit, 1, 10000000))
+        return cli_usage(c, "--limit takes a number of tables from 1 to 10000000, not '%s'",
+                         limit_s);
+    if (batch_s && !parse_size(batch_s, &o.batch, 1, 10000))
+        return cli_usage(c, "--batch takes a number from 1 to 10000, not '%s'", batch_s);
+    PGconn *conn = cli_connect(c);
+    if (!conn)
+        return 1;
+    progress_state ps = {isatty(STDERR_FILENO) == 1};
+    o.pgw_schema = c->pgw_schema;
+    o.schema_pattern = schema_pattern;
+    o.table_pattern = table_pattern;
+    o.progress = c->json ? NULL : on_progress;
+    o.userdata = &ps;
+    pgw_pq_baseline_result r;
+    pgw_error err;
+    int rc = pgw_pq_baseline(&r, conn, &o, &err);
+    if (rc != PGW_OK)
+        return cli_fail_err(c, rc, &err);
+    if (c->json)
+        return cli_print_json(c, json_pack("{s:I, s:I, s:I, s:I}", "backlog",
+                                           (json_int_t)r.backlog, "captured",
+                                           (json_int_t)r.captured, "vanished",
+                                           (json_int_t)r.vanished, "remaining",
+                                           (json_int_t)r.remaining));
+    if (r.backlog == 0) {
+        printf("baseline: every table already has a snapshot of its current OID\n");
+        return 0;
+    }
+    printf("baseline: captured %zu of %zu tables without a snapshot", r.captured, r.backlog);
+    if (r.vanished)
+        printf(" (%zu dropped meanwhile)", r.vanished);
+    if (r.remaining)
+        printf("; %zu remain: run again to continue\n", r.remaining);
+    else
+        printf("; none remain\n");
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* drop                                                                */
+
+int cmd_drop(cli *c, int argc, char **argv)
+{
+    const char *reason = NULL, *resource = NULL;
+    bool no_snapshot = false;
+    const cli_opt opts[] = {COMMON_OPTS(c),
+                            SCHEMA_OPT(c),
+                            {"reason", 0, true, &reason, NULL},
+                            {"resource", 0, true, &resource, NULL},
+                            {"no-snapshot", 0, false, NULL, &no_snapshot}};
+    const char *pos[1];
+    size_t n_pos;
+    if (!cli_parse(c, argc, argv, opts, N(opts), pos, 1, &n_pos))
+        return EXIT_USAGE;
+    if (n_pos != 1)
+        return cli_usage(c, "which table? (pgwitness drop TABLE --reason REASON)");
+    if (!reason || !reason[0])
+        return cli_usage(c, "--reason is required (schema_mismatch_recreate, "
+                            "retain_raw_versions, raw_orphan_cleanup, empty_raw_bloat, manual, "
+                            "or your own word)");
+    char schema[256], table[256];
+    if (!cli_table_name(pos[0], schema, sizeof schema, table, sizeof table))
+        return cli_usage(c, "'%s' is not a table name (use table or schema.table)", pos[0]);
+    PGconn *conn = cli_connect(c);
+    if (!conn)
+        return 1;
+    pgw_pq_drop_options o = PGW_PQ_DROP_OPTIONS_INIT;
+    o.pgw_schema = c->pgw_schema;
+    o.resource = resource;
+    if (no_snapshot)
+        o.snapshots = PGW_PQ_SNAPSHOTS_OFF;
+    pgw_pq_drop_result r;
+    pgw_error err;
+    int rc = pgw_pq_drop_table(&r, conn, schema, table, reason, &o, &err);
+    if (rc != PGW_OK)
+        return cli_fail_err(c, rc, &err);
+    if (c->json)
+        return cli_print_json(
+            c, json_pack("{s:s, s:s, s:b, s:b, s:o, s:s?, s:o, s:s?}", "schema", schema, "table",
+                         table, "dropped", r.dropped, "snapshot_taken", r.snapshot_taken,
+                         "snapshot_id",
+                         r.snapshot_taken ? json_integer(r.snapshot_id) : json_null(),
+                         "snapshot_error", r.snapshot_taken ? NULL : r.snapshot_error,
+                         "audit_id", r.audit_id ? json_integer(r.audit_id) : json_null(),
+                         "audit_error", r.audit_id ? NULL : r.audit_error));
+    if (r.dropped)
+        printf("dropped %s.%s; ", schema, table);
+    else
+        printf("%s.%s did not exist (nothing dropped); ", schema, table);
+    if (r.snapshot_taken)
+        printf("snapshot %" PRId64 " taken first\n", r.snapshot_id);
+    else
+        printf("no snapshot: %s\n", r.snapshot_error);
+    if (r.audit_id)
+        printf("audit row %" PRId64 "\n", r.audit_id);
+    else
+        printf("no audit row: %s\n", r.audit_error);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* history                                                             */
+
+int cmd_history(cli *c, int argc, char **argv)
+{
+    const char *resource = NULL, *limit_s = NULL;
+    const cli_opt opts[] = {COMMON_OPTS(c), SCHEMA_OPT(c),
+                            {"resource", 0, true, &resource, NULL},
+                            {"limit", 0, true, &limit_s, NULL}};
+    const char *pos[1];
+    size_t n_pos;
+    if (!cli_parse(c, argc, argv, opts, N(opts), pos, 1, &n_pos))
+        return EXIT_USAGE;
+    if ((n_pos == 1) == (resource != NULL))
+        return cli_usage(c, "give a TABLE or --resource ID (one of them)");
+    pgw_pq_filter f = PGW_PQ_FILTER_INIT;
+    f.newest_first = true;
+    if (limit_s && !parse_size(limit_s, &f.limit, 1, SIZE_MAX))
+        return cli_usage(c, "--limit takes a positive number, not '%s'", limit_s);
+    char schema[256], table[256];
+    if (n_pos == 1) {
+        if (!cli_table_name(pos[0], schema, sizeof schema, table, sizeof table))
+            return cli_usage(c, "'%s' is not a table name (use table or schema.table)", pos[0]);
+        f.schema = schema;
+        f.table = table;
+    } else {
+        f.resource = resource;
+    }
+    PGconn *conn = cli_connect(c);
+    if (!conn)
+        return 1;
+    pgw_pq_snapshot_set *set = NULL;
+    pgw_error err;
+    int rc = pgw_pq_load(&set, conn, c->pgw_schema, &f, &err);
+    if (rc != PGW_OK)
+        return cli_fail_err(c, rc, &err);
+    size_t n = pgw_pq_snapshot_set_count(set);
+    if (c->json) {
+        json_t *arr = json_array();
+        for (size_t i = 0; arr && i < n; i++) {
+            const pgw_snapshot *s = pgw_pq_snapshot_set_get(set, i);
+            char ts[PGW_TIMESTAMP_SIZE];
+            int64_t rows;
+            bool has_rows = pgw_snapshot_row_estimate(s, &rows);
+            pgw_timestamp_format(ts, pgw_snapshot_captured_at(s));
+            json_array_append_new(
+                arr, json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s?, s:I, s:o}", "id",
+                               (json_int_t)pgw_pq_snapshot_set_id(set, i), "captured_at", ts,
+                               "schema", pgw_snapshot_schema(s), "table", pgw_snapshot_table(s),
+                               "reason", pgw_snapshot_reason(s), "schema_hash",
+                               pgw_snapshot_schema_hash(s), "resource_identity",
+                               pgw_snapshot_resource(s), "columns",
+                               (json_int_t)pgw_snapshot_column_count(s), "row_estimate",
+                               has_rows ? json_integer(rows) : json_null()));
+        }
+        pgw_pq_snapshot_set_free(set);
+        return cli_print_json(c, arr);
+    }
+    if (n == 0) {
+        printf("no stored snapshots of %s%s%s\n", resource ? "resource " : "",
+               resource ? resource : pos[0], resource ? "" : " (see pgwitness baseline)");
+        pgw_pq_snapshot_set_free(set);
+        return 0;
+    }
+    printf("%zu snapshot%s of %s %s, newest first\n", n, n == 1 ? "" : "s",
+           resource ? "resource" : "table", resource ? resource : pos[0]);
+    printf("%6s  %-19s  %-25s %-16s %5s %10s  %s\n", "id", "captured (UTC)", "reason",
+           "schema hash", "cols", "rows", "table");
+    for (size_t i = 0; i < n; i++) {
+        const pgw_snapshot *s = pgw_pq_snapshot_set_get(set, i);
+        char when[32], rows_s[24] = "-";
+        int64_t rows;
+        cli_time(when, pgw_snapshot_captured_at(s));
+        if (pgw_snapshot_row_estimate(s, &rows))
+            snprintf(rows_s, sizeof rows_s, "%" PRId64, rows);
+        printf("%6" PRId64 "  %-19s  %-25s %-16s %5zu %10s  %s.%s\n",
+               pgw_pq_snapshot_set_id(set, i), when, pgw_snapshot_reason(s),
+               pgw_snapshot_schema_hash(s), pgw_snapshot_column_count(s), rows_s,
+               pgw_snapshot_schema(s), pgw_snapshot_table(s));
+    }
+    pgw_pq_snapshot_set_free(set);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* diff                                                                */
+
+static const char *anomaly_words(unsigned a, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    static const struct {
+        unsigned flag;
+        const char *word;
+    } w[] = {{PGW_ANOMALY_BOM, "byte-order mark"},
+             {PGW_ANOMALY_LEADING_SPACE, "leading space"},
+             {PGW_ANOMALY_TRAILING_SPACE, "trailing space"},
+             {PGW_ANOMALY_CONTROL, "control character"}};
+    for (size_t i = 0; i < N(w); i++)
+        if (a & w[i].flag)
+            snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", buf[0] ? ", " : "",
+                     w[i].word);
+    return buf;
+}
+
+/* Prints a name so that invisible characters show: a BOM as <BOM>. */
+static void print_name(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) {
+            fputs("<BOM>", stdout);
+            p += 2;
+        } else if (*p < 0x20 || *p == 0x7F) {
+            printf("<0x%02x>", *p);
+        } else {
+            putchar(*p);
+        }
+    }
+}
+
+static void print_diff(const pgw_diff *d, const char *label_a, const char *label_b)
+{
+    const pgw_diff_side *f = pgw_diff_from(d), *t = pgw_diff_to(d);
+    char wf[32], wt[32];
+    cli_time(wf, f->captured_at);
+    cli_time(wt, t->captured_at);
+    printf("from %s.%s  %s  hash %s  (%s)\n", f->schema, f->table, wf, f->schema_hash, label_a);
+    printf("  to %s.%s  %s  hash %s  (%s)\n", t->schema, t->table, wt, t->schema_hash, label_b);
+    printf("class %s; schema %s", pgw_change_class_name(pgw_diff_class(d)),
+           pgw_diff_schema_changed(d) ? "changed" : "unchanged (same column names)");
+    if (f->has_row_estimate && t->has_row_estimate)
+        printf("; rows %" PRId64 " -> %" PRId64, f->row_estimate, t->row_estimate);
+    printf("\n");
+    size_t n = pgw_diff_renamed_count(d);
+    printf("\nrenamed (%zu)\n", n);
+    for (size_t i = 0; i < n; i++) {
+        const pgw_rename *r = pgw_diff_renamed(d, i);
+        printf("  ");
+        print_name(r->from);
+        printf("  ->  ");
+        print_name(r->to);
+        printf("   score %.2f, evidence %s%s\n", r->score,
+               r->evidence == PGW_EVIDENCE_BOTH   ? "values and name"
+               : r->evidence == PGW_EVIDENCE_NAME ? "name (values differ)"
+                                                  : "values",
+               strcmp(r->from_type, r->to_type) ? "; type changed too" : "");
+    }
+    n = pgw_diff_removed_count(d);
+    printf("\nremoved (%zu)\n", n);
+    for (size_t i = 0; i < n; i++) {
+        printf("  ");
+        print_name(pgw_diff_removed(d, i)->column);
+        printf("  %s\n", pgw_diff_removed(d, i)->type);
+    }
+    n = pgw_diff_added_count(d);
+    printf("\nadded (%zu)\n", n);
+    for (size_t i = 0; i < n; i++) {
+        printf("  ");
+        print_name(pgw_diff_added(d, i)->column);
+        printf("  %s  (position %" PRIu32 ")\n", pgw_diff_added(d, i)->type,
+               pgw_diff_added(d, i)->position);
+    }
+    n = pgw_diff_type_changed_count(d);
+    printf("\nretyped (%zu)\n", n);
+    for (size_t i = 0; i < n; i++) {
+        const pgw_type_change *tc = pgw_diff_type_changed(d, i);
+        printf("  ");
+        print_name(tc->column);
+        printf("  %s -> %s\n", tc->from, tc->to);
+    }
+    printf("\nreordered: %s\n", pgw_diff_reordered(d) ? "yes (kept columns changed order)" : "no");
+    n = pgw_diff_profile_changed_count(d);
+    printf("\nvalues changed form under the same name (%zu)\n", n);
+    for (size_t i = 0; i < n; i++) {
+        printf("  ");
+        print_name(pgw_diff_profile_changed(d, i)->column);
+        printf("  similarity %.2f\n", pgw_diff_profile_changed(d, i)->score);
+    }
+    n = pgw_diff_name_anomaly_count(d);
+    printf("\nname anomalies (%zu)\n", n);
+    for (size_t i = 0; i < n; i++) {
+        const pgw_name_anomaly_report *a = pgw_diff_name_anomaly(d, i);
+        char words[128];
+        printf("  ");
+        print_name(a->column);
+        printf("  (%s): %s\n", a->in_to ? "to" : "from",
+               anomaly_words(a->anomalies, words, sizeof words));
+    }
+}
+
+/* A snapshot from a file, a stored id, or NULL with the error reported. */
+static pgw_snapshot *load_one(cli *c, const char *arg, char *label, size_t label_size, int *rc)
+{
+    struct stat st;
+    pgw_error err;
+    if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
+        size_t len = 0;
+        char *text = cli_read_file(arg, &len);
+        if (!text) {
+            *rc = cli_fail(c, "cannot read %s: %s", arg, strerror(errno));
+            return NULL;
+        }
+        pgw_snapshot *s = NULL;
+        int r = pgw_snapshot_from_json(&s, text, len, NULL, &err);
+        free(text);
+        if (r != PGW_OK) {
+            *rc = cli_fail(c, "%s is not a pgwitness snapshot: %s", arg, err.message);
+            return NULL;
+        }
+        snprintf(label, label_size, "file %s", arg);
+        return s;
+    }
+    size_t id;
+    if (!parse_size(arg, &id, 1, INT64_MAX)) {
+        *rc = cli_usage(c, "'%s' is neither a snapshot file nor a stored snapshot id", arg);
+        return NULL;
+    }
+    PGconn *conn = cli_connect(c);
+    if (!conn) {
+        *rc = 1;
+        return NULL;
+    }
+    pgw_pq_filter f = PGW_PQ_FILTER_INIT;
+    f.id = (int64_t)id;
+    pgw_pq_snapshot_set *set = NULL;
+    int r = pgw_pq_load(&set, conn, c->pgw_schema, &f, &err);
+    if (r != PGW_OK) {
+        *rc = cli_fail_err(c, r, &err);
+        return NULL;
+    }
+    if (pgw_pq_snapshot_set_count(set) == 0) {
+        pgw_pq_snapshot_set_free(set);
+        *rc = cli_fail(c, "no stored snapshot with id %zu (see pgwitness history)", id);
+        return NULL;
+    }
+    /* Re-decode a copy that outlives the set. */
+    char *json = NULL;
+    pgw_snapshot *s = NULL;
+    r = pgw_snapshot_to_json(&json, NULL, pgw_pq_snapshot_set_get(set, 0), 0, &err);
+    if (r == PGW_OK)
+        r = pgw_snapshot_from_json(&s, json, strlen(json), NULL, &err);
+    pgw_free(json);
+    pgw_pq_snapshot_set_free(set);
+    if (r != PGW_OK) {
+        *rc = cli_fail_err(c, r, &err);
+        return NULL;
+    }
+    snprintf(label, label_size, "snapshot %zu", id);
+    return s;
+}
+
+int cmd_diff(cli *c, int argc, char **argv)
+{
+    const char *threshold_s = NULL;
+    const cli_opt opts[] = {COMMON_OPTS(c), SCHEMA_OPT(c),
+                            {"threshold", 0, true, &threshold_s, NULL}};
+    const char *pos[2];
+    size_t n_pos;
+    if (!cli_parse(c, argc, argv, opts, N(opts), pos, 2, &n_pos))
+        return EXIT_USAGE;
+    if (n_pos == 0)
+        return cli_usage(c, "give two snapshots (files or ids) or one TABLE");
+    pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
+    if (threshold_s) {
+        char *end;
+        o.rename_threshold = strtod(threshold_s, &end);
+        if (*end || end == threshold_s || !(o.rename_threshold >= 0 && o.rename_threshold <= 1))
+            return cli_usage(c, "--threshold takes a number from 0 to 1, not '%s'", threshold_s);
+    }
+    pgw_snapshot *a = NULL, *b = NULL;
+    char la[300], lb[300];
+    int rc = 0;
+    if (n_pos == 2) {
+        a = load_one(c, pos[0], la, sizeof la, &rc);
+        if (a)
+            b = load_one(c, pos[1], lb, sizeof lb, &rc);
+    } else {
+        char schema[256], table[256];
+        if (!cli_table_name(pos[0], schema, sizeof schema, table, sizeof table))
+            return cli_usage(c, "'%s' is not a table name, and one argument must be a TABLE",
+                             pos[0]);
+        PGconn *conn = cli_connect(c);
+        if (!conn)
+            return 1;
+        pgw_pq_filter f = PGW_PQ_FILTER_INIT;
+        f.schema = schema;
+        f.table = table;
+        f.newest_first = true;
+        f.limit = 2;
+        pgw_pq_snapshot_set *set = NULL;
+        pgw_error err;
+        int r = pgw_pq_load(&set, conn, c->pgw_schema, &f, &err);
+        if (r != PGW_OK)
+            return cli_fail_err(c, r, &err);
+        if (pgw_pq_snapshot_set_count(set) < 2) {
+            size_t have = pgw_pq_snapshot_set_count(set);
+            pgw_pq_snapshot_set_free(set);
+            return cli_fail(c, "%s.%s has %zu stored snapshot%s; a diff needs two (see "
+                               "pgwitness history %s)",
+                            schema, table, have, have == 1 ? "" : "s", pos[0]);
+        }
+        pgw_diff *d = NULL;
+        const pgw_snapshot *older = pgw_pq_snapshot_set_get(set, 1),
+                           *newer = pgw_pq_snapshot_set_get(set, 0);
+        r = pgw_diff_snapshots(&d, older, newer, &o, &err);
+        if (r == PGW_OK) {
+            if (c->json) {
+                char *json = NULL;
+                r = pgw_diff_to_json(&json, NULL, d, PGW_JSON_PRETTY, &err);
+                if (r == PGW_OK)
+                    print_json_doc(json);
+            } else {
+                snprintf(la, sizeof la, "snapshot %" PRId64, pgw_pq_snapshot_set_id(set, 1));
+                snprintf(lb, sizeof lb, "snapshot %" PRId64, pgw_pq_snapshot_set_id(set, 0));
+                print_diff(d, la, lb);
+            }
+        }
+        pgw_diff_free(d);
+        pgw_pq_snapshot_set_free(set);
+        return r == PGW_OK ? 0 : cli_fail_err(c, r, &err);
+    }
+    if (!a || !b) {
+        pgw_snapshot_free(a);
+        return rc ? rc : 1;
+    }
+    pgw_diff *d = NULL;
+    pgw_error err;
+    int r = pgw_diff_snapshots(&d, a, b, &o, &err);
+    if (r == PGW_OK) {
+        if (c->json) {
+            char *json = NULL;
+            r = pgw_diff_to_json(&json, NULL, d, PGW_JSON_PRETTY, &err);
+            if (r == PGW_OK)
+                print_json_doc(json);
+        } else {
+            print_diff(d, la, lb);
+        }
+    }
+    pgw_diff_free(d);
+    pgw_snapshot_free(a);
+    pgw_snapshot_free(b);
+    return r == PGW_OK ? 0 : cli_fail_err(c, r, &err);
+}
+
+/* ------------------------------------------------------------------ */
+/* report                                                              */
+
+static void print_report(const pgw_drift *d)
+{
+    size_t pairs = pgw_drift_pairs(d);
+    printf("drift report: %zu snapshots of %zu resources, %zu consecutive pairs, %zu changed "
+           "shape (%.0f%%)\n",
+           pgw_drift_snapshots(d), pgw_drift_resource_count(d), pairs, pgw_drift_changed_pairs(d),
+           pgw_drift_rate(d) * 100);
+    printf("classes:");
+    bool any = false;
+    for (int k = 0; k < PGW_CHANGE_CLASS_COUNT; k++) {
+        size_t n = pgw_drift_class_count(d, (pgw_change_class)k);
+        if (n) {
+            printf("%s %s %zu", any ? "," : "", pgw_change_class_name((pgw_change_class)k), n);
+            any = true;
+        }
+    }
+    printf("%s\n", any ? "" : " none");
+    if (pgw_drift_profile_changed_pairs(d))
+        printf("pairs where values changed form under the same name: %zu\n",
+               pgw_drift_profile_changed_pairs(d));
+    for (size_t i = 0; i < pgw_drift_resource_count(d); i++) {
+        const pgw_drift_resource *r = pgw_drift_resource_at(d, i);
+        char first[32], last[32];
+        cli_time(first, r->first);
+        cli_time(last, r->last);
+        printf("\n%s: %zu snapshot%s from %s to %s, %zu of %zu pair%s changed\n", r->resource,
+               r->snapshots, r->snapshots == 1 ? "" : "s", first, last, r->changed_pairs,
+               r->pairs, r->pairs == 1 ? "" : "s");
+        for (size_t k = 0; k < r->n_steps; k++) {
+            const pgw_diff *df = r->steps[k].diff;
+            char when[32];
+            cli_time(when, pgw_diff_to(df)->captured_at);
+            printf("  %s  %-11s", when, pgw_change_class_name(r->steps[k].change));
+            const char *sep = " ";
+            for (size_t j = 0; j < pgw_diff_renamed_count(df); j++) {
+                const pgw_rename *rn = pgw_diff_renamed(df, j);
+                printf("%srenamed ", sep);
+                print_name(rn->from);
+                printf(" -> ");
+                print_name(rn->to);
+                printf(" (%.2f)", rn->score);
+                sep = ", ";
+            }
+            if (pgw_diff_added_count(df)) {
+                printf("%sadded", sep);
+                for (size_t j = 0; j < pgw_diff_added_count(df); j++) {
+                    printf(" ");
+                    print_name(pgw_diff_added(df, j)->column);
+                }
+                sep = ", ";
+            }
+            if (pgw_diff_removed_count(df)) {
+                printf("%sremoved %zu", sep, pgw_diff_removed_count(df));
+                sep = ", ";
+            }
+            if (pgw_diff_type_changed_count(df)) {
+                printf("%sretyped %zu", sep, pgw_diff_type_changed_count(df));
+                sep = ", ";
+            }
+            if (pgw_diff_reordered(df)) {
+                printf("%sreordered", sep);
+                sep = ", ";
+            }
+            for (size_t j = 0; j < pgw_diff_profile_changed_count(df); j++) {
+                printf("%svalues of ", sep);
+                print_name(pgw_diff_profile_changed(df, j)->column);
+                printf(" changed form");
+                sep = ", ";
+            }
+            printf("\n");
+        }
+    }
+}
+
+int cmd_report(cli *c, int argc, char **argv)
+{
+    const char *since = NULL, *resource = NULL;
+    const cli_opt opts[] = {COMMON_OPTS(c), SCHEMA_OPT(c), {"since", 0, true, &since, NULL},
+                            {"resource", 0, true, &resource, NULL}};
+    const char *pos[1];
+    size_t n_pos;
+    if (!cli_parse(c, argc, argv, opts, N(opts), pos, 0, &n_pos))
+        return EXIT_USAGE;
+    pgw_pq_filter f = PGW_PQ_FILTER_INIT;
+    pgw_error err;
+    if (since) {
+        if (pgw_timestamp_parse(&f.since, since, &err) != PGW_OK)
+            return cli_usage(c, "--since: %s", err.message);
+        f.has_since = true;
+    }
+    f.resource = resource;
+    PGconn *conn = cli_connect(c);
+    if (!conn)
+        return 1;
+    pgw_pq_snapshot_set *set = NULL;
+    int rc = pgw_pq_load(&set, conn, c->pgw_schema, &f, &err);
+    if (rc != PGW_OK)
+        return cli_fail_err(c, rc, &err);
+    pgw_drift *d = NULL;
+    rc = pgw_drift_report(&d, pgw_pq_snapshot_set_all(set), pgw_pq_snapshot_set_count(set), NULL,
+                          &err);
+    if (rc == PGW_OK) {
+        if (c->json) {
+            char *json = NULL;
+            rc = pgw_drift_to_json(&json, NULL, d, PGW_JSON_PRETTY, &err);
+            if (rc == PGW_OK)
+                print_json_doc(json);
+        } else {
+            print_report(d);
+        }
+    }
+    pgw_drift_free(d);
+    pgw_pq_snapshot_set_free(set);
+    return rc == PGW_OK ? 0 : cli_fail_err(c, rc, &err);
+}
+
+/* ------------------------------------------------------------------ */
+/* prune                                                               */
+
+int cmd_prune(cli *c, int argc, char **argv)
+{
+    const char *keep_s = NULL;
+    const cli_opt opts[] = {COMMON_OPTS(c), SCHEMA_OPT(c), {"keep", 0, true, &keep_s, NULL}};
+    const char *pos[1];
+    size_t n_pos;
+    if (!cli_parse(c, argc, argv, opts, N(opts), pos, 0, &n_pos))
+        return EXIT_USAGE;
+    size_t keep;
+    if (!keep_s)
+        return cli_usage(c, "--keep N is required (snapshots to keep per resource)");
+    if (!parse_size(keep_s, &keep, 1, 2147483647))
+        return cli_usage(c, "--keep takes a positive number, not '%s'", keep_s);
+    PGconn *conn = cli_connect(c);
+    if (!conn)
+        return 1;
+    pgw_pq_prune_result r;
+    pgw_error err;
+    int rc = pgw_pq_prune(&r, conn, c->pgw_schema, keep, &err);
+    if (rc != PGW_OK)
+        return cli_fail_err(c, rc, &err);
+    if (c->json)
+        return cli_print_json(c, json_pack("{s:I, s:I, s:I}", "removed", (json_int_t)r.removed,
+                                           "resources", (json_int_t)r.resources, "kept",
+                                           (json_int_t)r.kept));
+    printf("pruned %zu snapshot%s from %zu resource%s; %zu kept (the newest %zu per "
+               "resource and both sides of every change)\n",
+               r.removed, r.removed == 1 ? "" : "s", r.resources, r.resources == 1 ? "" : "s",
+               r.kept, keep);
+    return 0;
+}

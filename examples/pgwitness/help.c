@@ -1,0 +1,123 @@
+/*
+ * examples/pgwitness/help.c — `pgwitness COMMAND --help`: enough to use each
+ * command without reading the code.
+ * SPDX-License-Identifier: MIT
+ */
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *command;
+    const char *text;
+} helps[] = {
+    {"install",
+     "usage: pgwitness install [-d CONNINFO] [--schema NAME] [--json]\n"
+     "\n"
+     "Creates pgwitness's schema (default \"pgwitness\") or upgrades it to this\n"
+     "release's version: the snapshots table, the drop audit table, the trigger\n"
+     "function. Safe to run again, and from several sessions at once. Needs\n"
+     "CREATE on the database. Runs in its own transaction.\n"},
+    {"snapshot",
+     "usage: pgwitness snapshot TABLE [--reason R] [--resource ID] [--store]\n"
+     "                          [-o FILE] [--json]\n"
+     "\n"
+     "Captures what TABLE looks like now — columns, types, order, row estimate\n"
+     "and each column's value profile from pg_stats — reading only the catalog,\n"
+     "never the table. Prints a summary; with --json prints the snapshot\n"
+     "document (docs/formats.md).\n"
+     "  --reason R       why (default manual)\n"
+     "  --resource ID    the upstream resource the table holds\n"
+     "  --store          also store it in pgwitness's schema (needs install)\n"
+     "  -o, --output F   also write the snapshot document to file F\n"
+     "Run ANALYZE on the table first for value profiles; a table never analysed\n"
+     "has names and types but no row estimate and no profiles.\n"},
+    {"baseline",
+     "usage: pgwitness baseline [--schema PATTERN] [--table PATTERN] [--limit N]\n"
+     "                          [--batch N] [--pgw-schema NAME] [--json]\n"
+     "\n"
+     "Snapshots live tables that have no snapshot of their current OID yet,\n"
+     "oldest first, reason \"baseline\", reading the catalog many tables per\n"
+     "query. Run it again to walk through a large backlog; when every table is\n"
+     "covered it does nothing. Shows progress on a terminal.\n"
+     "  --schema PATTERN  SQL LIKE pattern of schemas (default: all but system)\n"
+     "  --table PATTERN   SQL LIKE pattern of tables (default: all)\n"
+     "  --limit N         tables per run (default 1000)\n"
+     "  --batch N         tables per catalog query (default 250)\n"
+     "  --pgw-schema NAME pgwitness's own schema (--schema means the pattern here)\n"},
+    {"drop",
+     "usage: pgwitness drop TABLE --reason R [--resource ID] [--no-snapshot] [--json]\n"
+     "\n"
+     "Drops TABLE through the audited drop funnel: snapshot first (under a\n"
+     "savepoint with short timeouts), then DROP TABLE, then an audit row. A\n"
+     "failed snapshot never stops the drop; the output says why there is none.\n"
+     "Reasons pgwitness knows: schema_mismatch_recreate, retain_raw_versions,\n"
+     "raw_orphan_cleanup, empty_raw_bloat, manual; any other word is kept as is.\n"
+     "PGWITNESS_SNAPSHOTS=0|off|false in the environment (or --no-snapshot)\n"
+     "switches the snapshot off; the drop and its audit row still happen.\n"},
+    {"history",
+     "usage: pgwitness history TABLE | --resource ID [--limit N] [--json]\n"
+     "\n"
+     "Lists the stored snapshots of a table (by schema and name) or of a\n"
+     "resource, newest first: id, when, reason, schema hash, columns, rows.\n"
+     "The ids are what `pgwitness diff A B` takes.\n"},
+    {"diff",
+     "usage: pgwitness diff A B [--threshold X] [--json]\n"
+     "       pgwitness diff TABLE [--threshold X] [--json]\n"
+     "\n"
+     "Compares two snapshots, older first. A and B are snapshot files (from\n"
+     "`pgwitness snapshot -o`; no database needed) or stored snapshot ids (see\n"
+     "history); TABLE alone compares its two newest stored snapshots. Shows\n"
+     "renamed columns (recognised from their values, with score and evidence),\n"
+     "removed, added, retyped (synonyms such as int4/integer are not changes),\n"
+     "reordered, values that changed form under the same name, and anomalous\n"
+     "names (BOM, surrounding spaces, control characters). With --json prints\n"
+     "the diff document (keys schema_changed, added, removed, type_changed,\n"
+     "reordered, renamed_candidates, profile_changed, name_anomalies, ...).\n"
+     "  --threshold X   rename score needed, 0..1 (default 0.6)\n"},
+    {"report",
+     "usage: pgwitness report [--since TIMESTAMP] [--resource ID] [--json]\n"
+     "\n"
+     "The drift report over the stored snapshots: snapshots of each resource\n"
+     "(resource identity, else schema.table) in time order, each consecutive\n"
+     "pair diffed and classified (unchanged, additive, subtractive, renamed,\n"
+     "retyped, reordered, mixed); totals, the rate of change, and a timeline\n"
+     "per resource. TIMESTAMP is RFC 3339 (2026-11-30T09:00:00Z) or a date.\n"},
+    {"prune",
+     "usage: pgwitness prune --keep N [--json]\n"
+     "\n"
+     "Deletes old snapshots: per resource keeps the newest N and every\n"
+     "snapshot on either side of a schema change, so each change stays visible\n"
+     "as a pair. Prints how many were removed.\n"},
+    {"decide",
+     "usage: pgwitness decide --deps FILE --write FILE [--json]\n"
+     "       pgwitness decide --batch < lines\n"
+     "\n"
+     "Decides, without a database, whether a write must refresh a subscription,\n"
+     "and says why. FILE holds the JSON forms of docs/wire.md: the\n"
+     "subscription's dependencies and the write set. Prints `refresh (REASON):\n"
+     "explanation` or `skip (REASON): explanation`; --json prints the verdict\n"
+     "{\"verdict\": \"refresh\", \"reason\": \"FILTER_COLUMN_CHANGED\"}.\n"
+     "--batch reads JSON lines {\"deps\": ..., \"write\": ...} on stdin and prints\n"
+     "one verdict line for each (an {\"error\": ..., \"line\": N} line for a line it\n"
+     "cannot decide, and exit status 1 at the end).\n"},
+    {"watch",
+     "usage: pgwitness watch TABLE... [--channel C] [--values COL,...] [--json]\n"
+     "\n"
+     "Installs pgwitness's statement triggers on the tables (needs install)\n"
+     "and prints each write set as it arrives, after its transaction commits.\n"
+     "With --json, one line per write set in the write-set JSON form of\n"
+     "docs/wire.md, scope filled from the connection, ready to pipe into\n"
+     "`pgwitness decide --batch` next to a dependencies document. Ctrl-C or\n"
+     "SIGTERM stops it (the triggers stay; they cost nothing without listeners).\n"
+     "  --channel C       notification channel (default pgwitness)\n"
+     "  --values COL,...  also send old/new values of these columns\n"},
+};
+
+const char *cli_help(const char *command)
+{
+    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++)
+        if (strcmp(helps[i].command, command) == 0)
+            return helps[i].text;
+    return "no help for this command\n";
+}

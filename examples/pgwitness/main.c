@@ -1,0 +1,135 @@
+/*
+ * examples/pgwitness/main.c — `pgwitness`, the operator CLI: what did this
+ * table look like before it was replaced, how often do our inputs change
+ * shape and how, why did this subscription refresh.
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *const overview =
+    "usage: pgwitness [-d CONNINFO] [--schema NAME] COMMAND [ARGS] [--json]\n"
+    "\n"
+    "pgwitness records what PostgreSQL tables looked like before they are\n"
+    "dropped, diffs those snapshots (added, removed, retyped, reordered and\n"
+    "renamed columns, recognised from their values in pg_stats), reports how\n"
+    "often inputs change shape, and explains which writes a live query must\n"
+    "refresh for.\n"
+    "\n"
+    "Snapshots:\n"
+    "  install                 create or upgrade pgwitness's schema\n"
+    "  snapshot TABLE          capture a table's snapshot from the catalog\n"
+    "  baseline                snapshot live tables that have none yet\n"
+    "  drop TABLE --reason R   drop a table through the audited drop funnel\n"
+    "  history TABLE           the stored snapshots of a table (or --resource)\n"
+    "  diff A [B]              compare two snapshots (files, ids, or a table's two newest)\n"
+    "  report                  the drift report over every stored snapshot\n"
+    "  prune --keep N          retention: keep N per resource and every change\n"
+    "Invalidation:\n"
+    "  decide                  decide whether a write must refresh a subscription\n"
+    "  watch TABLE...          install triggers and print each write set as it arrives\n"
+    "\n"
+    "Options for every command (before or after it):\n"
+    "  -d, --dbname CONNINFO   libpq connection string or URI (default: the PG*\n"
+    "                          environment variables: PGHOST, PGPORT, PGUSER, ...)\n"
+    "  --schema NAME           pgwitness's own schema (default pgwitness; for\n"
+    "                          `baseline`, --schema after the command is the\n"
+    "                          pattern of schemas to cover: use --pgw-schema there)\n"
+    "  --pgw-schema NAME       pgwitness's own schema, unambiguously\n"
+    "  --json                  one JSON document on stdout instead of text\n"
+    "  -h, --help              help for pgwitness or for a command\n"
+    "  --version               print the version\n"
+    "\n"
+    "TABLE is `table` (schema public) or `schema.table`; quote parts that\n"
+    "contain dots or capitals: '\"My Schema\".\"Orders 2025\"'.\n"
+    "Exit status: 0 success, 1 failure, 2 usage error. Errors are one line on\n"
+    "stderr. `pgwitness help COMMAND` or `pgwitness COMMAND --help` for more.\n";
+
+typedef struct command {
+    const char *name;
+    int (*run)(cli *, int, char **);
+} command;
+
+static const command commands[] = {
+    {"install", cmd_install}, {"snapshot", cmd_snapshot}, {"baseline", cmd_baseline},
+    {"drop", cmd_drop},       {"history", cmd_history},   {"diff", cmd_diff},
+    {"report", cmd_report},   {"prune", cmd_prune},       {"decide", cmd_decide},
+    {"watch", cmd_watch},
+};
+
+static const command *find(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    memset(&c, 0, sizeof c);
+    c.prog = "pgwitness";
+    c.conninfo = "";
+    const char *env_schema = getenv("PGWITNESS_SCHEMA");
+    if (env_schema && env_schema[0])
+        c.pgw_schema = env_schema;
+    int i = 1;
+    /* Global options before the command. */
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(overview, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("pgwitness %s\n", pgw_version());
+            return 0;
+        }
+        if (strcmp(a, "--json") == 0) {
+            c.json = true;
+            continue;
+        }
+        const char **slot = NULL;
+        if (strcmp(a, "-d") == 0 || strcmp(a, "--dbname") == 0)
+            slot = &c.conninfo;
+        else if (strcmp(a, "--schema") == 0 || strcmp(a, "--pgw-schema") == 0)
+            slot = &c.pgw_schema;
+        if (!slot)
+            return cli_usage(&c, "unknown option '%s' (see pgwitness --help)", a);
+        if (i + 1 >= argc)
+            return cli_usage(&c, "option %s needs a value", a);
+        *slot = argv[++i];
+    }
+    if (i >= argc) {
+        fputs(overview, stderr);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[i];
+    if (strcmp(name, "help") == 0) {
+        if (i + 1 < argc && find(argv[i + 1])) {
+            fputs(cli_help(argv[i + 1]), stdout);
+            return 0;
+        }
+        fputs(overview, stdout);
+        return i + 1 < argc ? EXIT_USAGE : 0;
+    }
+    const command *cmd = find(name);
+    if (!cmd)
+        return cli_usage(&c, "unknown command '%s' (see pgwitness --help)", name);
+    c.command = cmd->name;
+    for (int k = i + 1; k < argc; k++) {
+        if (strcmp(argv[k], "--") == 0)
+            break;
+        if (strcmp(argv[k], "-h") == 0 || strcmp(argv[k], "--help") == 0) {
+            fputs(cli_help(cmd->name), stdout);
+            return 0;
+        }
+    }
+    int rc = cmd->run(&c, argc - i, argv + i);
+    cli_disconnect(&c);
+    return rc;
+}
