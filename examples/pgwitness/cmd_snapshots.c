@@ -684,10 +684,11 @@ int cmd_diff(cli *c, int argc, char **argv)
 static void print_report(const pgw_drift *d)
 {
     size_t pairs = pgw_drift_pairs(d);
-    printf("drift report: %zu snapshots of %zu resources, %zu consecutive pairs, %zu changed "
+    size_t nres = pgw_drift_resource_count(d);
+    printf("drift report: %zu snapshots of %zu resource%s, %zu consecutive pair%s, %zu changed "
            "shape (%.0f%%)\n",
-           pgw_drift_snapshots(d), pgw_drift_resource_count(d), pairs, pgw_drift_changed_pairs(d),
-           pgw_drift_rate(d) * 100);
+           pgw_drift_snapshots(d), nres, nres == 1 ? "" : "s", pairs, pairs == 1 ? "" : "s",
+           pgw_drift_changed_pairs(d), pgw_drift_rate(d) * 100);
     printf("classes:");
     bool any = false;
     for (int k = 0; k < PGW_CHANGE_CLASS_COUNT; k++) {
@@ -713,44 +714,46 @@ static void print_report(const pgw_drift *d)
             const pgw_diff *df = r->steps[k].diff;
             char when[32];
             cli_time(when, pgw_diff_to(df)->captured_at);
-            printf("  %s  %-11s", when, pgw_change_class_name(r->steps[k].change));
-            const char *sep = " ";
+            printf("  %s  %s  %s.%s -> %s.%s\n", when, pgw_change_class_name(r->steps[k].change),
+                   pgw_diff_from(df)->schema, pgw_diff_from(df)->table, pgw_diff_to(df)->schema,
+                   pgw_diff_to(df)->table);
             for (size_t j = 0; j < pgw_diff_renamed_count(df); j++) {
                 const pgw_rename *rn = pgw_diff_renamed(df, j);
-                printf("%srenamed ", sep);
+                printf("      %-9s", j ? "" : "renamed");
                 print_name(rn->from);
                 printf(" -> ");
                 print_name(rn->to);
-                printf(" (%.2f)", rn->score);
-                sep = ", ";
+                printf("  (%.2f, %s)\n", rn->score,
+                       rn->evidence == PGW_EVIDENCE_BOTH   ? "values and name"
+                       : rn->evidence == PGW_EVIDENCE_NAME ? "name; values differ"
+                                                           : "values");
             }
-            if (pgw_diff_added_count(df)) {
-                printf("%sadded", sep);
-                for (size_t j = 0; j < pgw_diff_added_count(df); j++) {
-                    printf(" ");
-                    print_name(pgw_diff_added(df, j)->column);
+            for (int which = 0; which < 2; which++) {
+                size_t cnt = which ? pgw_diff_removed_count(df) : pgw_diff_added_count(df);
+                if (!cnt)
+                    continue;
+                printf("      %-9s", which ? "removed" : "added");
+                for (size_t j = 0; j < cnt; j++) {
+                    printf("%s", j ? ", " : "");
+                    print_name(which ? pgw_diff_removed(df, j)->column
+                                     : pgw_diff_added(df, j)->column);
                 }
-                sep = ", ";
+                printf("\n");
             }
-            if (pgw_diff_removed_count(df)) {
-                printf("%sremoved %zu", sep, pgw_diff_removed_count(df));
-                sep = ", ";
+            for (size_t j = 0; j < pgw_diff_type_changed_count(df); j++) {
+                const pgw_type_change *tc = pgw_diff_type_changed(df, j);
+                printf("      %-9s", j ? "" : "retyped");
+                print_name(tc->column);
+                printf(" %s -> %s\n", tc->from, tc->to);
             }
-            if (pgw_diff_type_changed_count(df)) {
-                printf("%sretyped %zu", sep, pgw_diff_type_changed_count(df));
-                sep = ", ";
-            }
-            if (pgw_diff_reordered(df)) {
-                printf("%sreordered", sep);
-                sep = ", ";
-            }
+            if (pgw_diff_reordered(df))
+                printf("      reordered (the kept columns changed order)\n");
             for (size_t j = 0; j < pgw_diff_profile_changed_count(df); j++) {
-                printf("%svalues of ", sep);
+                printf("      values of ");
                 print_name(pgw_diff_profile_changed(df, j)->column);
-                printf(" changed form");
-                sep = ", ";
+                printf(" changed form under the same name (similarity %.2f)\n",
+                       pgw_diff_profile_changed(df, j)->score);
             }
-            printf("\n");
         }
     }
 }

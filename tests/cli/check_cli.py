@@ -173,10 +173,10 @@ def body():
 
     rc, out, err = cli("report")
     check("report: both format changes, renames from values",
-          rc == 0 and "4 snapshots of 1 resources, 3 consecutive pairs, 2 changed shape (67%)" in out
+          rc == 0 and "4 snapshots of 1 resource, 3 consecutive pairs, 2 changed shape (67%)" in out
           and "classes: unchanged 1, mixed 2" in out
-          and "renamed culmen_length_mm -> bill_length_mm (1.00)" in out
-          and "values of sex changed form" in out, out + err)
+          and "culmen_length_mm -> bill_length_mm  (1.00, values)" in out
+          and "values of sex changed form under the same name" in out, out + err)
     rc, out, err = cli("report", "--json")
     check("report --json", rc == 0 and json.loads(out)["changed_pairs"] == 2, err)
 

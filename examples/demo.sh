@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# examples/demo.sh — the pgwitness demo on real data, against the server in
+# the PG* environment. examples/quickstart runs it on a throwaway cluster;
+# the test suite runs it too and checks its key lines.
+#   examples/demo.sh BIN_DIR [DATA_DIR]
+# BIN_DIR holds the built examples (pgwitness/pgwitness, ingest/...).
+# Creates (and leaves, for you to explore) the database
+# ${PGWITNESS_DEMO_DB:-pgwitness_quickstart}.
+set -euo pipefail
+bin=$(cd "$1" && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+data=${2:-$root/examples/data}
+db=${PGWITNESS_DEMO_DB:-pgwitness_quickstart}
+PGDATABASE=postgres PGOPTIONS='-c client_min_messages=warning' psql -qX -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" \
+  -c "CREATE DATABASE \"$db\"" >/dev/null
+export PGDATABASE=$db
+
+step() { printf '\n$ %s\n' "$*"; "$@" 2>&1; }
+pgwitness() { "$bin/pgwitness/pgwitness" "$@"; }
+pgwitness-ingest() { "$bin/ingest/pgwitness-ingest" "$@"; }
+cd "$data"
+
+echo "== 1. Format changes of a real dataset"
+echo "palmerpenguins was published in three formats (examples/data/palmerpenguins)."
+echo "A collector re-ingests it into one table; when the CSV header changes it"
+echo "drops the old table through pgwitness's funnel, which snapshots it first."
+step pgwitness install
+step pgwitness-ingest --table penguins palmerpenguins/v1_penguins_raw.csv
+step pgwitness baseline
+step pgwitness-ingest --table penguins palmerpenguins/v2_penguins_size.csv
+step pgwitness-ingest --table penguins palmerpenguins/v3_penguins.csv
+step pgwitness baseline
+step pgwitness history penguins
+step pgwitness report
