@@ -109,33 +109,48 @@ char *pgwi_pq_ident(PGconn *conn, const char *schema, const char *name, pgw_erro
     return out;
 }
 
-char *pgwi_pq_sql(PGconn *conn, const char *tmpl, const char *pgw_schema, pgw_error *err)
+/* Replaces every `token` in text with `with`; a new string (pgwi_free). */
+static char *replace_all(const char *text, const char *token, const char *with)
 {
-    static const char token[] = ":\"schema\"";
-    const size_t tlen = sizeof token - 1;
-    char *q = pgwi_pq_ident(conn, NULL, pgwi_pq_schema(pgw_schema), err);
-    if (!q)
-        return NULL;
-    size_t qlen = strlen(q), n = 0, len = strlen(tmpl);
-    for (const char *p = strstr(tmpl, token); p; p = strstr(p + tlen, token))
+    size_t tlen = strlen(token), wlen = strlen(with), n = 0;
+    for (const char *p = strstr(text, token); p; p = strstr(p + tlen, token))
         n++;
-    char *out = pgwi_malloc(len + n * qlen + 1);
-    if (!out) {
-        pgwi_free(q);
-        pgwi_enomem(err);
+    char *out = pgwi_malloc(strlen(text) + n * wlen + 1);
+    if (!out)
         return NULL;
-    }
     char *o = out;
-    const char *p = tmpl;
+    const char *p = text;
     for (const char *hit = strstr(p, token); hit; hit = strstr(p, token)) {
         memcpy(o, p, (size_t)(hit - p));
         o += hit - p;
-        memcpy(o, q, qlen);
-        o += qlen;
+        memcpy(o, with, wlen);
+        o += wlen;
         p = hit + tlen;
     }
     strcpy(o, p);
-    pgwi_free(q);
+    return out;
+}
+
+char *pgwi_pq_sql(PGconn *conn, const char *tmpl, const char *pgw_schema, pgw_error *err)
+{
+    const char *schema = pgwi_pq_schema(pgw_schema);
+    char *ident = pgwi_pq_ident(conn, NULL, schema, err);
+    if (!ident)
+        return NULL;
+    char *lit = PQescapeLiteral(conn, schema, strlen(schema));
+    if (!lit) {
+        pgwi_free(ident);
+        pgwi_pq_conn_error(err, conn, "quoting a literal");
+        return NULL;
+    }
+    /* psql's variable forms: :"schema" an identifier, :'schema' a literal. */
+    char *step = replace_all(tmpl, ":\"schema\"", ident);
+    char *out = step ? replace_all(step, ":'schema'", lit) : NULL;
+    pgwi_free(step);
+    pgwi_free(ident);
+    PQfreemem(lit);
+    if (!out)
+        pgwi_enomem(err);
     return out;
 }
 

@@ -25,8 +25,9 @@ const char *pgwi_pq_schema(const char *s);
  * free with pgwi_free. "a"."b" when schema is given. */
 char *pgwi_pq_ident(PGconn *conn, const char *schema, const char *name, pgw_error *err);
 
-/* An embedded SQL text with every :"schema" replaced by the quoted library
- * schema (the psql variable syntax the .sql files use). pgwi_free. */
+/* An embedded SQL text with every :"schema" replaced by the library schema
+ * quoted as an identifier and every :'schema' by it quoted as a literal
+ * (the psql variable syntax the .sql files use). pgwi_free. */
 char *pgwi_pq_sql(PGconn *conn, const char *tmpl, const char *pgw_schema, pgw_error *err);
 
 /* Runs a parameterised statement; returns the result when it succeeded
