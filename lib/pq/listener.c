@@ -49,6 +49,8 @@ typedef struct tenant {
     uint32_t backoff;   /* the delay after the next failure, ms */
     uint32_t retry_ms;  /* the delay chosen after the last failure */
     uint64_t connects, failures, notifications;
+    char notice[256];   /* the last notice or unsolicited error (e.g. FATAL
+                           when the backend is terminated), one line */
 } tenant;
 
 struct pgw_pq_listener {
@@ -122,8 +124,20 @@ static void fail_conn(pgw_pq_listener *l, tenant *t, const char *what, int64_t n
     char msg[PGW_ERROR_MESSAGE_SIZE * 2];
     char reason[PGW_ERROR_MESSAGE_SIZE];
     one_line(reason, sizeof reason, t->conn ? PQerrorMessage(t->conn) : NULL);
-    snprintf(msg, sizeof msg, "%s: %s", what, reason);
+    if (t->notice[0])
+        snprintf(msg, sizeof msg, "%s: %s (%s)", what, reason, t->notice);
+    else
+        snprintf(msg, sizeof msg, "%s: %s", what, reason);
     fail(l, t, PGW_ECONN, msg, now);
+}
+
+/* libpq's default notice processor prints to stderr; the library prints
+ * nothing. The server's message for an unsolicited error (such as FATAL
+ * on pg_terminate_backend) arrives as a notice: kept for the LOST event. */
+static void keep_notice(void *arg, const PGresult *res)
+{
+    tenant *t = arg;
+    one_line(t->notice, sizeof t->notice, PQresultErrorMessage(res));
 }
 
 static void start_connect(pgw_pq_listener *l, tenant *t, int64_t now)
@@ -143,6 +157,8 @@ static void start_connect(pgw_pq_listener *l, tenant *t, int64_t now)
         fail(l, t, PGW_ECONN, "libpq could not start a connection (out of memory)", now);
         return;
     }
+    PQsetNoticeReceiver(t->conn, keep_notice, t);
+    t->notice[0] = '\0';
     if (PQstatus(t->conn) == CONNECTION_BAD)
         fail_conn(l, t, "connecting", now);
 }
