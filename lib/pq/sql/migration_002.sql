@@ -132,13 +132,14 @@ BEGIN
         -- How many rows, and the first one (all there is, usually).
         IF TG_OP = 'UPDATE' THEN
             -- (with the columns whose text differs, should this pair be all)
-            SELECT (SELECT count(*) FROM pgw_old), s.oj, s.nj, s.same,
-                   (SELECT coalesce(array_agg(to_json(z.k)::text), '{}')
-                      FROM ROWS FROM (json_each(s.oj), json_each(s.nj)) AS z(k, v, k2, v2)
-                     WHERE NOT s.same AND z.v::text IS DISTINCT FROM z.v2::text)
+            SELECT (SELECT count(*) FROM pgw_old), s.oj, s.nj, s.oj::text = s.nj::text,
+                   CASE WHEN s.oj::text = s.nj::text THEN '{}'
+                        ELSE (SELECT coalesce(array_agg(to_json(z.k)::text), '{}')
+                                FROM ROWS FROM (json_each(s.oj), json_each(s.nj))
+                                     AS z(k, v, k2, v2)
+                               WHERE z.v::text IS DISTINCT FROM z.v2::text) END
               INTO _n_old, _oj, _nj, _same, _cols
-              FROM (SELECT to_json(o.*) AS oj, to_json(n.*) AS nj,
-                           to_json(o.*)::text = to_json(n.*)::text AS same
+              FROM (SELECT to_json(o.*) AS oj, to_json(n.*) AS nj
                       FROM pgw_old o, pgw_new n LIMIT 1) s;
             _n_new := _n_old;
         ELSIF TG_OP = 'INSERT' THEN
@@ -160,36 +161,43 @@ BEGIN
         -- 'b' boolean; 'd' date, 't' timestamp, 'z' timestamptz, 'h' time,
         -- 'y' timetz (converted back); NULL: no reliable text. A domain has
         -- its base type's kind.
-        SELECT i.indkey::int2[], a.attname::text, a.atttypid
-          INTO _ik, _x, _typ
+        -- The usual case costs one query: a one-column key of a common
+        -- type and no value columns (PL/pgSQL statements are not free).
+        SELECT i.indkey::int2[], a.attname::text, a.atttypid,
+               CASE a.atttypid
+                 WHEN 'int4'::regtype THEN 'n' WHEN 'int8'::regtype THEN 'n'
+                 WHEN 'text'::regtype THEN 'n' WHEN 'uuid'::regtype THEN 'n'
+                 WHEN 'varchar'::regtype THEN 'n' WHEN 'bool'::regtype THEN 'b' END
+          INTO _ik, _x, _typ, _kind
           FROM pg_index i
           JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
          WHERE i.indrelid = TG_RELID AND i.indisprimary;
-        IF _ik IS NOT NULL THEN
+        IF _ik IS NOT NULL AND cardinality(_ik) = 1 AND _kind IS NOT NULL AND TG_NARGS = 1 THEN
             _knames := ARRAY[_x];
-            _typs := ARRAY[_typ];
-            FOR _f IN 1..cardinality(_ik) - 1 LOOP
-                SELECT a.attname::text, a.atttypid INTO _x, _typ
-                  FROM pg_attribute a WHERE a.attrelid = TG_RELID AND a.attnum = _ik[_f];
-                _knames := _knames || _x;
-                _typs := _typs || _typ;
-            END LOOP;
-        END IF;
-        _n_keys := coalesce(cardinality(_knames), 0);
-        IF TG_NARGS > 1 THEN
-            SELECT array_agg(a.attname::text ORDER BY a.attnum), array_agg(a.atttypid ORDER BY a.attnum)
-              INTO _vnames, _vtyps
-              FROM pg_attribute a
-             WHERE a.attrelid = TG_RELID AND a.attname = ANY (TG_ARGV[1:TG_NARGS])
-               AND a.attnum > 0 AND NOT a.attisdropped;
-        END IF;
-        FOR _f IN 1.._n_keys + coalesce(cardinality(_vtyps), 0) LOOP
-            _typ := CASE WHEN _f <= _n_keys THEN _typs[_f] ELSE _vtyps[_f - _n_keys] END;
-            _kind := CASE _typ
-                WHEN 'int4'::regtype THEN 'n' WHEN 'int8'::regtype THEN 'n'
-                WHEN 'text'::regtype THEN 'n' WHEN 'uuid'::regtype THEN 'n'
-                WHEN 'varchar'::regtype THEN 'n' WHEN 'bool'::regtype THEN 'b' END;
-            IF _kind IS NULL THEN
+            _kkinds := ARRAY[_kind];
+            _n_keys := 1;
+        ELSE
+            IF _ik IS NOT NULL THEN
+                _knames := ARRAY[_x];
+                _typs := ARRAY[_typ];
+                FOR _f IN 1..cardinality(_ik) - 1 LOOP
+                    SELECT a.attname::text, a.atttypid INTO _x, _typ
+                      FROM pg_attribute a WHERE a.attrelid = TG_RELID AND a.attnum = _ik[_f];
+                    _knames := _knames || _x;
+                    _typs := _typs || _typ;
+                END LOOP;
+            END IF;
+            _n_keys := coalesce(cardinality(_knames), 0);
+            IF TG_NARGS > 1 THEN
+                SELECT array_agg(a.attname::text ORDER BY a.attnum),
+                       array_agg(a.atttypid ORDER BY a.attnum)
+                  INTO _vnames, _vtyps
+                  FROM pg_attribute a
+                 WHERE a.attrelid = TG_RELID AND a.attname = ANY (TG_ARGV[1:TG_NARGS])
+                   AND a.attnum > 0 AND NOT a.attisdropped;
+            END IF;
+            FOR _f IN 1.._n_keys + coalesce(cardinality(_vtyps), 0) LOOP
+                _typ := CASE WHEN _f <= _n_keys THEN _typs[_f] ELSE _vtyps[_f - _n_keys] END;
                 SELECT CASE WHEN t.typtype = 'e' THEN
                          CASE WHEN EXISTS (SELECT FROM pg_cast ca
                                             WHERE ca.castsource = t.oid
@@ -222,15 +230,15 @@ BEGIN
                            WHEN 'macaddr'::regtype THEN 'n'
                          END END
                   INTO _kind FROM pg_type t WHERE t.oid = _typ;
-            END IF;
-            IF _f <= _n_keys THEN
-                _kkinds := _kkinds || _kind;
-            ELSIF _kind IS NOT NULL THEN
-                _vk_names := _vk_names || _vnames[_f - _n_keys];
-                _vkinds := _vkinds || _kind;
-            END IF;
-        END LOOP;
-        _vnames := _vk_names;
+                IF _f <= _n_keys THEN
+                    _kkinds := _kkinds || _kind;
+                ELSIF _kind IS NOT NULL THEN
+                    _vk_names := _vk_names || _vnames[_f - _n_keys];
+                    _vkinds := _vkinds || _kind;
+                END IF;
+            END LOOP;
+            _vnames := _vk_names;
+        END IF;
 
         IF _n_keys = 0 THEN
             -- No primary key: rows cannot be named nor paired.
@@ -239,34 +247,36 @@ BEGIN
         ELSIF _n_old <= 1 AND _n_new <= 1 THEN
             -- One row (the common case), read above, without the set
             -- machinery below.
-            IF _n_keys = 1 THEN
-                _okey := (_oj -> _knames[1])::text;
-                _nkey := (_nj -> _knames[1])::text;
-            ELSE
-                _okey := (SELECT string_agg((_oj -> k)::text, ',' ORDER BY i)
-                           FROM unnest(_knames) WITH ORDINALITY AS u(k, i));
-                _nkey := (SELECT string_agg((_nj -> k)::text, ',' ORDER BY i)
-                           FROM unnest(_knames) WITH ORDINALITY AS u(k, i));
-            END IF;
             IF TG_OP <> 'UPDATE' THEN
                 _n_chg := 1;
                 _ojs := ARRAY[_oj];
                 _njs := ARRAY[_nj];
-            ELSIF _okey = _nkey THEN
-                IF NOT _same THEN  -- identical images: nothing changed
-                    _n_chg := 1;
-                    _ojs := ARRAY[_oj];
-                    _njs := ARRAY[_nj];
-                END IF;
             ELSE
-                _pk_chg := true;
-                _n_chg := 2;
-                IF _okey COLLATE "C" < _nkey THEN
-                    _ojs := ARRAY[_oj, NULL];
-                    _njs := ARRAY[NULL, _nj];
+                IF _n_keys = 1 THEN
+                    _okey := (_oj -> _knames[1])::text;
+                    _nkey := (_nj -> _knames[1])::text;
                 ELSE
-                    _ojs := ARRAY[NULL, _oj];
-                    _njs := ARRAY[_nj, NULL];
+                    _okey := (SELECT string_agg((_oj -> k)::text, ',' ORDER BY i)
+                                FROM unnest(_knames) WITH ORDINALITY AS u(k, i));
+                    _nkey := (SELECT string_agg((_nj -> k)::text, ',' ORDER BY i)
+                                FROM unnest(_knames) WITH ORDINALITY AS u(k, i));
+                END IF;
+                IF _okey = _nkey THEN
+                    IF NOT _same THEN  -- identical texts: nothing changed
+                        _n_chg := 1;
+                        _ojs := ARRAY[_oj];
+                        _njs := ARRAY[_nj];
+                    END IF;
+                ELSE
+                    _pk_chg := true;
+                    _n_chg := 2;
+                    IF _okey COLLATE "C" < _nkey THEN
+                        _ojs := ARRAY[_oj, NULL];
+                        _njs := ARRAY[NULL, _nj];
+                    ELSE
+                        _ojs := ARRAY[NULL, _oj];
+                        _njs := ARRAY[_nj, NULL];
+                    END IF;
                 END IF;
             END IF;
         ELSIF TG_OP = 'UPDATE' THEN
@@ -326,6 +336,9 @@ BEGIN
         ELSIF _n_chg > 500 THEN
             _ids_part := 'null';
             _ids_tr := true;
+        ELSIF _n_chg = 1 AND _n_keys = 1 AND _kkinds[1] = 'n' AND _vnames IS NULL THEN
+            -- one row, the usual key, no values
+            _ids_part := '[' || to_json(coalesce(_ojs[1], _njs[1]) ->> _knames[1])::text || ']';
         ELSE
             FOR _r IN 1.._n_chg LOOP
                 FOR _side IN 0..2 LOOP
@@ -392,26 +405,34 @@ BEGIN
             END IF;
         END IF;
 
-        -- The byte budget, rung by rung (docs/wire.md "Byte budget").
-        FOR _rung IN 0..3 LOOP
-            IF _rung >= 1 THEN
-                _vals := '';
-            END IF;
-            IF _rung >= 2 AND _ids_part <> 'null' THEN
-                _ids_part := 'null';
-                _ids_tr := true;
-            END IF;
-            IF _rung >= 3 AND _col_part <> 'null' THEN
-                _col_part := 'null';
-                _col_tr := true;
-            END IF;
-            _payload := _head || ',"ids":' || _ids_part || ',"ids_truncated":' || _ids_tr::text
-                       || ',"columns":' || _col_part || ',"columns_truncated":' || _col_tr::text
-                       || _vals || ',"pk_changed":' || _pk_chg::text || '}';
-            EXIT WHEN octet_length(_payload) < 8000
-                      AND (current_setting('server_encoding') = 'UTF8'
-                           OR octet_length(convert_to(_payload, 'UTF8')) < 8000);
-        END LOOP;
+        -- The payload; when it might not fit, the byte budget, rung by rung
+        -- (docs/wire.md "Byte budget"). Under 2000 bytes it fits whatever
+        -- the encoding: no character takes more than 4 bytes in UTF-8.
+        _payload := _head || ',"ids":' || _ids_part || ',"ids_truncated":' || _ids_tr::text
+                    || ',"columns":' || _col_part || ',"columns_truncated":' || _col_tr::text
+                    || _vals || ',"pk_changed":' || _pk_chg::text || '}';
+        IF octet_length(_payload) >= 2000 THEN
+            FOR _rung IN 0..3 LOOP
+                IF _rung >= 1 THEN
+                    _vals := '';
+                END IF;
+                IF _rung >= 2 AND _ids_part <> 'null' THEN
+                    _ids_part := 'null';
+                    _ids_tr := true;
+                END IF;
+                IF _rung >= 3 AND _col_part <> 'null' THEN
+                    _col_part := 'null';
+                    _col_tr := true;
+                END IF;
+                _payload := _head || ',"ids":' || _ids_part || ',"ids_truncated":'
+                            || _ids_tr::text || ',"columns":' || _col_part
+                            || ',"columns_truncated":' || _col_tr::text || _vals
+                            || ',"pk_changed":' || _pk_chg::text || '}';
+                EXIT WHEN octet_length(_payload) < 8000
+                          AND (current_setting('server_encoding') = 'UTF8'
+                               OR octet_length(convert_to(_payload, 'UTF8')) < 8000);
+            END LOOP;
+        END IF;
         PERFORM pg_notify(_channel, _payload);
     EXCEPTION WHEN OTHERS THEN
         -- Whatever went wrong, the listener still learns that the table was
