@@ -231,9 +231,10 @@ static int setup(host *h, FILE *out, const tasks_tenant *tenants, size_t n)
 {
     memset(h, 0, sizeof *h);
     h->out = out;
-    h->n = n;
+    h->n = 0;
     h->tenants = tenants;
     if (n == 0 || n > MAX_TENANTS) {
+        h->n = 0;
         fprintf(out, "error: 1..%d tenants\n", MAX_TENANTS);
         return 1;
     }
@@ -248,6 +249,7 @@ static int setup(host *h, FILE *out, const tasks_tenant *tenants, size_t n)
     if (pgw_pq_listener_new(&h->l, &o, &err) != PGW_OK)
         return 1;
     for (size_t t = 0; t < n; t++) {
+        h->n = t + 1;
         PGconn *c = PQconnectdb(tenants[t].conninfo);
         h->conn[t] = c;
         if (PQstatus(c) != CONNECTION_OK) {
@@ -283,16 +285,17 @@ static int setup(host *h, FILE *out, const tasks_tenant *tenants, size_t n)
             }
             pgw_deps_free(d);
         }
+        /* One tenant at a time, so that the output's order is stable. */
         if (pgw_pq_listener_add_tenant(&h->tid[t], h->l, &scope, tenants[t].conninfo, &err) !=
                 PGW_OK ||
             pgw_pq_listener_touch(h->l, h->tid[t], &err) != PGW_OK) {
             fprintf(out, "error: %s\n", err.message);
             return 1;
         }
-    }
-    if (!serve_until(h, all_listening, NULL)) {
-        fprintf(out, "error: the listener did not start\n");
-        return 1;
+        if (!serve_until(h, all_listening, NULL)) {
+            fprintf(out, "error: the listener did not start\n");
+            return 1;
+        }
     }
     rerun_dirty(h);
     return 0;
