@@ -21,7 +21,10 @@
  *    conditions, sub-queries) as `opaque` on each column it involves. A row
  *    that fails any declared filter does not influence the result.
  *    Values are compared as text, byte for byte, with the text the
- *    notification carries (`column::text`): declare `eq`/`in` values only for
+ *    notification carries: the column's output text, as libpq returns it
+ *    (`t` for true, not `true` as `column::text` says; char(n) padded),
+ *    printed with DateStyle ISO, TimeZone UTC (docs/wire.md "Text forms"):
+ *    declare `eq`/`in` values only for
  *    types whose equality is text equality (text, varchar, integers, uuid,
  *    boolean, enums, date) in their canonical output form; declare numeric,
  *    float, citext, non-deterministic collations and time zone dependent
@@ -502,8 +505,8 @@ PGW_API int pgw_write_set_pk_changed(pgw_write *write, bool pk_changed, pgw_erro
  * @param side    PGW_SIDE_OLD or PGW_SIDE_NEW (inserts have only NEW,
  *                deletes only OLD).
  * @param column  non-empty UTF-8 name (copied).
- * @param value   the value as text (column::text, copied), or NULL for SQL
- *                NULL.
+ * @param value   the value as text (the column's output text, copied; see
+ *                docs/wire.md "Text forms"), or NULL for SQL NULL.
  * @param err     optional detail on failure.
  * @return PGW_OK; PGW_EINVAL on a bad row, side, name or value, or a row
  *         marked absent on that side; PGW_ENOMEM (the write set is

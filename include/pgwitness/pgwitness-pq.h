@@ -60,11 +60,13 @@ PGW_API int pgw_pq_check(int *out, PGconn *conn, pgw_error *err);
 #define PGW_PQ_DEFAULT_SCHEMA "pgwitness"
 
 /** The schema version this release installs (its newest migration). */
-#define PGW_PQ_SCHEMA_VERSION 1
+#define PGW_PQ_SCHEMA_VERSION 2
 
 /**
  * Creates or upgrades the library's schema: the snapshots table, the drop
- * audit table and their indexes, through versioned migrations recorded in
+ * audit table and their indexes (migration 1), the statement trigger
+ * function of query invalidation (migration 2), through versioned
+ * migrations recorded in
  * `<schema>.schema_version` (lib/pq/sql/). Idempotent: running it again
  * does nothing; running it from two sessions at once is safe (the second
  * waits on a transaction-level advisory lock, then finds nothing to do).
@@ -426,6 +428,427 @@ typedef struct pgw_pq_baseline_result {
  */
 PGW_API int pgw_pq_baseline(pgw_pq_baseline_result *out, PGconn *conn,
                             const pgw_pq_baseline_options *opts, pgw_error *err);
+
+/* ------------------------------------------------------------------ */
+/* query invalidation: statement triggers                               */
+
+/** The NOTIFY channel pgw_pq_watch_table() and the listener use when none
+ *  is named. */
+#define PGW_PQ_DEFAULT_CHANNEL "pgwitness"
+
+/** Most columns whose old/new values a watched table's payloads carry. */
+#define PGW_PQ_MAX_VALUE_COLUMNS 64
+
+/** Version of pgw_pq_watch_options understood by this release. */
+#define PGW_PQ_WATCH_OPTIONS_VERSION 1
+
+/** How a table is watched. */
+typedef struct pgw_pq_watch_options {
+    /** Must be PGW_PQ_WATCH_OPTIONS_VERSION. */
+    unsigned int version;
+    /** The library's schema (where pgw_pq_install() put the trigger
+     *  function); NULL for PGW_PQ_DEFAULT_SCHEMA. */
+    const char *pgw_schema;
+    /** The NOTIFY channel, 1..63 bytes of UTF-8 (a PostgreSQL identifier,
+     *  used as is: case matters); NULL for PGW_PQ_DEFAULT_CHANNEL. */
+    const char *channel;
+    /** Columns whose old/new values each payload carries (docs/wire.md
+     *  "old"/"new"), typically the columns subscriptions filter on with
+     *  eq/in; borrowed for the call. Names that are not columns of the
+     *  table, and columns of a type without a reliable text form (arrays,
+     *  composites, json; see lib/pq/sql/migration_002.sql), are skipped
+     *  when the trigger runs, which only makes decisions more conservative.
+     *  NULL with 0 for none. */
+    const char *const *value_columns;
+    /** Number of value columns, 0..PGW_PQ_MAX_VALUE_COLUMNS. */
+    size_t n_value_columns;
+} pgw_pq_watch_options;
+
+/** Initialiser for pgw_pq_watch_options: default schema and channel, no
+ *  value columns. */
+#define PGW_PQ_WATCH_OPTIONS_INIT { PGW_PQ_WATCH_OPTIONS_VERSION, NULL, NULL, NULL, 0 }
+
+/**
+ * Watches a table: installs (or replaces) its four statement triggers, so
+ * that every INSERT, UPDATE, DELETE and TRUNCATE statement sends one
+ * notification, the payload of docs/wire.md, on the channel.
+ *
+ * The triggers are AFTER ... FOR EACH STATEMENT: pgwitness_insert
+ * (REFERENCING NEW TABLE), pgwitness_update (OLD TABLE and NEW TABLE),
+ * pgwitness_delete (OLD TABLE) and pgwitness_truncate, all calling the one
+ * installed function `<pgw_schema>.notify_statement()` with the channel and
+ * the value columns as trigger arguments (the configuration lives there:
+ * writers need no privilege on the library schema). What the function
+ * sends — primary-key IDs (at most 500), changed columns (at most 100),
+ * values, fewer than 8000 bytes, degrading to the table-level form — and
+ * why it can never make the writer's transaction fail are described in
+ * lib/pq/sql/migration_002.sql. NOTIFY is delivered at commit and never
+ * after a rollback (PostgreSQL documentation, NOTIFY). The primary key is
+ * read from the catalog when each statement runs, so key and column
+ * changes after this call are followed; a table without a primary key
+ * sends unknown IDs.
+ *
+ * Idempotent: watching a watched table replaces its triggers (new channel
+ * or value columns take effect). Only ordinary tables that are not
+ * partitions can be watched: statement triggers fire for the table a
+ * statement names, so writes that name a partition would bypass its
+ * parent's triggers and the other way round (PostgreSQL documentation,
+ * CREATE TRIGGER, "Notes").
+ *
+ * Transactions: when the connection is idle the call runs in its own
+ * transaction; inside the caller's transaction it uses a savepoint, so a
+ * failure leaves the caller's transaction usable (and the triggers take
+ * effect when the caller commits). CREATE TRIGGER takes a SHARE ROW
+ * EXCLUSIVE lock on the table.
+ * Sources: PostgreSQL documentation, CREATE TRIGGER ("REFERENCING",
+ * transition tables), NOTIFY, PL/pgSQL "Triggers on Data Changes".
+ *
+ * @param conn    a borrowed connection (idle or in a transaction, not a
+ *                failed one); its role needs the TRIGGER privilege on the
+ *                table and EXECUTE on the trigger function.
+ * @param schema  the table's schema (exact name, not quoted).
+ * @param table   the table's name (exact name, not quoted).
+ * @param opts    options; NULL for PGW_PQ_WATCH_OPTIONS_INIT.
+ * @param err     optional detail on failure.
+ * @return PGW_OK;
+ *         PGW_EINVAL on a NULL or empty name, names that are not UTF-8, a
+ *         bad channel, too many or empty value columns, another options
+ *         version, or a table that is not an ordinary, unpartitioned table
+ *         (a view, a partitioned table, a partition);
+ *         PGW_ENOTFOUND when the table does not exist, or the library
+ *         schema has no trigger function (run pgw_pq_install());
+ *         PGW_ESTATE for a failed transaction; PGW_EPG (e.g. 42501 without
+ *         the TRIGGER privilege); PGW_ECONN; PGW_ENOMEM. On failure no
+ *         trigger is changed.
+ */
+PGW_API int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
+                               const pgw_pq_watch_options *opts, pgw_error *err);
+
+/**
+ * Stops watching a table: drops the four triggers pgw_pq_watch_table()
+ * installed. Idempotent: a table that is not watched is left as it is.
+ * Transactions as pgw_pq_watch_table().
+ *
+ * @param out     receives true when triggers were dropped, false when the
+ *                table was not watched; may be NULL.
+ * @param conn    a borrowed connection.
+ * @param schema  the table's schema.
+ * @param table   the table's name.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL; PGW_ENOTFOUND when the table does not exist;
+ *         PGW_ESTATE; PGW_EPG; PGW_ECONN; PGW_ENOMEM.
+ */
+PGW_API int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema,
+                                 const char *table, pgw_error *err);
+
+/* ------------------------------------------------------------------ */
+/* query invalidation: the listener                                    */
+
+/**
+ * The listener: one LISTEN connection per active tenant database, which
+ * turns notifications into write sets (pgw_payload_decode()) and feeds them
+ * to a pgw_index (pgw_index_match()) and/or to a callback (opaque).
+ *
+ * Tenants are registered with a scope and a conninfo and start inactive.
+ * pgw_pq_listener_touch() marks a tenant active: its connection is opened
+ * (non-blocking: PQconnectStartParams/PQconnectPoll), then LISTEN is sent;
+ * once LISTEN is in effect the tenant's scope is reset (every runner of the
+ * scope dirty, reason SCOPE_RESET), because NOTIFY is not durable: writes
+ * committed while nobody listened are lost (PostgreSQL documentation,
+ * LISTEN, NOTIFY). The same happens on every reconnect.
+ *
+ * At most `max_connections` tenants are active; activating one more closes
+ * the least recently touched. A tenant not touched for `idle_timeout_ms` is
+ * closed. A closed tenant is not watched: hosts should treat its runners as
+ * not live until it is touched again (which resets its scope).
+ *
+ * A lost connection (PQconsumeInput failure, socket error, a failed
+ * connection attempt or LISTEN, an attempt that takes longer than
+ * `connect_timeout_ms`) is retried after a capped exponential backoff:
+ * `backoff_initial_ms`, doubled per failure up to `backoff_max_ms`, back to
+ * the start after a successful LISTEN.
+ *
+ * Driving it. Either call pgw_pq_listener_run() (a poll() loop for small
+ * hosts), or integrate with an event loop (poll, epoll, libuv): after every
+ * call, get the sockets and the events each one waits for with
+ * pgw_pq_listener_sockets() (the set changes as connections open and
+ * close), call pgw_pq_listener_process() for each ready socket, and call
+ * pgw_pq_listener_tick() when the delay it returned has passed. Times come
+ * from CLOCK_MONOTONIC.
+ *
+ * Memory: the listener allocates through the library's allocator hook;
+ * libpq's own memory (connections, results, notifications) is libpq's. A
+ * notification that cannot be decoded for lack of memory resets its scope
+ * instead (pgw_index_reset_scope() never allocates): nothing is lost.
+ *
+ * Threading: one thread at a time per listener (and per index it feeds).
+ * Nothing is printed; what happens is reported through `on_event`.
+ */
+typedef struct pgw_pq_listener pgw_pq_listener;
+
+/** Identifies a tenant of a listener; never 0. */
+typedef uint64_t pgw_pq_tenant_id;
+
+/** What a listener reports through `on_event`. */
+typedef enum pgw_pq_listener_event_kind {
+    /** LISTEN is in effect on a (re)opened connection, and the tenant's
+     *  scope was reset (SCOPE_RESET). */
+    PGW_PQ_LISTENER_LISTENING = 1,
+    /** The connection was lost, or an attempt to connect or to LISTEN
+     *  failed or timed out; `retry_ms` later a new attempt starts.
+     *  `status` is PGW_ECONN or PGW_EPG, `message` says why. */
+    PGW_PQ_LISTENER_LOST = 2,
+    /** The tenant was idle for idle_timeout_ms: its connection is closed. */
+    PGW_PQ_LISTENER_CLOSED_IDLE = 3,
+    /** The tenant was the least recently touched when another needed a
+     *  connection beyond max_connections: its connection is closed. */
+    PGW_PQ_LISTENER_CLOSED_EVICTED = 4,
+    /** A notification was not a faithful payload (pgw_payload_decode()
+     *  gave a fallback: an unknown write to a table, or a scope reset);
+     *  `status` is PGW_EPARSE or PGW_EVERSION, `message` says why. The
+     *  fallback was matched like any write. */
+    PGW_PQ_LISTENER_FALLBACK = 5,
+    /** A notification could not be decoded for lack of memory: the
+     *  tenant's scope was reset instead. `status` is PGW_ENOMEM. */
+    PGW_PQ_LISTENER_RESET = 6
+} pgw_pq_listener_event_kind;
+
+/** An event, valid for the duration of the callback. */
+typedef struct pgw_pq_listener_event {
+    pgw_pq_listener_event_kind kind; /**< what happened */
+    pgw_pq_tenant_id tenant;         /**< to which tenant */
+    const pgw_scope *scope;          /**< its scope (borrowed) */
+    int status;                      /**< PGW_OK or the failure's code */
+    const char *message;             /**< why, in one line; "" when none */
+    uint32_t retry_ms;               /**< for LOST: delay before the next attempt */
+} pgw_pq_listener_event;
+
+/** Version of pgw_pq_listener_options understood by this release. */
+#define PGW_PQ_LISTENER_OPTIONS_VERSION 1
+
+/** Options of pgw_pq_listener_new(). */
+typedef struct pgw_pq_listener_options {
+    /** Must be PGW_PQ_LISTENER_OPTIONS_VERSION. */
+    unsigned int version;
+    /** The index notifications are matched against (pgw_index_match(),
+     *  pgw_index_reset_scope()); borrowed, must outlive the listener; may
+     *  be NULL when only the callbacks are wanted. */
+    pgw_index *index;
+    /** The channel to LISTEN on, 1..63 bytes; NULL for
+     *  PGW_PQ_DEFAULT_CHANNEL. Copied. */
+    const char *channel;
+    /** Most tenants with a connection at once, >= 1 (default 16). */
+    size_t max_connections;
+    /** Close a tenant not touched for this long, in milliseconds; 0 never
+     *  (default 300000, five minutes). */
+    uint32_t idle_timeout_ms;
+    /** Give up a connection attempt (connect and LISTEN) after this long,
+     *  in milliseconds, >= 1 (default 10000). */
+    uint32_t connect_timeout_ms;
+    /** First retry delay after a failure, in milliseconds, >= 1 (default
+     *  100). */
+    uint32_t backoff_initial_ms;
+    /** Longest retry delay, in milliseconds, >= backoff_initial_ms
+     *  (default 30000). */
+    uint32_t backoff_max_ms;
+    /** Called with every write set decoded from a notification, after it
+     *  was matched against the index (borrowed for the call; fallbacks
+     *  included); may be NULL. Must not call back into the listener. */
+    void (*on_write)(pgw_pq_tenant_id tenant, const pgw_write *write, void *userdata);
+    /** Called with every event; may be NULL. Must not call back into the
+     *  listener. */
+    void (*on_event)(const pgw_pq_listener_event *event, void *userdata);
+    /** Passed to the callbacks. */
+    void *userdata;
+} pgw_pq_listener_options;
+
+/** Initialiser for pgw_pq_listener_options: no index, no callbacks, the
+ *  documented defaults. */
+#define PGW_PQ_LISTENER_OPTIONS_INIT \
+    { PGW_PQ_LISTENER_OPTIONS_VERSION, NULL, NULL, 16, 300000, 10000, 100, 30000, NULL, NULL, \
+      NULL }
+
+/**
+ * Creates a listener without tenants.
+ *
+ * @param out   receives the listener; caller frees with
+ *              pgw_pq_listener_free(). Untouched on failure.
+ * @param opts  options (copied; the index and userdata stay borrowed);
+ *              NULL for PGW_PQ_LISTENER_OPTIONS_INIT.
+ * @param err   optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when out is NULL or an option is out of range
+ *         or of another version; PGW_ENOMEM.
+ */
+PGW_API int pgw_pq_listener_new(pgw_pq_listener **out, const pgw_pq_listener_options *opts,
+                                pgw_error *err);
+
+/**
+ * Closes every connection (PQfinish) and releases the listener. No event
+ * is reported.
+ *
+ * @param listener  the listener, or NULL (ignored).
+ */
+PGW_API void pgw_pq_listener_free(pgw_pq_listener *listener);
+
+/**
+ * Registers a tenant, inactive (no connection until
+ * pgw_pq_listener_touch()).
+ *
+ * @param out       receives the tenant's identifier; untouched on failure.
+ * @param listener  the listener.
+ * @param scope     the scope its notifications belong to (copied): the
+ *                  database the conninfo names, as the index knows it.
+ *                  Two tenants may not have equal scopes.
+ * @param conninfo  a libpq connection string or URI for the tenant's
+ *                  database (copied). The listener forces
+ *                  client_encoding=UTF8 and, unless the conninfo says
+ *                  otherwise, sets application_name=pgwitness-listener
+ *                  and TCP keepalives (so a silently dropped peer is
+ *                  noticed; libpq "Parameter Key Words").
+ * @param err       optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL argument, a string that is not
+ *         UTF-8, or an empty conninfo; PGW_EEXISTS when a tenant has an
+ *         equal scope; PGW_ENOMEM.
+ */
+PGW_API int pgw_pq_listener_add_tenant(pgw_pq_tenant_id *out, pgw_pq_listener *listener,
+                                       const pgw_scope *scope, const char *conninfo,
+                                       pgw_error *err);
+
+/**
+ * Unregisters a tenant and closes its connection (no event).
+ *
+ * @param listener  the listener.
+ * @param tenant    the tenant.
+ * @param err       optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when listener is NULL; PGW_ENOTFOUND for an
+ *         unknown tenant.
+ */
+PGW_API int pgw_pq_listener_remove_tenant(pgw_pq_listener *listener, pgw_pq_tenant_id tenant,
+                                          pgw_error *err);
+
+/**
+ * Marks a tenant active now: restarts its idle clock and, when it has no
+ * connection (inactive, or closed idle or evicted), starts one — closing
+ * the least recently touched tenant when max_connections are in use. A
+ * tenant waiting to retry after a failure keeps its retry time. Cheap
+ * enough to call on every request of the tenant.
+ *
+ * @param listener  the listener.
+ * @param tenant    the tenant.
+ * @param err       optional detail on failure.
+ * @return PGW_OK (a connection that cannot even be started is reported as
+ *         LOST and retried); PGW_EINVAL when listener is NULL;
+ *         PGW_ENOTFOUND for an unknown tenant.
+ */
+PGW_API int pgw_pq_listener_touch(pgw_pq_listener *listener, pgw_pq_tenant_id tenant,
+                                  pgw_error *err);
+
+/** What a tenant's connection is doing. */
+typedef enum pgw_pq_tenant_state {
+    PGW_PQ_TENANT_INACTIVE = 0,  /**< no connection (never touched, or closed) */
+    PGW_PQ_TENANT_CONNECTING = 1,/**< connecting, or LISTEN not yet in effect */
+    PGW_PQ_TENANT_LISTENING = 2, /**< LISTEN in effect: notifications flow */
+    PGW_PQ_TENANT_RETRYING = 3   /**< waiting to retry after a failure */
+} pgw_pq_tenant_state;
+
+/** A snapshot of one tenant. */
+typedef struct pgw_pq_tenant_info {
+    pgw_pq_tenant_state state; /**< its state */
+    int backend_pid;           /**< the LISTEN connection's server process
+                                    (PQbackendPID) when LISTENING, else 0 */
+    uint64_t connects;         /**< times LISTEN came into effect (each one
+                                    reset the scope) */
+    uint64_t failures;         /**< lost connections and failed attempts */
+    uint64_t notifications;    /**< notifications received */
+    uint32_t retry_ms;         /**< when RETRYING: the delay that was chosen */
+} pgw_pq_tenant_info;
+
+/**
+ * Describes a tenant.
+ *
+ * @param out       receives the description; untouched on failure.
+ * @param listener  the listener.
+ * @param tenant    the tenant.
+ * @param err       optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL argument; PGW_ENOTFOUND.
+ */
+PGW_API int pgw_pq_listener_tenant(pgw_pq_tenant_info *out, const pgw_pq_listener *listener,
+                                   pgw_pq_tenant_id tenant, pgw_error *err);
+
+/** Events a socket waits for (bits of pgw_pq_listener_socket.events). */
+enum {
+    PGW_PQ_WAIT_READ = 1,  /**< readable (POLLIN, EPOLLIN, UV_READABLE) */
+    PGW_PQ_WAIT_WRITE = 2  /**< writable (POLLOUT, EPOLLOUT, UV_WRITABLE) */
+};
+
+/** A socket to wait on. */
+typedef struct pgw_pq_listener_socket {
+    int fd;                  /**< the descriptor (PQsocket) */
+    unsigned events;         /**< PGW_PQ_WAIT_READ and/or PGW_PQ_WAIT_WRITE */
+    pgw_pq_tenant_id tenant; /**< whose connection it is */
+} pgw_pq_listener_socket;
+
+/**
+ * Lists the sockets to wait on and what for. The set changes whenever a
+ * connection opens or closes: get it again after every call that may
+ * have done so (process, tick, touch, remove).
+ *
+ * @param out       receives the number of sockets (which may exceed cap).
+ * @param sockets   array of cap entries receiving the first min(cap, *out)
+ *                  sockets; may be NULL when cap is 0.
+ * @param cap       its capacity.
+ * @param listener  the listener.
+ * @param err       optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when out or listener is NULL, or sockets is
+ *         NULL with cap > 0.
+ */
+PGW_API int pgw_pq_listener_sockets(size_t *out, pgw_pq_listener_socket *sockets, size_t cap,
+                                    const pgw_pq_listener *listener, pgw_error *err);
+
+/**
+ * Handles a socket the event loop found ready: advances a connection
+ * attempt, or reads notifications (PQconsumeInput, PQnotifies) and matches
+ * them. Calling it when nothing is ready is harmless.
+ *
+ * @param listener  the listener.
+ * @param fd        a descriptor from pgw_pq_listener_sockets().
+ * @param events    what was ready (PGW_PQ_WAIT_* bits; errors and hang-ups
+ *                  may be passed as PGW_PQ_WAIT_READ: reading finds them).
+ * @param err       optional detail on failure.
+ * @return PGW_OK (connection problems are events, not errors);
+ *         PGW_EINVAL when listener is NULL; PGW_ENOTFOUND when no
+ *         connection has that descriptor (e.g. it was closed meanwhile).
+ */
+PGW_API int pgw_pq_listener_process(pgw_pq_listener *listener, int fd, unsigned events,
+                                    pgw_error *err);
+
+/**
+ * Runs the timers that are due: retries after backoff, connection attempts
+ * that took too long, idle closes.
+ *
+ * @param out       receives the milliseconds until the next timer is due
+ *                  (call tick again then), or -1 when no timer is set; may
+ *                  be NULL.
+ * @param listener  the listener.
+ * @param err       optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when listener is NULL.
+ */
+PGW_API int pgw_pq_listener_tick(int64_t *out, pgw_pq_listener *listener, pgw_error *err);
+
+/**
+ * A simple blocking loop for small hosts: waits on every socket with
+ * poll(), processes what is ready and runs the timers, until `timeout_ms`
+ * has passed.
+ *
+ * @param listener    the listener.
+ * @param timeout_ms  how long to run, in milliseconds (0: handle what is
+ *                    ready now and return).
+ * @param err         optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when listener is NULL or timeout_ms is
+ *         negative; PGW_ECONN when poll() fails for another reason than a
+ *         signal.
+ */
+PGW_API int pgw_pq_listener_run(pgw_pq_listener *listener, int timeout_ms, pgw_error *err);
 
 #ifdef __cplusplus
 }

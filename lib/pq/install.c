@@ -18,6 +18,7 @@ typedef struct migration {
 /* In order; PGW_PQ_SCHEMA_VERSION is the last one's version. */
 static const migration migrations[] = {
     {1, "schema snapshots and the drop audit", pgwi_sql_migration_001},
+    {2, "the statement trigger function of query invalidation", pgwi_sql_migration_002},
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 

@@ -42,6 +42,9 @@ PGresult *pgwi_pq_exec(PGconn *conn, const char *sql, int nparams, const char *c
 int pgwi_pq_run(PGconn *conn, const char *sql, PGresult **last, const char *what,
                 pgw_error *err);
 
+/* Checks a NOTIFY channel name: 1..63 bytes of UTF-8 (an identifier). */
+int pgwi_pq_check_channel(const char *channel, pgw_error *err);
+
 /* True when a failed result means "the table/schema does not exist"
  * (SQLSTATE 42P01 undefined_table or 3F000 invalid_schema_name). */
 bool pgwi_pq_missing_relation(const pgw_error *err);

@@ -109,10 +109,10 @@ def body():
                    *cli("--schema", "nope", "report"), 1, "`pgwitness install`")
 
     rc, out, err = cli("install")
-    check("install", rc == 0 and out == 'installed pgwitness schema "pgwitness" (version 1)\n',
+    check("install", rc == 0 and out == 'installed pgwitness schema "pgwitness" (version 2)\n',
           out + err)
     rc, out, err = cli("install")
-    check("install again is a no-op", rc == 0 and "is up to date (version 1)" in out, out + err)
+    check("install again is a no-op", rc == 0 and "is up to date (version 2)" in out, out + err)
 
     # Real data: the three published formats through the example collector.
     penguins = [os.path.join(DATA, "palmerpenguins", f) for f in

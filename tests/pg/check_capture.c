@@ -41,7 +41,9 @@ START_TEST(install_is_idempotent)
     ck_assert_int_eq(pgw_pq_install(&v, c, "pgw_idem", &err), PGW_OK);
     ck_assert_int_eq(pgw_pq_schema_version(&v, c, "pgw_idem", &err), PGW_OK);
     ck_assert_int_eq(v, PGW_PQ_SCHEMA_VERSION);
-    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgw_idem.schema_version"), 1);
+    /* One row per migration. */
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgw_idem.schema_version"),
+                     PGW_PQ_SCHEMA_VERSION);
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_tables WHERE schemaname = "
                                  "'pgw_idem' AND tablename IN ('snapshots', 'drop_audit')"),
                      2);
@@ -88,7 +90,8 @@ START_TEST(install_from_many_sessions_at_once)
         ck_assert_int_eq((int)(intptr_t)rc, PGW_OK);
     }
     PGconn *c = pgwt_connect();
-    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgw_race.schema_version"), 1);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgw_race.schema_version"),
+                     PGW_PQ_SCHEMA_VERSION);
     PQfinish(c);
 }
 END_TEST

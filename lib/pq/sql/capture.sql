@@ -11,7 +11,7 @@
 -- planner from expanding the view over the whole catalog). The value lists
 -- come back as the array literals PostgreSQL prints (anyarray::text, the
 -- text ::text::text[] would parse); the adapter parses them (lib/pq/
--- pg_array.c) and the core applies the bounds — casting each list to
+-- pg_array.c) and the core applies the bounds - casting each list to
 -- text[] on the server doubled the cost of the query. `print_settings` lets the caller check the settings
 -- that change how values print (DateStyle, IntervalStyle,
 -- extra_float_digits, bytea_output). By hand:

@@ -1,0 +1,705 @@
+/*
+ * lib/pq/listener.c — the listener of query invalidation (pgw_pq_listener,
+ * pgwitness-pq.h): one LISTEN connection per active tenant, notifications
+ * decoded with the core codec and matched against a pgw_index.
+ *
+ * A tenant's connection goes through these states:
+ *
+ *   INACTIVE --touch--> CONNECTING --PQconnectPoll OK, send LISTEN-->
+ *   LISTEN_SENT --LISTEN done: reset the scope--> LISTENING
+ *   any connected state --failure or timeout--> RETRYING --backoff-->
+ *   CONNECTING;  any state --idle or evicted--> INACTIVE
+ *
+ * Nothing blocks: connections start with PQconnectStartParams and advance
+ * with PQconnectPoll when their socket is ready (libpq "Connection Control
+ * Functions"); LISTEN goes out with PQsendQuery/PQflush on a non-blocking
+ * connection and its result is read with PQconsumeInput/PQisBusy/
+ * PQgetResult (libpq "Asynchronous Command Processing"); notifications
+ * come from PQnotifies after PQconsumeInput (libpq "Asynchronous
+ * Notification").
+ * SPDX-License-Identifier: MIT
+ */
+#include "pq_internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+typedef enum tstate {
+    T_INACTIVE,
+    T_CONNECTING,
+    T_LISTEN_SENT,
+    T_LISTENING,
+    T_RETRYING
+} tstate;
+
+typedef struct tenant {
+    pgw_pq_tenant_id id;
+    char *strs[3];      /* copies of the scope's project, tenant, database */
+    pgw_scope scope;    /* a view of strs */
+    char *conninfo;
+    PGconn *conn;
+    tstate state;
+    bool poll_read;     /* CONNECTING: PQconnectPoll wants to read (else write) */
+    bool want_write;    /* LISTEN_SENT: PQflush has more to send */
+    int64_t touched;    /* last touch, ms */
+    int64_t deadline;   /* CONNECTING, LISTEN_SENT: give up at; RETRYING: retry at */
+    uint32_t backoff;   /* the delay after the next failure, ms */
+    uint32_t retry_ms;  /* the delay chosen after the last failure */
+    uint64_t connects, failures, notifications;
+    char notice[256];   /* the last notice or unsolicited error (e.g. FATAL
+                           when the backend is terminated), one line */
+} tenant;
+
+struct pgw_pq_listener {
+    pgw_pq_listener_options o;
+    char *channel;
+    char *listen_sql;
+    tenant **t;
+    size_t n, cap;
+    struct pollfd *pfd; /* room for one per tenant, for pgw_pq_listener_run */
+    pgw_pq_tenant_id next_id;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* libpq's messages end with a newline; events carry one line. */
+static void one_line(char *dst, size_t size, const char *src)
+{
+    pgwi_copy_cut(dst, size, src && src[0] ? src : "connection lost");
+    size_t n = strlen(dst);
+    while (n > 0 && (dst[n - 1] == '\n' || dst[n - 1] == '\r' || dst[n - 1] == ' '))
+        dst[--n] = '\0';
+    for (char *p = dst; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}
+
+static void emit(pgw_pq_listener *l, tenant *t, pgw_pq_listener_event_kind kind, int status,
+                 const char *message, uint32_t retry_ms)
+{
+    if (!l->o.on_event)
+        return;
+    pgw_pq_listener_event ev;
+    ev.kind = kind;
+    ev.tenant = t->id;
+    ev.scope = &t->scope;
+    ev.status = status;
+    ev.message = message ? message : "";
+    ev.retry_ms = retry_ms;
+    l->o.on_event(&ev, l->o.userdata);
+}
+
+static void drop_conn(tenant *t)
+{
+    if (t->conn)
+        PQfinish(t->conn);
+    t->conn = NULL;
+    t->want_write = false;
+}
+
+/* A failure: close, and retry after the backoff, which doubles. */
+static void fail(pgw_pq_listener *l, tenant *t, int status, const char *why, int64_t now)
+{
+    char msg[PGW_ERROR_MESSAGE_SIZE];
+    one_line(msg, sizeof msg, why);
+    drop_conn(t);
+    t->failures++;
+    t->retry_ms = t->backoff;
+    t->deadline = now + t->backoff;
+    t->backoff = t->backoff > l->o.backoff_max_ms / 2 ? l->o.backoff_max_ms : t->backoff * 2;
+    t->state = T_RETRYING;
+    emit(l, t, PGW_PQ_LISTENER_LOST, status, msg, t->retry_ms);
+}
+
+static void fail_conn(pgw_pq_listener *l, tenant *t, const char *what, int64_t now)
+{
+    char msg[PGW_ERROR_MESSAGE_SIZE * 2];
+    char reason[PGW_ERROR_MESSAGE_SIZE];
+    one_line(reason, sizeof reason, t->conn ? PQerrorMessage(t->conn) : NULL);
+    if (t->notice[0])
+        snprintf(msg, sizeof msg, "%s: %s (%s)", what, reason, t->notice);
+    else
+        snprintf(msg, sizeof msg, "%s: %s", what, reason);
+    fail(l, t, PGW_ECONN, msg, now);
+}
+
+/* libpq's default notice processor prints to stderr; the library prints
+ * nothing. The server's message for an unsolicited error (such as FATAL
+ * on pg_terminate_backend) arrives as a notice: kept for the LOST event. */
+static void keep_notice(void *arg, const PGresult *res)
+{
+    tenant *t = arg;
+    one_line(t->notice, sizeof t->notice, PQresultErrorMessage(res));
+}
+
+static void start_connect(pgw_pq_listener *l, tenant *t, int64_t now)
+{
+    /* Keywords before dbname are defaults the conninfo may override; the
+     * ones after it are forced (libpq, PQconnectdbParams: the last value
+     * of a repeated keyword wins). */
+    static const char *const kw[] = {"application_name", "keepalives", "keepalives_idle",
+                                     "keepalives_interval", "keepalives_count", "dbname",
+                                     "client_encoding", NULL};
+    const char *val[] = {"pgwitness-listener", "1", "30", "10", "3", t->conninfo, "UTF8", NULL};
+    t->conn = PQconnectStartParams(kw, val, 1);
+    t->deadline = now + l->o.connect_timeout_ms;
+    t->poll_read = false; /* libpq: start as if PQconnectPoll said WRITING */
+    t->state = T_CONNECTING;
+    if (!t->conn) {
+        fail(l, t, PGW_ECONN, "libpq could not start a connection (out of memory)", now);
+        return;
+    }
+    PQsetNoticeReceiver(t->conn, keep_notice, t);
+    t->notice[0] = '\0';
+    if (PQstatus(t->conn) == CONNECTION_BAD)
+        fail_conn(l, t, "connecting", now);
+}
+
+/* LISTEN is in effect: from now on every committed write is notified, so
+ * a reset of the scope covers everything before (NOTIFY is not durable). */
+static void listening(pgw_pq_listener *l, tenant *t)
+{
+    t->state = T_LISTENING;
+    t->backoff = l->o.backoff_initial_ms;
+    t->connects++;
+    if (l->o.index)
+        pgw_index_reset_scope(NULL, l->o.index, &t->scope, NULL);
+    emit(l, t, PGW_PQ_LISTENER_LISTENING, PGW_OK, "", 0);
+}
+
+static void handle_notify(pgw_pq_listener *l, tenant *t, const PGnotify *n)
+{
+    if (strcmp(n->relname, l->channel) != 0)
+        return;
+    t->notifications++;
+    pgw_write *w = NULL;
+    pgw_error de;
+    pgw_error_clear(&de);
+    const char *payload = n->extra ? n->extra : "";
+    int rc = pgw_payload_decode(&w, &t->scope, payload, strlen(payload), &de);
+    if (rc != PGW_OK) {
+        /* Out of memory (the decoder is total otherwise): whatever the
+         * notification said, a reset of its scope covers it and cannot
+         * fail. */
+        if (l->o.index)
+            pgw_index_reset_scope(NULL, l->o.index, &t->scope, NULL);
+        emit(l, t, PGW_PQ_LISTENER_RESET, rc, de.message, 0);
+        return;
+    }
+    if (l->o.index)
+        pgw_index_match(NULL, l->o.index, w, NULL);
+    int fb = pgw_write_fallback_status(w);
+    if (fb != PGW_OK)
+        emit(l, t, PGW_PQ_LISTENER_FALLBACK, fb, pgw_write_fallback_message(w), 0);
+    if (l->o.on_write)
+        l->o.on_write(t->id, w, l->o.userdata);
+    pgw_write_free(w);
+}
+
+static void drain_notifies(pgw_pq_listener *l, tenant *t)
+{
+    PGnotify *n;
+    while (t->conn && (n = PQnotifies(t->conn)) != NULL) {
+        handle_notify(l, t, n);
+        PQfreemem(n);
+    }
+}
+
+static void advance_connect(pgw_pq_listener *l, tenant *t, int64_t now)
+{
+    switch (PQconnectPoll(t->conn)) {
+    case PGRES_POLLING_READING:
+        t->poll_read = true;
+        return;
+    case PGRES_POLLING_WRITING:
+        t->poll_read = false;
+        return;
+    case PGRES_POLLING_OK:
+        break;
+    default: /* PGRES_POLLING_FAILED */
+        fail_conn(l, t, "connecting", now);
+        return;
+    }
+    if (PQsetnonblocking(t->conn, 1) != 0 || !PQsendQuery(t->conn, l->listen_sql)) {
+        fail_conn(l, t, "sending LISTEN", now);
+        return;
+    }
+    t->state = T_LISTEN_SENT;
+    int f = PQflush(t->conn);
+    if (f < 0)
+        fail_conn(l, t, "sending LISTEN", now);
+    else
+        t->want_write = f == 1;
+}
+
+static void advance_listen(pgw_pq_listener *l, tenant *t, int64_t now)
+{
+    if (t->want_write) {
+        int f = PQflush(t->conn);
+        if (f < 0) {
+            fail_conn(l, t, "sending LISTEN", now);
+            return;
+        }
+        t->want_write = f == 1;
+    }
+    if (!PQconsumeInput(t->conn)) {
+        fail_conn(l, t, "waiting for LISTEN", now);
+        return;
+    }
+    while (!PQisBusy(t->conn)) {
+        PGresult *r = PQgetResult(t->conn);
+        if (!r) {
+            listening(l, t);
+            drain_notifies(l, t);
+            return;
+        }
+        if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+            char msg[PGW_ERROR_MESSAGE_SIZE * 2];
+            char reason[PGW_ERROR_MESSAGE_SIZE];
+            one_line(reason, sizeof reason, PQresultErrorMessage(r));
+            snprintf(msg, sizeof msg, "LISTEN failed: %s", reason);
+            PQclear(r);
+            fail(l, t, PGW_EPG, msg, now);
+            return;
+        }
+        PQclear(r);
+    }
+}
+
+static void read_notifies(pgw_pq_listener *l, tenant *t, int64_t now)
+{
+    if (!PQconsumeInput(t->conn)) {
+        fail_conn(l, t, "connection lost", now);
+        return;
+    }
+    drain_notifies(l, t);
+    /* Nothing else is expected on a listening connection; a result here
+     * (or a broken connection) is a failure. */
+    if (t->conn && PQstatus(t->conn) == CONNECTION_BAD)
+        fail_conn(l, t, "connection lost", now);
+}
+
+static void close_tenant(pgw_pq_listener *l, tenant *t, pgw_pq_listener_event_kind kind)
+{
+    drop_conn(t);
+    t->state = T_INACTIVE;
+    if (kind)
+        emit(l, t, kind, PGW_OK, "", 0);
+}
+
+static tenant *find(const pgw_pq_listener *l, pgw_pq_tenant_id id, size_t *at)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->t[i]->id == id) {
+            if (at)
+                *at = i;
+            return l->t[i];
+        }
+    return NULL;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static void tenant_free(tenant *t)
+{
+    if (!t)
+        return;
+    drop_conn(t);
+    for (int i = 0; i < 3; i++)
+        pgwi_free(t->strs[i]);
+    pgwi_free(t->conninfo);
+    pgwi_free(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* public API                                                          */
+
+static int check_options(const pgw_pq_listener_options *o, pgw_error *err)
+{
+    if (o->version != PGW_PQ_LISTENER_OPTIONS_VERSION)
+        return pgwi_error(err, PGW_EINVAL,
+                          "listener options version %u is not %u (use "
+                          "PGW_PQ_LISTENER_OPTIONS_INIT)",
+                          o->version, (unsigned)PGW_PQ_LISTENER_OPTIONS_VERSION);
+    if (o->channel) {
+        int rc = pgwi_pq_check_channel(o->channel, err);
+        if (rc != PGW_OK)
+            return rc;
+    }
+    if (o->max_connections < 1)
+        return pgwi_error(err, PGW_EINVAL, "listener options: max_connections must be >= 1");
+    if (o->connect_timeout_ms < 1 || o->backoff_initial_ms < 1 ||
+        o->backoff_max_ms < o->backoff_initial_ms)
+        return pgwi_error(err, PGW_EINVAL,
+                          "listener options: connect_timeout_ms and backoff_initial_ms must be "
+                          ">= 1, backoff_max_ms >= backoff_initial_ms");
+    return PGW_OK;
+}
+
+int pgw_pq_listener_new(pgw_pq_listener **out, const pgw_pq_listener_options *opts,
+                        pgw_error *err)
+{
+    if (!out)
+        return pgwi_error(err, PGW_EINVAL, "pq_listener_new: out is NULL");
+    pgw_pq_listener_options defaults = PGW_PQ_LISTENER_OPTIONS_INIT;
+    const pgw_pq_listener_options *o = opts ? opts : &defaults;
+    int rc = check_options(o, err);
+    if (rc != PGW_OK)
+        return rc;
+    pgw_pq_listener *l = pgwi_calloc(1, sizeof *l);
+    if (!l)
+        return pgwi_enomem(err);
+    l->o = *o;
+    l->next_id = 1;
+    l->channel = pgwi_strdup(o->channel ? o->channel : PGW_PQ_DEFAULT_CHANNEL);
+    if (l->channel) {
+        /* LISTEN "<channel>": an identifier, quoted by doubling quotes. */
+        size_t len = strlen(l->channel);
+        l->listen_sql = pgwi_malloc(len * 2 + sizeof "LISTEN \"\"");
+        if (l->listen_sql) {
+            char *p = l->listen_sql;
+            p += sprintf(p, "LISTEN \"");
+            for (const char *c = l->channel; *c; c++) {
+                if (*c == '"')
+                    *p++ = '"';
+                *p++ = *c;
+            }
+            strcpy(p, "\"");
+        }
+    }
+    if (!l->channel || !l->listen_sql) {
+        pgw_pq_listener_free(l);
+        return pgwi_enomem(err);
+    }
+    l->o.channel = l->channel;
+    *out = l;
+    return PGW_OK;
+}
+
+void pgw_pq_listener_free(pgw_pq_listener *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        tenant_free(l->t[i]);
+    pgwi_free(l->t);
+    pgwi_free(l->pfd);
+    pgwi_free(l->channel);
+    pgwi_free(l->listen_sql);
+    pgwi_free(l);
+}
+
+int pgw_pq_listener_add_tenant(pgw_pq_tenant_id *out, pgw_pq_listener *l,
+                               const pgw_scope *scope, const char *conninfo, pgw_error *err)
+{
+    if (!out || !l || !scope || !conninfo)
+        return pgwi_error(err, PGW_EINVAL, "pq_listener_add_tenant: NULL argument");
+    const char *sp[3] = {scope->project, scope->tenant, scope->database};
+    for (int i = 0; i < 3; i++)
+        if (sp[i] && !pgwi_utf8_valid(sp[i], strlen(sp[i])))
+            return pgwi_error(err, PGW_EINVAL,
+                              "pq_listener_add_tenant: a scope string is not valid UTF-8");
+    if (!conninfo[0] || !pgwi_utf8_valid(conninfo, strlen(conninfo)))
+        return pgwi_error(err, PGW_EINVAL,
+                          "pq_listener_add_tenant: conninfo is empty or not valid UTF-8");
+    for (size_t i = 0; i < l->n; i++) {
+        const pgw_scope *s = &l->t[i]->scope;
+        if (str_eq(s->project, scope->project) && str_eq(s->tenant, scope->tenant) &&
+            str_eq(s->database, scope->database))
+            return pgwi_error(err, PGW_EEXISTS,
+                              "pq_listener_add_tenant: a tenant with this scope exists");
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4;
+        tenant **arr = pgwi_reallocarray(l->t, cap, sizeof *arr);
+        if (!arr)
+            return pgwi_enomem(err);
+        l->t = arr;
+        struct pollfd *pfd = pgwi_reallocarray(l->pfd, cap, sizeof *pfd);
+        if (!pfd)
+            return pgwi_enomem(err);
+        l->pfd = pfd;
+        l->cap = cap;
+    }
+    tenant *t = pgwi_calloc(1, sizeof *t);
+    if (!t)
+        return pgwi_enomem(err);
+    bool ok = true;
+    for (int i = 0; i < 3; i++) {
+        t->strs[i] = pgwi_strdup(sp[i]);
+        ok = ok && (!sp[i] || t->strs[i]);
+    }
+    t->conninfo = pgwi_strdup(conninfo);
+    if (!ok || !t->conninfo) {
+        tenant_free(t);
+        return pgwi_enomem(err);
+    }
+    t->scope.project = t->strs[0];
+    t->scope.tenant = t->strs[1];
+    t->scope.database = t->strs[2];
+    t->id = l->next_id++;
+    t->state = T_INACTIVE;
+    t->backoff = l->o.backoff_initial_ms;
+    l->t[l->n++] = t;
+    *out = t->id;
+    return PGW_OK;
+}
+
+int pgw_pq_listener_remove_tenant(pgw_pq_listener *l, pgw_pq_tenant_id id, pgw_error *err)
+{
+    if (!l)
+        return pgwi_error(err, PGW_EINVAL, "pq_listener_remove_tenant: listener is NULL");
+    size_t at;
+    tenant *t = find(l, id, &at);
+    if (!t)
+        return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_remove_tenant: no tenant %llu",
+                          (unsigned long long)id);
+    tenant_free(t);
+    l->t[at] = l->t[--l->n];
+    return PGW_OK;
+}
+
+int pgw_pq_listener_touch(pgw_pq_listener *l, pgw_pq_tenant_id id, pgw_error *err)
+{
+    if (!l)
+        return pgwi_error(err, PGW_EINVAL, "pq_listener_touch: listener is NULL");
+    tenant *t = find(l, id, NULL);
+    if (!t)
+        return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_touch: no tenant %llu",
+                          (unsigned long long)id);
+    int64_t now = now_ms();
+    t->touched = now;
+    if (t->state != T_INACTIVE)
+        return PGW_OK;
+    /* Room for one more: close the least recently touched active tenants. */
+    for (;;) {
+        size_t active = 0;
+        tenant *lru = NULL;
+        for (size_t i = 0; i < l->n; i++) {
+            tenant *u = l->t[i];
+            if (u == t || u->state == T_INACTIVE)
+                continue;
+            active++;
+            if (!lru || u->touched < lru->touched)
+                lru = u;
+        }
+        if (active < l->o.max_connections || !lru)
+            break;
+        close_tenant(l, lru, PGW_PQ_LISTENER_CLOSED_EVICTED);
+    }
+    start_connect(l, t, now);
+    return PGW_OK;
+}
+
+int pgw_pq_listener_tenant(pgw_pq_tenant_info *out, const pgw_pq_listener *l,
+                           pgw_pq_tenant_id id, pgw_error *err)
+{
+    if (!out || !l)
+        return pgwi_error(err, PGW_EINVAL, "pq_listener_tenant: NULL argument");
+    const tenant *t = find(l, id, NULL);
+    if (!t)
+        return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_tenant: no tenant %llu",
+                          (unsigned long long)id);
+    pgw_pq_tenant_info info;
+    memset(&info, 0, sizeof info);
+    switch (t->state) {
+    case T_INACTIVE:
+        info.state = PGW_PQ_TENANT_INACTIVE;
+        break;
+    case T_CONNECTING:
+    case T_LISTEN_SENT:
+        info.state = PGW_PQ_TENANT_CONNECTING;
+        break;
+    case T_LISTENING:
+        info.state = PGW_PQ_TENANT_LISTENING;
+        info.backend_pid = PQbackendPID(t->conn);
+        break;
+    case T_RETRYING:
+        info.state = PGW_PQ_TENANT_RETRYING;
+        info.retry_ms = t->retry_ms;
+        break;
+    }
+    info.connects = t->connects;
+    info.failures = t->failures;
+    info.notifications = t->notifications;
+    *out = info;
+    return PGW_OK;
+}
+
+/* The socket of a tenant and what it waits for; false when none. */
+static bool socket_of(const tenant *t, int *fd, unsigned *events)
+{
+    if (!t->conn)
+        return false;
+    int s = PQsocket(t->conn);
+    if (s < 0)
+        return false;
+    switch (t->state) {
+    case T_CONNECTING:
+        *events = t->poll_read ? PGW_PQ_WAIT_READ : PGW_PQ_WAIT_WRITE;
+        break;
+    case T_LISTEN_SENT:
+        *events = PGW_PQ_WAIT_READ | (t->want_write ? PGW_PQ_WAIT_WRITE : 0u);
+        break;
+    case T_LISTENING:
+        *events = PGW_PQ_WAIT_READ;
+        break;
+    default:
+        return false;
+    }
+    *fd = s;
+    return true;
+}
+
+int pgw_pq_listener_sockets(size_t *out, pgw_pq_listener_socket *sockets, size_t cap,
+                            const pgw_pq_listener *l, pgw_error *err)
+{
+    if (!out || !l || (!sockets && cap))
+        return pgwi_error(err, PGW_EINVAL, "pq_listener_sockets: NULL argument");
+    size_t n = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        int fd;
+        unsigned ev;
+        if (!socket_of(l->t[i], &fd, &ev))
+            continue;
+        if (n < cap) {
+            sockets[n].fd = fd;
+            sockets[n].events = ev;
+            sockets[n].tenant = l->t[i]->id;
+        }
+        n++;
+    }
+    *out = n;
+    return PGW_OK;
+}
+
+int pgw_pq_listener_process(pgw_pq_listener *l, int fd, unsigned events, pgw_error *err)
+{
+    if (!l)
+        return pgwi_error(err, PGW_EINVAL, "pq_listener_process: listener is NULL");
+    tenant *t = NULL;
+    for (size_t i = 0; i < l->n && !t; i++) {
+        int s;
+        unsigned ev;
+        if (socket_of(l->t[i], &s, &ev) && s == fd)
+            t = l->t[i];
+    }
+    if (!t)
+        return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_process: no connection has socket %d",
+                          fd);
+    (void)events; /* libpq finds out what is ready by trying */
+    int64_t now = now_ms();
+    switch (t->state) {
+    case T_CONNECTING:
+        advance_connect(l, t, now);
+        break;
+    case T_LISTEN_SENT:
+        advance_listen(l, t, now);
+        break;
+    case T_LISTENING:
+        read_notifies(l, t, now);
+        break;
+    default:
+        break;
+    }
+    return PGW_OK;
+}
+
+int pgw_pq_listener_tick(int64_t *out, pgw_pq_listener *l, pgw_error *err)
+{
+    if (!l)
+        return pgwi_error(err, PGW_EINVAL, "pq_listener_tick: listener is NULL");
+    int64_t now = now_ms();
+    int64_t next = INT64_MAX;
+    for (size_t i = 0; i < l->n; i++) {
+        tenant *t = l->t[i];
+        if (t->state == T_INACTIVE)
+            continue;
+        if (l->o.idle_timeout_ms && now - t->touched >= (int64_t)l->o.idle_timeout_ms) {
+            close_tenant(l, t, PGW_PQ_LISTENER_CLOSED_IDLE);
+            continue;
+        }
+        switch (t->state) {
+        case T_CONNECTING:
+        case T_LISTEN_SENT:
+            if (now >= t->deadline)
+                fail(l, t, PGW_ECONN,
+                     t->state == T_CONNECTING ? "connecting timed out"
+                                              : "waiting for LISTEN timed out",
+                     now);
+            break;
+        case T_RETRYING:
+            if (now >= t->deadline)
+                start_connect(l, t, now);
+            break;
+        default:
+            break;
+        }
+        if (t->state == T_CONNECTING || t->state == T_LISTEN_SENT || t->state == T_RETRYING)
+            next = t->deadline < next ? t->deadline : next;
+        if (l->o.idle_timeout_ms && t->state != T_INACTIVE) {
+            int64_t idle_at = t->touched + (int64_t)l->o.idle_timeout_ms;
+            next = idle_at < next ? idle_at : next;
+        }
+    }
+    if (out)
+        *out = next == INT64_MAX ? -1 : (next > now ? next - now : 0);
+    return PGW_OK;
+}
+
+int pgw_pq_listener_run(pgw_pq_listener *l, int timeout_ms, pgw_error *err)
+{
+    if (!l || timeout_ms < 0)
+        return pgwi_error(err, PGW_EINVAL, "pq_listener_run: %s",
+                          l ? "timeout_ms is negative" : "listener is NULL");
+    int64_t deadline = now_ms() + timeout_ms;
+    for (;;) {
+        int64_t next;
+        pgw_pq_listener_tick(&next, l, NULL);
+        size_t n = 0;
+        for (size_t i = 0; i < l->n; i++) {
+            int fd;
+            unsigned ev;
+            if (!socket_of(l->t[i], &fd, &ev))
+                continue;
+            l->pfd[n].fd = fd;
+            l->pfd[n].events = (short)(((ev & PGW_PQ_WAIT_READ) ? POLLIN : 0) |
+                                       ((ev & PGW_PQ_WAIT_WRITE) ? POLLOUT : 0));
+            l->pfd[n].revents = 0;
+            n++;
+        }
+        int64_t now = now_ms();
+        int64_t wait = deadline > now ? deadline - now : 0;
+        if (next >= 0 && next < wait)
+            wait = next;
+        int rc = poll(l->pfd, (nfds_t)n, (int)wait);
+        if (rc < 0 && errno != EINTR)
+            return pgwi_error(err, PGW_ECONN, "pq_listener_run: poll failed: %s",
+                              strerror(errno));
+        for (size_t i = 0; rc > 0 && i < n; i++) {
+            short re = l->pfd[i].revents;
+            if (!re)
+                continue;
+            unsigned ev = ((re & (POLLIN | POLLERR | POLLHUP | POLLNVAL)) ? PGW_PQ_WAIT_READ : 0u) |
+                          ((re & POLLOUT) ? PGW_PQ_WAIT_WRITE : 0u);
+            /* A descriptor may have been closed by an earlier one's
+             * processing: ENOTFOUND then, which is fine. */
+            pgw_pq_listener_process(l, l->pfd[i].fd, ev, NULL);
+        }
+        if (now_ms() >= deadline) {
+            pgw_pq_listener_tick(NULL, l, NULL);
+            return PGW_OK;
+        }
+    }
+}

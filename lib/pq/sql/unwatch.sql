@@ -1,0 +1,15 @@
+-- Stops watching a table (pgw_pq_unwatch_table): the DDL that drops the
+-- triggers pgw_pq_watch_table created (watch.sql), statements separated by
+-- semicolons, empty when there are none. Parameters: $1 text the table's schema, $2 text its name.
+-- No row: there is no such table. By hand (psql; then run the ddl column):
+--   PREPARE unwatch(text, text) AS <this query>;
+--   EXECUTE unwatch('public', 'tasks');
+SELECT array_to_string(ARRAY(SELECT format('DROP TRIGGER %I ON %I.%I', t.tgname, $1::text, $2::text)
+               FROM pg_catalog.pg_trigger t
+              WHERE t.tgrelid = c.oid
+                AND t.tgname IN ('pgwitness_insert', 'pgwitness_update', 'pgwitness_delete',
+                                 'pgwitness_truncate')
+              ORDER BY t.tgname), ';' || chr(10)) AS ddl
+  FROM pg_catalog.pg_class c
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = $1::text AND c.relname = $2::text;

@@ -1,0 +1,235 @@
+/*
+ * lib/pq/watch.c — pgw_pq_watch_table and pgw_pq_unwatch_table: the
+ * statement triggers of query invalidation (lib/pq/sql/watch.sql,
+ * unwatch.sql; the trigger function is lib/pq/sql/migration_002.sql).
+ *
+ * Sequence: [BEGIN | SAVEPOINT pgwitness_watch]; read the table and the
+ * DDL (one parameterised query); run the DDL; [COMMIT | RELEASE] — or on
+ * any failure [ROLLBACK | ROLLBACK TO + RELEASE], so nothing is changed and
+ * a caller's transaction stays usable.
+ * SPDX-License-Identifier: MIT
+ */
+#include "pq_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Longest channel name: NAMEDATALEN - 1 (PostgreSQL identifiers). */
+#define CHANNEL_MAX 63
+
+int pgwi_pq_check_channel(const char *channel, pgw_error *err)
+{
+    size_t n = strlen(channel);
+    if (n == 0 || n > CHANNEL_MAX)
+        return pgwi_error(err, PGW_EINVAL, "channel name must be 1..%d bytes, not %zu",
+                          CHANNEL_MAX, n);
+    if (!pgwi_utf8_valid(channel, n))
+        return pgwi_error(err, PGW_EINVAL, "channel name is not valid UTF-8");
+    return PGW_OK;
+}
+
+static int check_name(const char *what, const char *name, pgw_error *err)
+{
+    if (!name || !name[0])
+        return pgwi_error(err, PGW_EINVAL, "%s is NULL or empty", what);
+    if (!pgwi_utf8_valid(name, strlen(name)))
+        return pgwi_error(err, PGW_EINVAL, "%s is not valid UTF-8", what);
+    return PGW_OK;
+}
+
+/* The unit of work: our own transaction when the connection is idle,
+ * otherwise a savepoint in the caller's. */
+static int unit_begin(PGconn *conn, bool *own, pgw_error *e)
+{
+    *own = PQtransactionStatus(conn) == PQTRANS_IDLE;
+    return pgwi_pq_run(conn, *own ? "BEGIN" : "SAVEPOINT pgwitness_watch", NULL,
+                       "starting the trigger change", e);
+}
+
+static int unit_end(PGconn *conn, bool own, int rc, pgw_error *e)
+{
+    if (rc == PGW_OK) {
+        rc = pgwi_pq_run(conn, own ? "COMMIT" : "RELEASE SAVEPOINT pgwitness_watch", NULL,
+                         "committing the trigger change", e);
+        if (rc == PGW_OK)
+            return PGW_OK;
+    }
+    /* Undo; keep the first failure's detail. */
+    pgw_error ignored;
+    if (own) {
+        if (PQtransactionStatus(conn) != PQTRANS_IDLE)
+            pgwi_pq_run(conn, "ROLLBACK", NULL, "rolling back", &ignored);
+    } else if (PQstatus(conn) == CONNECTION_OK) {
+        pgwi_pq_run(conn,
+                    "ROLLBACK TO SAVEPOINT pgwitness_watch; RELEASE SAVEPOINT pgwitness_watch",
+                    NULL, "rolling back to the savepoint", &ignored);
+    }
+    return rc;
+}
+
+/* The library schema's trigger arguments as a text[] literal:
+ * {"channel","col",...} with every element quoted. */
+static char *args_literal(const char *channel, const char *const *cols, size_t n,
+                          pgw_error *err)
+{
+    size_t len = 3;
+    for (size_t i = 0; i <= n; i++) {
+        const char *s = i == 0 ? channel : cols[i - 1];
+        len += 3;
+        for (const char *p = s; *p; p++)
+            len += (*p == '"' || *p == '\\') ? 2 : 1;
+    }
+    char *out = pgwi_malloc(len);
+    if (!out) {
+        pgwi_enomem(err);
+        return NULL;
+    }
+    char *o = out;
+    *o++ = '{';
+    for (size_t i = 0; i <= n; i++) {
+        const char *s = i == 0 ? channel : cols[i - 1];
+        if (i)
+            *o++ = ',';
+        *o++ = '"';
+        for (const char *p = s; *p; p++) {
+            if (*p == '"' || *p == '\\')
+                *o++ = '\\';
+            *o++ = *p;
+        }
+        *o++ = '"';
+    }
+    *o++ = '}';
+    *o = '\0';
+    return out;
+}
+
+static int check_options(const pgw_pq_watch_options *o, pgw_error *err)
+{
+    if (o->version != PGW_PQ_WATCH_OPTIONS_VERSION)
+        return pgwi_error(err, PGW_EINVAL,
+                          "watch options version %u is not %u (use PGW_PQ_WATCH_OPTIONS_INIT)",
+                          o->version, (unsigned)PGW_PQ_WATCH_OPTIONS_VERSION);
+    if (o->pgw_schema) {
+        int rc = check_name("watch options: the pgwitness schema name", o->pgw_schema, err);
+        if (rc != PGW_OK)
+            return rc;
+    }
+    if (o->channel) {
+        int rc = pgwi_pq_check_channel(o->channel, err);
+        if (rc != PGW_OK)
+            return rc;
+    }
+    if (o->n_value_columns > PGW_PQ_MAX_VALUE_COLUMNS)
+        return pgwi_error(err, PGW_EINVAL, "watch options: %zu value columns exceed %d",
+                          o->n_value_columns, PGW_PQ_MAX_VALUE_COLUMNS);
+    if (o->n_value_columns && !o->value_columns)
+        return pgwi_error(err, PGW_EINVAL,
+                          "watch options: value_columns is NULL with %zu entries",
+                          o->n_value_columns);
+    for (size_t i = 0; i < o->n_value_columns; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "watch options: value column %zu", i);
+        int rc = check_name(what, o->value_columns[i], err);
+        if (rc != PGW_OK)
+            return rc;
+    }
+    return PGW_OK;
+}
+
+int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
+                       const pgw_pq_watch_options *opts, pgw_error *err)
+{
+    if (!conn)
+        return pgwi_error(err, PGW_EINVAL, "pq_watch_table: conn is NULL");
+    int rc = check_name("pq_watch_table: schema", schema, err);
+    if (rc == PGW_OK)
+        rc = check_name("pq_watch_table: table", table, err);
+    if (rc != PGW_OK)
+        return rc;
+    pgw_pq_watch_options defaults = PGW_PQ_WATCH_OPTIONS_INIT;
+    const pgw_pq_watch_options *o = opts ? opts : &defaults;
+    rc = check_options(o, err);
+    if (rc == PGW_OK)
+        rc = pgw_pq_check(NULL, conn, err);
+    if (rc != PGW_OK)
+        return rc;
+    pgw_error local;
+    pgw_error *e = err ? err : &local;
+    const char *pgw_schema = pgwi_pq_schema(o->pgw_schema);
+    char *args = args_literal(o->channel ? o->channel : PGW_PQ_DEFAULT_CHANNEL,
+                              o->value_columns, o->n_value_columns, e);
+    if (!args)
+        return e->code;
+    bool own;
+    rc = unit_begin(conn, &own, e);
+    if (rc != PGW_OK) {
+        pgwi_free(args);
+        return rc;
+    }
+    const char *params[4] = {schema, table, pgw_schema, args};
+    PGresult *r = pgwi_pq_exec(conn, pgwi_sql_watch, 4, params, "reading the table to watch", e);
+    pgwi_free(args);
+    if (!r) {
+        rc = e->code;
+    } else if (PQntuples(r) == 0) {
+        rc = pgwi_error(e, PGW_ENOTFOUND, "no table %.100s.%.100s", schema, table);
+    } else if (strcmp(PQgetvalue(r, 0, 0), "r") != 0 ||
+               strcmp(PQgetvalue(r, 0, 1), "t") == 0) {
+        const char *k = PQgetvalue(r, 0, 0);
+        rc = pgwi_error(e, PGW_EINVAL,
+                        "%.100s.%.100s is %s: only ordinary tables that are not partitions can "
+                        "be watched (statement triggers fire for the table a statement names)",
+                        schema, table,
+                        strcmp(k, "r") == 0 ? "a partition"
+                        : strcmp(k, "p") == 0 ? "a partitioned table"
+                        : strcmp(k, "v") == 0 ? "a view"
+                        : strcmp(k, "m") == 0 ? "a materialized view"
+                        : strcmp(k, "f") == 0 ? "a foreign table"
+                                              : "not a table");
+    } else if (strcmp(PQgetvalue(r, 0, 2), "t") != 0) {
+        rc = pgwi_error(e, PGW_ENOTFOUND,
+                        "schema \"%.100s\" has no pgwitness trigger function "
+                        "(notify_statement): run pgw_pq_install() to install or upgrade it",
+                        pgw_schema);
+    } else {
+        rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 3), NULL, "creating the statement triggers", e);
+    }
+    PQclear(r);
+    return unit_end(conn, own, rc, e);
+}
+
+int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema, const char *table,
+                         pgw_error *err)
+{
+    if (!conn)
+        return pgwi_error(err, PGW_EINVAL, "pq_unwatch_table: conn is NULL");
+    int rc = check_name("pq_unwatch_table: schema", schema, err);
+    if (rc == PGW_OK)
+        rc = check_name("pq_unwatch_table: table", table, err);
+    if (rc == PGW_OK)
+        rc = pgw_pq_check(NULL, conn, err);
+    if (rc != PGW_OK)
+        return rc;
+    pgw_error local;
+    pgw_error *e = err ? err : &local;
+    bool own, dropped = false;
+    rc = unit_begin(conn, &own, e);
+    if (rc != PGW_OK)
+        return rc;
+    const char *params[2] = {schema, table};
+    PGresult *r = pgwi_pq_exec(conn, pgwi_sql_unwatch, 2, params, "reading the watched table",
+                               e);
+    if (!r) {
+        rc = e->code;
+    } else if (PQntuples(r) == 0) {
+        rc = pgwi_error(e, PGW_ENOTFOUND, "no table %.100s.%.100s", schema, table);
+    } else if (PQgetvalue(r, 0, 0)[0]) {
+        dropped = true;
+        rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 0), NULL, "dropping the statement triggers", e);
+    }
+    PQclear(r);
+    rc = unit_end(conn, own, rc, e);
+    if (rc == PGW_OK && out)
+        *out = dropped;
+    return rc;
+}

@@ -1,0 +1,278 @@
+/*
+ * tests/bench/bench_triggers.c — pgbench TPS with the statement triggers
+ * installed against without them (issue 6), in one run, same settings,
+ * interleaved rounds, against the server in the PG* environment
+ * (tests/bench/run-pg starts one).
+ *
+ * pgbench -i -s 10 (10 branches, so that 4 clients rarely wait on the same
+ * branch row), then ROUNDS pairs of `pgbench -n -c 4 -j 2 -T SECONDS`: one
+ * without triggers, one with the four tables watched. The listener runs
+ * in this process during both, draining notifications into an index with
+ * a subscription per table, as a host would. Prints every round, the
+ * medians and their ratio. PGW_BENCH_SECONDS and PGW_BENCH_ROUNDS override
+ * the defaults (8 s, 3 pairs). For reference it also runs a round with a
+ * trigger that only calls pg_notify(): the cost of NOTIFY itself.
+ * SPDX-License-Identifier: MIT
+ */
+#define _DEFAULT_SOURCE
+#include <fcntl.h>
+#include <libpq-fe.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "pgwitness/pgwitness-pq.h"
+
+extern char **environ;
+
+static const char *const TABLES[] = {"pgbench_accounts", "pgbench_tellers", "pgbench_branches",
+                                     "pgbench_history"};
+
+static void exec(PGconn *c, const char *sql)
+{
+    PGresult *r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
+        fprintf(stderr, "bench-triggers: %s\n%s", sql, PQresultErrorMessage(r));
+        exit(1);
+    }
+    PQclear(r);
+}
+
+static const char *pgbench_path(void)
+{
+    static char path[512];
+    const char *dir = getenv("PGW_PG_BINDIR");
+    snprintf(path, sizeof path, "%s%spgbench", dir ? dir : "", dir ? "/" : "");
+    return path;
+}
+
+static pid_t spawn(char *const *args, const char *log)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    if (posix_spawnp(&pid, args[0], &fa, NULL, args, environ) != 0) {
+        fprintf(stderr, "bench-triggers: cannot run %s\n", args[0]);
+        exit(1);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    return pid;
+}
+
+static double tps_of(const char *log)
+{
+    FILE *f = fopen(log, "r");
+    char line[512];
+    double tps = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "tps = ", 6) == 0)
+            tps = atof(line + 6);
+    if (f)
+        fclose(f);
+    return tps;
+}
+
+typedef struct ctx {
+    pgw_pq_listener *l;
+    pgw_index *idx;
+    long notifications;
+} ctx;
+
+static void on_write(pgw_pq_tenant_id t, const pgw_write *w, void *ud)
+{
+    (void)t;
+    (void)w;
+    ((ctx *)ud)->notifications++;
+}
+
+/* Drains the index as a host would: take every dirty runner, "rerun"
+ * it (nothing), acknowledge. */
+static void drain(pgw_index *idx)
+{
+    pgw_dirty d;
+    while (pgw_index_pop_dirty(&d, idx) == PGW_OK)
+        pgw_index_ack_unknown(idx, d.runner, NULL);
+}
+
+static void serve(ctx *x, int ms)
+{
+    pgw_pq_listener_socket sk[2];
+    size_t n;
+    pgw_pq_listener_sockets(&n, sk, 2, x->l, NULL);
+    struct pollfd p[2];
+    for (size_t i = 0; i < n && i < 2; i++) {
+        p[i].fd = sk[i].fd;
+        p[i].events = POLLIN | ((sk[i].events & PGW_PQ_WAIT_WRITE) ? POLLOUT : 0);
+        p[i].revents = 0;
+    }
+    if (poll(p, (nfds_t)(n < 2 ? n : 2), ms) > 0)
+        for (size_t i = 0; i < n && i < 2; i++)
+            if (p[i].revents)
+                pgw_pq_listener_process(x->l, p[i].fd, PGW_PQ_WAIT_READ | PGW_PQ_WAIT_WRITE,
+                                        NULL);
+    pgw_pq_listener_tick(NULL, x->l, NULL);
+    drain(x->idx);
+}
+
+/* One pgbench round while the listener serves; returns its TPS. */
+static double round_tps(ctx *x, const char *db, int seconds, const char *log)
+{
+    char secs[16];
+    snprintf(secs, sizeof secs, "%d", seconds);
+    char *args[] = {(char *)pgbench_path(), "-n", "-c", "4", "-j", "2", "-T", secs, (char *)db,
+                    NULL};
+    pid_t pid = spawn(args, log);
+    int st;
+    while (waitpid(pid, &st, WNOHANG) == 0)
+        serve(x, 20);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "bench-triggers: pgbench failed, see %s\n", log);
+        exit(1);
+    }
+    for (int i = 0; i < 10; i++)
+        serve(x, 5);
+    return tps_of(log);
+}
+
+static void set_triggers(PGconn *c, int mode)
+{
+    /* 0: none; 1: pgwitness; 2: a trigger that only notifies */
+    for (int i = 0; i < 4; i++) {
+        char sql[512];
+        pgw_pq_unwatch_table(NULL, c, "public", TABLES[i], NULL);
+        snprintf(sql, sizeof sql, "DROP TRIGGER IF EXISTS bench_only_notify_i ON %s; "
+                                  "DROP TRIGGER IF EXISTS bench_only_notify_u ON %s",
+                 TABLES[i], TABLES[i]);
+        exec(c, sql);
+        if (mode == 1) {
+            pgw_error err;
+            if (pgw_pq_watch_table(c, "public", TABLES[i], NULL, &err) != PGW_OK) {
+                fprintf(stderr, "bench-triggers: watch %s: %s\n", TABLES[i], err.message);
+                exit(1);
+            }
+        } else if (mode == 2) {
+            snprintf(sql, sizeof sql,
+                     "CREATE TRIGGER bench_only_notify_i AFTER INSERT ON %s REFERENCING NEW "
+                     "TABLE AS pgw_new FOR EACH STATEMENT EXECUTE PROCEDURE "
+                     "bench_only_notify(); CREATE TRIGGER bench_only_notify_u AFTER UPDATE ON "
+                     "%s REFERENCING OLD TABLE AS pgw_old NEW TABLE AS pgw_new FOR EACH "
+                     "STATEMENT EXECUTE PROCEDURE bench_only_notify()",
+                     TABLES[i], TABLES[i]);
+            exec(c, sql);
+        }
+    }
+}
+
+static double median3(double *v, int n)
+{
+    return bench_median(v, (size_t)n);
+}
+
+int main(void)
+{
+    const char *secs_env = getenv("PGW_BENCH_SECONDS");
+    const char *rounds_env = getenv("PGW_BENCH_ROUNDS");
+    int seconds = secs_env ? atoi(secs_env) : 8;
+    int rounds = rounds_env ? atoi(rounds_env) : 3;
+    if (seconds < 1 || rounds < 1 || rounds > 20)
+        return 2;
+    PGconn *admin = PQconnectdb("dbname=postgres options=-cclient_min_messages=warning");
+    if (PQstatus(admin) != CONNECTION_OK) {
+        fprintf(stderr, "bench-triggers: no server (run tests/bench/run-pg): %s",
+                PQerrorMessage(admin));
+        return 1;
+    }
+    const char *db = "pgw_bench_triggers";
+    exec(admin, "DROP DATABASE IF EXISTS pgw_bench_triggers");
+    exec(admin, "CREATE DATABASE pgw_bench_triggers");
+    char log[128];
+    snprintf(log, sizeof log, "/tmp/pgw-bench-triggers-%ld.log", (long)getpid());
+    {
+        char *args[] = {(char *)pgbench_path(), "-i", "-q", "-s", "10", (char *)db, NULL};
+        int st;
+        waitpid(spawn(args, log), &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "bench-triggers: pgbench -i failed, see %s\n", log);
+            return 1;
+        }
+    }
+    PGconn *c = PQconnectdb("dbname=pgw_bench_triggers options=-cclient_min_messages=warning");
+    if (PQstatus(c) != CONNECTION_OK || pgw_pq_install(NULL, c, NULL, NULL) != PGW_OK)
+        return 1;
+    exec(c, "CREATE FUNCTION bench_only_notify() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            "BEGIN PERFORM pg_notify('pgwitness', '{\"version\":1,\"schema\":\"public\","
+            "\"table\":\"' || TG_TABLE_NAME || '\",\"op\":\"truncate\"}'); RETURN NULL; END $$");
+
+    ctx x = {NULL, NULL, 0};
+    pgw_index_new(&x.idx, NULL, NULL);
+    for (int i = 0; i < 4; i++) {
+        char json[512];
+        snprintf(json, sizeof json,
+                 "{\"scope\":{\"project\":\"b\",\"tenant\":\"t\",\"database\":\"%s\"},"
+                 "\"query\":\"q%d\",\"tables\":[{\"schema\":\"public\",\"table\":\"%s\"}]}",
+                 db, i, TABLES[i]);
+        pgw_deps *d = NULL;
+        pgw_runner_id r;
+        pgw_deps_from_json(&d, json, strlen(json), NULL);
+        pgw_index_register(&r, x.idx, d, NULL);
+        pgw_deps_free(d);
+    }
+    pgw_pq_listener_options o = PGW_PQ_LISTENER_OPTIONS_INIT;
+    o.index = x.idx;
+    o.on_write = on_write;
+    o.userdata = &x;
+    pgw_pq_listener_new(&x.l, &o, NULL);
+    pgw_scope scope = {"b", "t", db};
+    pgw_pq_tenant_id t;
+    pgw_pq_listener_add_tenant(&t, x.l, &scope, "dbname=pgw_bench_triggers", NULL);
+    pgw_pq_listener_touch(x.l, t, NULL);
+    pgw_pq_tenant_info ti;
+    do {
+        serve(&x, 20);
+        pgw_pq_listener_tenant(&ti, x.l, t, NULL);
+    } while (ti.state != PGW_PQ_TENANT_LISTENING);
+
+    printf("pgbench TPC-B-like, scale 10, 4 clients, 2 threads, %d s per round, %d rounds "
+           "each, interleaved; the listener drains notifications in this process\n",
+           seconds, rounds);
+    double off[20], on[20], only[20];
+    int n_only = rounds > 1 ? rounds - 1 : 1;
+    for (int k = 0; k < rounds; k++) {
+        set_triggers(c, 0);
+        off[k] = round_tps(&x, db, seconds, log);
+        set_triggers(c, 1);
+        long before = x.notifications;
+        on[k] = round_tps(&x, db, seconds, log);
+        long got = x.notifications - before;
+        printf("  round %d: without triggers %.0f tps, with triggers %.0f tps (%.2f), %ld "
+               "notifications\n",
+               k + 1, off[k], on[k], on[k] / off[k], got);
+        if (k < n_only) {
+            set_triggers(c, 2);
+            only[k] = round_tps(&x, db, seconds, log);
+            printf("           a trigger that only calls pg_notify: %.0f tps (%.2f)\n", only[k],
+                   only[k] / off[k]);
+        }
+        fflush(stdout);
+    }
+    set_triggers(c, 0);
+    double m_off = median3(off, rounds), m_on = median3(on, rounds),
+           m_only = median3(only, n_only);
+    printf("median: without %.0f tps, with pgwitness triggers %.0f tps: ratio %.2f "
+           "(only pg_notify: %.0f tps, %.2f)\n",
+           m_off, m_on, m_on / m_off, m_only, m_only / m_off);
+    unlink(log);
+    pgw_pq_listener_free(x.l);
+    pgw_index_free(x.idx);
+    PQfinish(c);
+    exec(admin, "DROP DATABASE IF EXISTS pgw_bench_triggers WITH (FORCE)");
+    PQfinish(admin);
+    return 0;
+}

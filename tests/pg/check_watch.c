@@ -1,0 +1,966 @@
+/*
+ * tests/pg/check_watch.c — the statement triggers of query invalidation
+ * against the real server: every operation on a watched table produces
+ * exactly the expected write set (single and multi-row insert, update and
+ * delete, UPDATE ... SET x = x, key changes, composite keys, no key,
+ * truncate, transactions, savepoints), the text of IDs and values does not
+ * depend on the writer's session, the bounds (500 IDs, 100 columns, fewer
+ * than 8000 bytes, 10,000 rows) degrade as docs/wire.md says and never fail
+ * the writer, and pgw_pq_watch_table/pgw_pq_unwatch_table with their
+ * errors.
+ * Every payload is also checked to be byte for byte what pgw_payload_encode()
+ * writes for the write set it decodes to (tests/support/pgwt_notify.c).
+ * SPDX-License-Identifier: MIT
+ */
+#define _DEFAULT_SOURCE
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgw_test.h"
+#include "pgwt_notify.h"
+#include "pgwitness/pgwitness-pq.h"
+
+#define CH PGW_PQ_DEFAULT_CHANNEL
+
+/* Every test starts from an empty public schema and a fresh pgwitness. */
+static PGconn *setup(void)
+{
+    PGconn *c = pgwt_connect();
+    pgwt_exec(c, "SET client_min_messages = warning; "
+                 "DROP SCHEMA IF EXISTS pgwitness CASCADE; DROP SCHEMA public CASCADE; "
+                 "CREATE SCHEMA public; GRANT ALL ON SCHEMA public TO PUBLIC; "
+                 "RESET client_min_messages");
+    pgw_error err;
+    int v = 0;
+    ck_assert_int_eq(pgw_pq_install(&v, c, NULL, &err), PGW_OK);
+    ck_assert_int_eq(v, 2);
+    return c;
+}
+
+static void watch(PGconn *c, const char *table, const char *const *vals, size_t n)
+{
+    pgw_pq_watch_options o = PGW_PQ_WATCH_OPTIONS_INIT;
+    o.value_columns = vals;
+    o.n_value_columns = n;
+    pgw_error err;
+    pgw_error_clear(&err);
+    ck_assert_msg(pgw_pq_watch_table(c, "public", table, &o, &err) == PGW_OK, "watch %s: %s",
+                  table, err.message);
+}
+
+static long long n_triggers(PGconn *c, const char *table)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'public.%s'::regclass "
+             "AND tgname LIKE 'pgwitness\\_%%'",
+             table);
+    return pgwt_int(c, sql);
+}
+
+/* ------------------------------------------------------------------ */
+/* every operation                                                      */
+
+static const char *const STATUS[] = {"status"};
+
+START_TEST(insert_single_and_multi_row)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE tasks (id int PRIMARY KEY, title text, status text)");
+    watch(c, "tasks", STATUS, 1);
+    pgwt_exec(c, "INSERT INTO tasks VALUES (7, 'seven', 'open')");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\","
+                          "\"ids\":[\"7\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"new\":[{\"status\":\"open\"}],"
+                          "\"pk_changed\":false}");
+    /* Rows in key order (the key's text, bytewise), SQL NULL as null. */
+    pgwt_exec(c, "INSERT INTO tasks VALUES (3, 'c', NULL), (12, 'l', 'done'), (1, 'a', 'open')");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\","
+                          "\"ids\":[\"1\",\"12\",\"3\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"new\":[{\"status\":\"open\"},"
+                          "{\"status\":\"done\"},{\"status\":null}],\"pk_changed\":false}");
+    /* INSERT ... SELECT and COPY are statements like any other. */
+    pgwt_exec(c, "INSERT INTO tasks SELECT g, 'g', 'open' FROM generate_series(20, 21) g");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\","
+                          "\"ids\":[\"20\",\"21\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"new\":[{\"status\":\"open\"},"
+                          "{\"status\":\"open\"}],\"pk_changed\":false}");
+    PGresult *r = PQexec(c, "COPY tasks FROM STDIN");
+    ck_assert_int_eq(PQresultStatus(r), PGRES_COPY_IN);
+    PQclear(r);
+    const char *row = "30\tthirty\t\\N\n";
+    ck_assert_int_eq(PQputCopyData(c, row, (int)strlen(row)), 1);
+    ck_assert_int_eq(PQputCopyEnd(c, NULL), 1);
+    r = PQgetResult(c);
+    ck_assert_int_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    PQclear(PQgetResult(c));
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\","
+                          "\"ids\":[\"30\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"new\":[{\"status\":null}],"
+                          "\"pk_changed\":false}");
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(update_single_multi_partial_and_noop)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE tasks (id int PRIMARY KEY, title text, status text, n int); "
+                 "INSERT INTO tasks VALUES (1, 'a', 'open', 0), (2, 'b', 'open', 0), "
+                 "(3, 'c', 'done', 0)");
+    watch(c, "tasks", STATUS, 1);
+    pgwt_exec(c, "UPDATE tasks SET title = 'A' WHERE id = 1");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\","
+                          "\"ids\":[\"1\"],\"ids_truncated\":false,\"columns\":[\"title\"],"
+                          "\"columns_truncated\":false,\"old\":[{\"status\":\"open\"}],"
+                          "\"new\":[{\"status\":\"open\"}],\"pk_changed\":false}");
+    pgwt_exec(c, "UPDATE tasks SET status = 'done', n = n + 1 WHERE id IN (1, 2)");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\","
+                          "\"ids\":[\"1\",\"2\"],\"ids_truncated\":false,"
+                          "\"columns\":[\"status\",\"n\"],\"columns_truncated\":false,"
+                          "\"old\":[{\"status\":\"open\"},{\"status\":\"open\"}],"
+                          "\"new\":[{\"status\":\"done\"},{\"status\":\"done\"}],"
+                          "\"pk_changed\":false}");
+    /* Rows whose values do not change are not listed: row 2's title is
+     * 'b' already, only row 3 changes. */
+    pgwt_exec(c, "UPDATE tasks SET title = 'b' WHERE id IN (2, 3)");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\","
+                          "\"ids\":[\"3\"],\"ids_truncated\":false,\"columns\":[\"title\"],"
+                          "\"columns_truncated\":false,\"old\":[{\"status\":\"done\"}],"
+                          "\"new\":[{\"status\":\"done\"}],\"pk_changed\":false}");
+    /* UPDATE ... SET x = x: no row and no column changed (one row and
+     * several rows take different paths in the trigger function). */
+    pgwt_exec(c, "UPDATE tasks SET status = status WHERE id = 1");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\","
+                          "\"ids\":[],\"ids_truncated\":false,\"columns\":[],"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_exec(c, "UPDATE tasks SET status = status");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\","
+                          "\"ids\":[],\"ids_truncated\":false,\"columns\":[],"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    /* NULL to a value and back are changes; NULL to NULL is not. */
+    pgwt_exec(c, "UPDATE tasks SET n = NULL WHERE id = 3");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\","
+                          "\"ids\":[\"3\"],\"ids_truncated\":false,\"columns\":[\"n\"],"
+                          "\"columns_truncated\":false,\"old\":[{\"status\":\"done\"}],"
+                          "\"new\":[{\"status\":\"done\"}],\"pk_changed\":false}");
+    pgwt_exec(c, "UPDATE tasks SET n = NULL WHERE id = 3");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\","
+                          "\"ids\":[],\"ids_truncated\":false,\"columns\":[],"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(update_of_keys)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    /* DEFERRABLE: keys may collide inside a statement (swaps, shifts). */
+    pgwt_exec(c, "CREATE TABLE k (id int PRIMARY KEY DEFERRABLE, v text); "
+                 "INSERT INTO k VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+    static const char *const V[] = {"v"};
+    watch(c, "k", V, 1);
+    /* A re-keyed row: the old key does not exist after, the new one did
+     * not exist before; the changed columns are unknown. */
+    pgwt_exec(c, "UPDATE k SET id = 10 WHERE id = 1");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"k\",\"op\":\"update\","
+                          "\"ids\":[\"1\",\"10\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"old\":[{\"v\":\"a\"},null],"
+                          "\"new\":[null,{\"v\":\"a\"}],\"pk_changed\":true}");
+    /* A shift: key 3 exists before and after (different rows). */
+    pgwt_exec(c, "UPDATE k SET id = id + 1 WHERE id IN (2, 3)");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"k\",\"op\":\"update\","
+                          "\"ids\":[\"2\",\"3\",\"4\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,"
+                          "\"old\":[{\"v\":\"b\"},{\"v\":\"c\"},null],"
+                          "\"new\":[null,{\"v\":\"b\"},{\"v\":\"c\"}],\"pk_changed\":true}");
+    /* A swap leaves the set of keys as it was: by key, rows 3 and 4 had
+     * their other columns changed (what a reader of the table sees). */
+    pgwt_exec(c, "UPDATE k SET id = CASE id WHEN 3 THEN 4 ELSE 3 END WHERE id IN (3, 4)");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"k\",\"op\":\"update\","
+                          "\"ids\":[\"3\",\"4\"],\"ids_truncated\":false,\"columns\":[\"v\"],"
+                          "\"columns_truncated\":false,\"old\":[{\"v\":\"b\"},{\"v\":\"c\"}],"
+                          "\"new\":[{\"v\":\"c\"},{\"v\":\"b\"}],\"pk_changed\":false}");
+    /* Setting a key to itself changes nothing. */
+    pgwt_exec(c, "UPDATE k SET id = id WHERE id = 10");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"k\",\"op\":\"update\","
+                          "\"ids\":[],\"ids_truncated\":false,\"columns\":[],"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(delete_single_and_multi_row)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE tasks (id bigint PRIMARY KEY, status text); "
+                 "INSERT INTO tasks SELECT g, 's' || g FROM generate_series(1, 5) g");
+    watch(c, "tasks", STATUS, 1);
+    pgwt_exec(c, "DELETE FROM tasks WHERE id = 5");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"delete\","
+                          "\"ids\":[\"5\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"old\":[{\"status\":\"s5\"}],"
+                          "\"pk_changed\":false}");
+    pgwt_exec(c, "DELETE FROM tasks WHERE id < 4");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"delete\","
+                          "\"ids\":[\"1\",\"2\",\"3\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"old\":[{\"status\":\"s1\"},"
+                          "{\"status\":\"s2\"},{\"status\":\"s3\"}],\"pk_changed\":false}");
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(composite_key)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    /* Key order is the constraint's, not the table's. */
+    pgwt_exec(c, "CREATE TABLE m (ws text, n int, id int, role text, "
+                 "PRIMARY KEY (id, ws)); INSERT INTO m VALUES ('a', 0, 1, 'r')");
+    watch(c, "m", NULL, 0);
+    pgwt_exec(c, "INSERT INTO m VALUES ('b', 0, 1, 'r'), ('a', 0, 2, 'w')");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"m\",\"op\":\"insert\","
+                          "\"ids\":[[\"1\",\"b\"],[\"2\",\"a\"]],\"ids_truncated\":false,"
+                          "\"columns\":null,\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_exec(c, "UPDATE m SET role = 'x' WHERE id = 1");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"m\",\"op\":\"update\","
+                          "\"ids\":[[\"1\",\"a\"],[\"1\",\"b\"]],\"ids_truncated\":false,"
+                          "\"columns\":[\"role\"],\"columns_truncated\":false,"
+                          "\"pk_changed\":false}");
+    pgwt_exec(c, "UPDATE m SET ws = 'c' WHERE id = 2");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"m\",\"op\":\"update\","
+                          "\"ids\":[[\"2\",\"a\"],[\"2\",\"c\"]],\"ids_truncated\":false,"
+                          "\"columns\":null,\"columns_truncated\":false,\"pk_changed\":true}");
+    pgwt_exec(c, "DELETE FROM m WHERE ws = 'a'");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"m\",\"op\":\"delete\","
+                          "\"ids\":[[\"1\",\"a\"]],\"ids_truncated\":false,"
+                          "\"columns\":null,\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(table_without_key_and_truncate)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE log (at int, msg text)");
+    watch(c, "log", STATUS, 1);
+    pgwt_exec(c, "INSERT INTO log VALUES (1, 'a'), (2, 'b')");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"log\",\"op\":\"insert\","
+                          "\"ids\":null,\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_exec(c, "UPDATE log SET msg = 'c' WHERE at = 1");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"log\",\"op\":\"update\","
+                          "\"ids\":null,\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_exec(c, "DELETE FROM log");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"log\",\"op\":\"delete\","
+                          "\"ids\":null,\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_exec(c, "TRUNCATE log");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"log\",\"op\":\"truncate\","
+                          "\"ids\":null,\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    /* A key added later is followed: the function reads the catalog. */
+    pgwt_exec(c, "ALTER TABLE log ADD PRIMARY KEY (at)");
+    pgwt_exec(c, "INSERT INTO log VALUES (5, 'e')");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"log\",\"op\":\"insert\","
+                          "\"ids\":[\"5\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(zero_row_statements_send_nothing)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t VALUES (1, 'a')");
+    watch(c, "t", NULL, 0);
+    pgwt_exec(c, "UPDATE t SET v = 'b' WHERE false");
+    pgwt_exec(c, "DELETE FROM t WHERE id = 99");
+    pgwt_exec(c, "INSERT INTO t SELECT 2, 'x' WHERE false");
+    pgwt_exec(c, "INSERT INTO t VALUES (1, 'z') ON CONFLICT DO NOTHING");
+    pgwt_expect_marker(c, lc, CH, "after-zero-rows");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(transactions_commit_rollback_savepoints)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH), *other = pgwt_connect();
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY, v text)");
+    watch(c, "t", NULL, 0);
+    const char *ins1 = "\"schema\":\"public\",\"table\":\"t\",\"op\":\"insert\",\"ids\":[\"1\"],"
+                       "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                       "\"pk_changed\":false}";
+    /* Each statement separately, delivered only at commit, in order. */
+    pgwt_exec(c, "BEGIN");
+    pgwt_exec(c, "INSERT INTO t VALUES (1, 'a')");
+    pgwt_exec(c, "UPDATE t SET v = 'b' WHERE id = 1");
+    pgwt_exec(c, "DELETE FROM t WHERE id = 1");
+    pgwt_expect_marker(other, lc, CH, "before-commit");
+    pgwt_exec(c, "COMMIT");
+    pgwt_expect_write(lc, ins1);
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"t\",\"op\":\"update\","
+                          "\"ids\":[\"1\"],\"ids_truncated\":false,\"columns\":[\"v\"],"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"t\",\"op\":\"delete\","
+                          "\"ids\":[\"1\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    /* Nothing after a rollback. */
+    pgwt_exec(c, "BEGIN; INSERT INTO t VALUES (1, 'a'); UPDATE t SET v = 'c'; ROLLBACK");
+    pgwt_expect_marker(other, lc, CH, "after-rollback");
+    /* A rolled-back savepoint takes its statements' notifications along. */
+    pgwt_exec(c, "BEGIN; INSERT INTO t VALUES (1, 'a'); SAVEPOINT s; "
+                 "INSERT INTO t VALUES (2, 'b'); ROLLBACK TO SAVEPOINT s; "
+                 "INSERT INTO t VALUES (3, 'c'); COMMIT");
+    pgwt_expect_write(lc, ins1);
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"t\",\"op\":\"insert\","
+                          "\"ids\":[\"3\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_expect_marker(other, lc, CH, "end");
+    PQfinish(other);
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* IDs and values are the columns' output text under fixed settings,
+ * whatever the writer's session says: compared with what libpq returns
+ * for the same rows read with those settings. */
+START_TEST(text_forms_do_not_depend_on_the_session)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TYPE mood AS ENUM ('sad', 'ok'); "
+                 "CREATE DOMAIN code AS text; CREATE DOMAIN flag AS bool; "
+                 "CREATE DOMAIN moment AS timestamptz; "
+                 "CREATE TABLE ty (b bool, d date, ts timestamptz, ch char(4), u uuid, "
+                 "  t timestamp, tm time, tz timetz, "
+                 "  f8 float8, nu numeric, iv interval, by bytea, e mood, s text, cd code, "
+                 "  j json, arr int[], fl flag, mo moment, "
+                 "  PRIMARY KEY (b, d, ts, ch, u, t, tm, tz))");
+    static const char *const VALS[] = {"f8", "nu", "iv", "by", "e", "s", "cd", "j", "arr",
+                                       "b", "ts", "fl", "mo", "no_such_column"};
+    watch(c, "ty", VALS, sizeof VALS / sizeof VALS[0]);
+    /* A writer whose every print setting differs from the fixed ones. */
+    pgwt_exec(c, "SET TimeZone = 'America/New_York'; SET DateStyle = 'SQL, DMY'; "
+                 "SET IntervalStyle = 'sql_standard'; SET extra_float_digits = -3; "
+                 "SET bytea_output = 'escape'");
+    pgwt_exec(c, "INSERT INTO ty VALUES (true, '2024-02-29', '2024-03-01 12:34:56.789+05:30', "
+                 "'ab', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '1999-12-31 23:59:59.5', "
+                 "'10:11:12', '10:11:12+02', 0.1, 1.50, '1 day -02:03:04', '\\x00ff41', "
+                 "'ok', E'q\"uo\\\\te é 😀', 'X', '{\"a\": 1}', '{1,2}', false, "
+                 "'2000-01-01 00:00:00+01')");
+    char *p = pgwt_next_payload(lc, 5000, NULL);
+    ck_assert_ptr_nonnull(p);
+    int fb = -1;
+    char *got = pgwt_write_json(p, &fb);
+    ck_assert_int_eq(fb, PGW_OK);
+    /* What a host reads with the documented settings. */
+    PGconn *h = pgwt_connect_opts("options='-c TimeZone=UTC -c DateStyle=ISO,YMD "
+                                  "-c IntervalStyle=postgres -c extra_float_digits=1 "
+                                  "-c bytea_output=hex'");
+    ck_assert_ptr_nonnull(h);
+    PGresult *r = PQexec(h, "SELECT b, d, ts, ch, u, t, tm, tz, f8, nu, iv, by, e, s, cd FROM ty");
+    ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+    char want[4096];
+#define V(i) PQgetvalue(r, 0, i)
+    /* JSON strings of the host's texts (format('%s') prints with the
+     * output function, as libpq receives it: 't', not 'true'). */
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT concat_ws(',', to_json(format('%%s', b)), to_json(format('%%s', d)), "
+             "to_json(format('%%s', ts)), to_json(format('%%s', ch)), to_json(format('%%s', u)), "
+             "to_json(format('%%s', t)), to_json(format('%%s', tm)), to_json(format('%%s', tz))) "
+             "FROM ty");
+    PGresult *ids = PQexec(h, sql);
+    ck_assert_int_eq(PQresultStatus(ids), PGRES_TUPLES_OK);
+    snprintf(sql, sizeof sql,
+             "SELECT concat_ws(',', '\"b\":' || to_json(format('%%s', b)), "
+             "'\"ts\":' || to_json(format('%%s', ts)), '\"f8\":' || to_json(format('%%s', f8)), "
+             "'\"nu\":' || to_json(format('%%s', nu)), '\"iv\":' || to_json(format('%%s', iv)), "
+             "'\"by\":' || to_json(format('%%s', by)), '\"e\":' || to_json(format('%%s', e)), "
+             "'\"s\":' || to_json(s), '\"cd\":' || to_json(format('%%s', cd)), "
+             "'\"fl\":' || to_json(format('%%s', fl)), '\"mo\":' || to_json(format('%%s', mo))) "
+             "FROM ty");
+    PGresult *vals = PQexec(h, sql);
+    ck_assert_int_eq(PQresultStatus(vals), PGRES_TUPLES_OK);
+    snprintf(want, sizeof want,
+             "\"schema\":\"public\",\"table\":\"ty\",\"op\":\"insert\",\"ids\":[[%s]],"
+             "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+             "\"new\":[{%s}],\"pk_changed\":false}",
+             PQgetvalue(ids, 0, 0), PQgetvalue(vals, 0, 0));
+    ck_assert_msg(strcmp(got, want) == 0, "\n  got:  %.1500s\n  want: %.1500s", got, want);
+    /* Spot checks against literal texts, so the test does not only compare
+     * the server with itself. */
+    ck_assert_str_eq(V(0), "t");
+    ck_assert_str_eq(V(1), "2024-02-29");
+    ck_assert_str_eq(V(2), "2024-03-01 07:04:56.789+00");
+    ck_assert_str_eq(V(3), "ab  ");
+    ck_assert_str_eq(V(5), "1999-12-31 23:59:59.5");
+    ck_assert_str_eq(V(7), "10:11:12+02");
+    ck_assert_str_eq(V(8), "0.1");
+    ck_assert_str_eq(V(9), "1.50");
+    ck_assert_str_eq(V(10), "1 day -02:03:04");
+    ck_assert_str_eq(V(11), "\\x00ff41");
+    ck_assert_msg(strstr(got, "[[\"t\",\"2024-02-29\",\"2024-03-01 07:04:56.789+00\",\"ab  \",") != NULL,
+                  "%s", got);
+    ck_assert_msg(strstr(got, "\"s\":\"q\\\"uo\\\\te é 😀\"") != NULL, "%s", got);
+    ck_assert_msg(strstr(got, "\"fl\":\"f\",\"mo\":\"1999-12-31 23:00:00+00\"}") != NULL, "%s", got);
+#undef V
+    PQclear(ids);
+    PQclear(vals);
+    PQclear(r);
+    /* An update: unchanged key columns pair the rows; a change in the
+     * 17th significant digit of a float is a change (the writer's
+     * extra_float_digits = -3 does not round it away). */
+    pgwt_exec(c, "UPDATE ty SET f8 = f8 + 1e-17 * 2");
+    free(p);
+    free(got);
+    p = pgwt_next_payload(lc, 5000, NULL);
+    ck_assert_ptr_nonnull(p);
+    got = pgwt_write_json(p, &fb);
+    ck_assert_msg(strstr(got, "\"columns\":[\"f8\"]") != NULL, "%s", got);
+    char *f8 = pgwt_value(h, "SELECT f8 FROM ty");
+    ck_assert_str_eq(f8, "0.10000000000000002");
+    char f8json[64];
+    snprintf(f8json, sizeof f8json, "\"f8\":\"%s\"", f8);
+    ck_assert_msg(strstr(got, f8json) != NULL, "%s", got);
+    free(f8);
+    free(p);
+    free(got);
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(h);
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* bounds                                                               */
+
+START_TEST(large_statements_degrade_and_commit)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE big (id int PRIMARY KEY, v int, s text); "
+                 "INSERT INTO big SELECT g, 0, 's' FROM generate_series(1, 10000) g");
+    watch(c, "big", STATUS, 0);
+    /* 10,000 rows: the IDs are left out (more than 500), the changed
+     * columns still fit. The writer commits. */
+    pgwt_exec(c, "UPDATE big SET v = v + 1");
+    size_t len = pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"big\",\"op\":\"update\","
+                                       "\"ids\":null,\"ids_truncated\":true,\"columns\":[\"v\"],"
+                                       "\"columns_truncated\":false,\"pk_changed\":false}");
+    ck_assert_uint_lt(len, 8000);
+    ck_assert_int_eq(pgwt_int(c, "SELECT sum(v) FROM big"), 10000);
+    /* 500 IDs are listed, 501 are not. */
+    pgwt_exec(c, "UPDATE big SET v = 0 WHERE id <= 500");
+    char *p = pgwt_next_payload(lc, 5000, NULL);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_msg(strstr(p, "\"ids\":[\"1\",\"10\",\"100\",") != NULL, "%.200s", p);
+    ck_assert_msg(strstr(p, "\"ids_truncated\":false") != NULL, "%.200s", p);
+    ck_assert_uint_lt(strlen(p), 8000);
+    int fb;
+    char *w = pgwt_write_json(p, &fb);
+    ck_assert_int_eq(fb, PGW_OK);
+    free(w);
+    free(p);
+    pgwt_exec(c, "UPDATE big SET v = 7 WHERE id <= 501");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"big\",\"op\":\"update\","
+                      "\"ids\":null,\"ids_truncated\":true,\"columns\":[\"v\"],"
+                      "\"columns_truncated\":false,\"pk_changed\":false}");
+    /* Inserts and deletes of 10,000 rows. */
+    pgwt_exec(c, "DELETE FROM big");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"big\",\"op\":\"delete\","
+                      "\"ids\":null,\"ids_truncated\":true,\"columns\":null,"
+                      "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_exec(c, "INSERT INTO big SELECT g, 0, 's' FROM generate_series(1, 10000) g");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"big\",\"op\":\"insert\","
+                      "\"ids\":null,\"ids_truncated\":true,\"columns\":null,"
+                      "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* n columns named c<i> followed by `reps` times `fill` (SQL spelling of
+ * the characters inside a quoted identifier). */
+static void create_wide(PGconn *c, const char *table, int n, const char *fill, int reps)
+{
+    char *sql = malloc((size_t)n * (8 + strlen(fill) * (size_t)reps + 24) + 256);
+    char *p = sql + sprintf(sql, "CREATE TABLE %s (id int PRIMARY KEY", table);
+    for (int i = 0; i < n; i++) {
+        p += sprintf(p, ", \"c%03d", i);
+        for (int k = 0; k < reps; k++)
+            p += sprintf(p, "%s", fill);
+        p += sprintf(p, "\" int DEFAULT 0");
+    }
+    sprintf(p, "); INSERT INTO %s (id) SELECT generate_series(1, 3)", table);
+    pgwt_exec(c, sql);
+    free(sql);
+}
+
+static void update_all_columns(PGconn *c, const char *table)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "DO $$ BEGIN EXECUTE (SELECT 'UPDATE %s SET ' || string_agg(format('%%I = %%I + 1', "
+             "attname, attname), ', ') FROM pg_attribute WHERE attrelid = '%s'::regclass AND "
+             "attnum > 1 AND NOT attisdropped); END $$",
+             table, table);
+    pgwt_exec(c, sql);
+}
+
+START_TEST(hundred_columns_with_long_multibyte_names)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    create_wide(c, "w100", 100, "列", 19); /* names of 4 + 57 = 61 bytes */
+    watch(c, "w100", NULL, 0);
+    update_all_columns(c, "w100");
+    char *p = pgwt_next_payload(lc, 5000, NULL);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_lt(strlen(p), 8000);
+    int fb;
+    char *w = pgwt_write_json(p, &fb);
+    ck_assert_int_eq(fb, PGW_OK);
+    /* All 100 names fit: the IDs and the columns are listed. */
+    ck_assert_msg(strstr(w, "\"ids\":[\"1\",\"2\",\"3\"],\"ids_truncated\":false,"
+                            "\"columns\":[\"c000列") != NULL, "%.300s", w);
+    ck_assert_msg(strstr(w, "\"c099列列列列列列列列列列列列列列列列列列列\"],"
+                            "\"columns_truncated\":false") != NULL, "%.300s", w);
+    free(w);
+    free(p);
+    ck_assert_int_eq(pgwt_int(c, "SELECT sum(\"c099列列列列列列列列列列列列列列列列列列列\") FROM w100"), 3);
+    /* 101 changed columns: more than 100, not listed. */
+    create_wide(c, "w101", 101, "列", 19);
+    watch(c, "w101", NULL, 0);
+    update_all_columns(c, "w101");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"w101\",\"op\":\"update\","
+                      "\"ids\":[\"1\",\"2\",\"3\"],\"ids_truncated\":false,\"columns\":null,"
+                      "\"columns_truncated\":true,\"pk_changed\":false}");
+    /* 100 names of 59 quote characters: each is 125 bytes in JSON, 100 of
+     * them cannot fit. IDs go first, then the columns: the table-level
+     * form. */
+    create_wide(c, "wq", 100, "\"\"", 59);
+    watch(c, "wq", NULL, 0);
+    update_all_columns(c, "wq");
+    size_t len = pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"wq\",\"op\":\"update\","
+                                       "\"ids\":null,\"ids_truncated\":true,\"columns\":null,"
+                                       "\"columns_truncated\":true,\"pk_changed\":false}");
+    ck_assert_uint_lt(len, 8000);
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(byte_budget_rungs)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE r (id text PRIMARY KEY, v text); "
+                 "INSERT INTO r SELECT lpad(g::text, 3, '0'), repeat('é', 40) "
+                 "FROM generate_series(1, 60) g");
+    static const char *const V[] = {"v"};
+    watch(c, "r", V, 1);
+    /* 60 rows × two 80-byte values do not fit; without them, it does. */
+    pgwt_exec(c, "UPDATE r SET v = v || 'x'");
+    char *p = pgwt_next_payload(lc, 5000, NULL);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_msg(strstr(p, "\"ids\":[\"001\",\"002\",") != NULL, "%.200s", p);
+    ck_assert_msg(strstr(p, "\"old\"") == NULL && strstr(p, "\"new\"") == NULL, "%.200s", p);
+    ck_assert_msg(strstr(p, "\"columns\":[\"v\"]") != NULL, "%.300s", p);
+    free(p);
+    /* 400 keys of 30 bytes: the IDs do not fit either. */
+    pgwt_exec(c, "CREATE TABLE r2 (id text PRIMARY KEY, v int); "
+                 "INSERT INTO r2 SELECT repeat('k', 26) || lpad(g::text, 4, '0'), 0 "
+                 "FROM generate_series(1, 400) g");
+    watch(c, "r2", V, 1);
+    pgwt_exec(c, "UPDATE r2 SET v = 1");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"r2\",\"op\":\"update\","
+                      "\"ids\":null,\"ids_truncated\":true,\"columns\":[\"v\"],"
+                      "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* In a LATIN1 database 'é' is one byte, in the UTF-8 the listener receives
+ * two: the payload fits both. */
+START_TEST(byte_budget_in_a_single_byte_database)
+{
+    PGconn *admin = pgwt_connect_opts("dbname=postgres");
+    ck_assert_ptr_nonnull(admin);
+    char db[96], sql[512];
+    snprintf(db, sizeof db, "%s_latin1", pgwt_dbname());
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS \"%s\"", db);
+    pgwt_exec(admin, sql);
+    snprintf(sql, sizeof sql, "CREATE DATABASE \"%s\" ENCODING 'LATIN1' LC_COLLATE 'C' "
+                              "LC_CTYPE 'C' TEMPLATE template0", db);
+    pgwt_exec(admin, sql);
+    snprintf(sql, sizeof sql, "dbname=%s", db);
+    PGconn *c = pgwt_connect_opts(sql);
+    ck_assert_ptr_nonnull(c);
+    pgwt_exec(c, "SET client_encoding = 'UTF8'");
+    PGconn *lc = pgwt_connect_opts(sql);
+    ck_assert_ptr_nonnull(lc);
+    pgwt_exec(lc, "SET client_encoding = 'UTF8'; LISTEN pgwitness");
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_install(NULL, c, NULL, &err), PGW_OK);
+    /* 100 rows with values of 26 'é' on each side: 1 byte each in LATIN1,
+     * 2 in UTF-8. */
+    pgwt_exec(c, "CREATE TABLE l (id int PRIMARY KEY, v text); "
+                 "INSERT INTO l SELECT g, repeat('é', 25) FROM generate_series(1, 100) g");
+    pgw_pq_watch_options o = PGW_PQ_WATCH_OPTIONS_INIT;
+    static const char *const V[] = {"v"};
+    o.value_columns = V;
+    o.n_value_columns = 1;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "l", &o, &err), PGW_OK);
+    pgwt_exec(c, "UPDATE l SET v = v || 'é'");
+    /* The full payload would be, in LATIN1: the head (~100 bytes), 100
+     * IDs "1".."100" (491 bytes), ,"columns":["v"] and the flags (~80),
+     * and 200 objects {"v":"<26 é>"} (34 bytes each, with commas and the
+     * two array keys ~7020): under 8000. In UTF-8 each é is one byte more:
+     * 5200 more, over 8000. The trigger counts both. */
+    size_t latin1 = 100 + 491 + 80 + 200 * 34 + 198 + 18;
+    ck_assert_uint_lt(latin1, 8000);
+    ck_assert_uint_gt(latin1 + 200 * 26, 8000);
+    char *p = pgwt_next_payload(lc, 5000, NULL);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_lt(strlen(p), 8000);
+    ck_assert_msg(strstr(p, "\"old\"") == NULL, "values dropped: %.200s", p);
+    ck_assert_msg(strstr(p, "\"ids\":[\"1\",\"10\",\"100\",") != NULL, "%.200s", p);
+    free(p);
+    PQfinish(lc);
+    PQfinish(c);
+    snprintf(sql, sizeof sql, "DROP DATABASE \"%s\" WITH (FORCE)", db);
+    pgwt_exec(admin, sql);
+    PQfinish(admin);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* never fail the writer                                                */
+
+START_TEST(failures_never_reach_the_writer)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    /* A column whose JSON form fails: to_json uses a type's own cast to
+     * json, and this one divides by zero. */
+    pgwt_exec(c, "CREATE TYPE bad AS ENUM ('x'); "
+                 "CREATE FUNCTION bad_json(bad) RETURNS json LANGUAGE sql AS "
+                 "$$ SELECT (1 / (length($1::text) - 1))::text::json $$; "
+                 "CREATE CAST (bad AS json) WITH FUNCTION bad_json(bad); "
+                 "CREATE TABLE b (id int PRIMARY KEY, v bad)");
+    watch(c, "b", NULL, 0);
+    pgwt_exec(c, "INSERT INTO b VALUES (1, 'x')");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"b\",\"op\":\"insert\","
+                      "\"ids\":null,\"ids_truncated\":true,\"columns\":null,"
+                      "\"columns_truncated\":true,\"pk_changed\":false}");
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM b"), 1);
+    /* Triggers whose arguments make pg_notify itself fail (no channel; a
+     * channel too long): nothing is sent, the writer commits. */
+    pgwt_exec(c, "CREATE TABLE n (id int PRIMARY KEY); "
+                 "CREATE TRIGGER x AFTER INSERT ON n REFERENCING NEW TABLE AS pgw_new "
+                 "FOR EACH STATEMENT EXECUTE PROCEDURE pgwitness.notify_statement(); "
+                 "CREATE TRIGGER y AFTER INSERT ON n REFERENCING NEW TABLE AS pgw_new "
+                 "FOR EACH STATEMENT EXECUTE PROCEDURE pgwitness.notify_statement("
+                 "'a_channel_name_that_is_much_longer_than_the_sixty_three_bytes_allowed')");
+    pgwt_exec(c, "INSERT INTO n VALUES (1)");
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM n"), 1);
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* Writers need no privilege on the library's schema. */
+START_TEST(writers_need_no_privilege_on_the_library)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_writer; "
+                 "CREATE ROLE pgwt_writer LOGIN; RESET client_min_messages; "
+                 "REVOKE ALL ON SCHEMA pgwitness FROM PUBLIC; "
+                 "CREATE TABLE t (id int PRIMARY KEY, v text); "
+                 "GRANT INSERT, UPDATE, SELECT ON t TO pgwt_writer");
+    watch(c, "t", NULL, 0);
+    PGconn *wc = pgwt_connect_opts("user=pgwt_writer");
+    ck_assert_ptr_nonnull(wc);
+    pgwt_exec(wc, "INSERT INTO t VALUES (1, 'a')");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"t\",\"op\":\"insert\","
+                      "\"ids\":[\"1\"],\"ids_truncated\":false,\"columns\":null,"
+                      "\"columns_truncated\":false,\"pk_changed\":false}");
+    PQfinish(wc);
+    pgwt_exec(c, "DROP TABLE t; DROP ROLE pgwt_writer");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* watch and unwatch                                                    */
+
+START_TEST(watch_is_idempotent_and_reconfigurable)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY, status text, v text)");
+    watch(c, "t", NULL, 0);
+    watch(c, "t", NULL, 0);
+    ck_assert_int_eq(n_triggers(c, "t"), 4);
+    /* A new channel and value columns replace the old ones. */
+    PGconn *lc = pgwt_listen("other");
+    pgw_pq_watch_options o = PGW_PQ_WATCH_OPTIONS_INIT;
+    o.channel = "other";
+    o.value_columns = STATUS;
+    o.n_value_columns = 1;
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_OK);
+    ck_assert_int_eq(n_triggers(c, "t"), 4);
+    pgwt_exec(c, "INSERT INTO t VALUES (1, 'open', 'x')");
+    char *chan = NULL;
+    char *p = pgwt_next_payload(lc, 5000, &chan);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(chan, "other");
+    ck_assert_msg(strstr(p, "\"new\":[{\"status\":\"open\"}]") != NULL, "%s", p);
+    free(chan);
+    free(p);
+    bool dropped = false;
+    ck_assert_int_eq(pgw_pq_unwatch_table(&dropped, c, "public", "t", &err), PGW_OK);
+    ck_assert(dropped);
+    ck_assert_int_eq(n_triggers(c, "t"), 0);
+    dropped = true;
+    ck_assert_int_eq(pgw_pq_unwatch_table(&dropped, c, "public", "t", &err), PGW_OK);
+    ck_assert(!dropped);
+    ck_assert_int_eq(pgw_pq_unwatch_table(NULL, c, "public", "t", &err), PGW_OK);
+    pgwt_exec(c, "INSERT INTO t VALUES (2, 'open', 'x')");
+    pgwt_expect_marker(c, lc, "other", "after-unwatch");
+    /* Quoted, case-sensitive names. */
+    pgwt_exec(c, "CREATE SCHEMA \"My Schema\"; "
+                 "CREATE TABLE \"My Schema\".\"Odd \"\"Table\" (\"Id\" int PRIMARY KEY)");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "My Schema", "Odd \"Table", &o, &err), PGW_OK);
+    pgwt_exec(c, "INSERT INTO \"My Schema\".\"Odd \"\"Table\" VALUES (5)");
+    p = pgwt_next_payload(lc, 5000, NULL);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(p, "{\"version\":1,\"schema\":\"My Schema\",\"table\":\"Odd \\\"Table\","
+                        "\"op\":\"insert\",\"ids\":[\"5\"],\"ids_truncated\":false,"
+                        "\"columns\":null,\"columns_truncated\":false,"
+                        "\"pk_changed\":false}");
+    free(p);
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(watch_inside_a_transaction)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgw_error err;
+    /* Created, watched and written in one transaction. */
+    pgwt_exec(c, "BEGIN; CREATE TABLE t (id int PRIMARY KEY)");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", NULL, &err), PGW_OK);
+    ck_assert_int_eq(PQtransactionStatus(c), PQTRANS_INTRANS);
+    pgwt_exec(c, "INSERT INTO t VALUES (1); COMMIT");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"t\",\"op\":\"insert\","
+                      "\"ids\":[\"1\"],\"ids_truncated\":false,\"columns\":null,"
+                      "\"columns_truncated\":false,\"pk_changed\":false}");
+    /* A failure inside the caller's transaction leaves it usable. */
+    pgwt_exec(c, "BEGIN; INSERT INTO t VALUES (2)");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "missing", NULL, &err), PGW_ENOTFOUND);
+    ck_assert_str_eq(err.message, "no table public.missing");
+    ck_assert_int_eq(PQtransactionStatus(c), PQTRANS_INTRANS);
+    pgwt_exec(c, "INSERT INTO t VALUES (3); COMMIT");
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM t"), 3);
+    /* In a failed transaction: refused, nothing run. */
+    pgwt_exec(c, "BEGIN");
+    PQclear(PQexec(c, "SELECT 1 / 0"));
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", NULL, &err), PGW_ESTATE);
+    ck_assert_int_eq(pgw_pq_unwatch_table(NULL, c, "public", "t", &err), PGW_ESTATE);
+    pgwt_exec(c, "ROLLBACK");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(watch_refusals_and_bad_arguments)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY); CREATE VIEW v AS SELECT * FROM t; "
+                 "CREATE TABLE pt (id int, PRIMARY KEY (id)) PARTITION BY RANGE (id); "
+                 "CREATE TABLE pt1 PARTITION OF pt FOR VALUES FROM (0) TO (10); "
+                 "CREATE MATERIALIZED VIEW mv AS SELECT 1 AS x");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "v", NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "public.v is a view: only ordinary tables that are not "
+                                  "partitions can be watched (statement triggers fire for the "
+                                  "table a statement names)");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "pt", NULL, &err), PGW_EINVAL);
+    ck_assert_msg(strstr(err.message, "public.pt is a partitioned table") == err.message, "%s",
+                  err.message);
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "pt1", NULL, &err), PGW_EINVAL);
+    ck_assert_msg(strstr(err.message, "public.pt1 is a partition") == err.message, "%s",
+                  err.message);
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "mv", NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "nope", NULL, &err), PGW_ENOTFOUND);
+    ck_assert_int_eq(pgw_pq_unwatch_table(NULL, c, "public", "nope", &err), PGW_ENOTFOUND);
+    ck_assert_int_eq(pgw_pq_watch_table(c, "nope", "t", NULL, &err), PGW_ENOTFOUND);
+    ck_assert_int_eq(n_triggers(c, "t"), 0);
+    /* A library schema without the trigger function. */
+    pgw_pq_watch_options o = PGW_PQ_WATCH_OPTIONS_INIT;
+    o.pgw_schema = "not_installed";
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_ENOTFOUND);
+    ck_assert_str_eq(err.message, "schema \"not_installed\" has no pgwitness trigger function "
+                                  "(notify_statement): run pgw_pq_install() to install or "
+                                  "upgrade it");
+    ck_assert_int_eq(n_triggers(c, "t"), 0);
+    /* Arguments. */
+    ck_assert_int_eq(pgw_pq_watch_table(NULL, "public", "t", NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_watch_table(c, NULL, "t", NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "", NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t\xff", NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_unwatch_table(NULL, NULL, "public", "t", &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_unwatch_table(NULL, c, "", "t", &err), PGW_EINVAL);
+    o = (pgw_pq_watch_options)PGW_PQ_WATCH_OPTIONS_INIT;
+    o.version = 2;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_EINVAL);
+    o = (pgw_pq_watch_options)PGW_PQ_WATCH_OPTIONS_INIT;
+    o.channel = "";
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "channel name must be 1..63 bytes, not 0");
+    o.channel = "0123456789012345678901234567890123456789012345678901234567890123";
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_EINVAL);
+    o.channel = "012345678901234567890123456789012345678901234567890123456789012";
+    static const char *const cols[PGW_PQ_MAX_VALUE_COLUMNS + 1] = {"a"};
+    o.value_columns = cols;
+    o.n_value_columns = PGW_PQ_MAX_VALUE_COLUMNS + 1;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_EINVAL);
+    o.n_value_columns = 2; /* cols[1] is NULL */
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "watch options: value column 1 is NULL or empty");
+    o.value_columns = NULL;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_EINVAL);
+    o.n_value_columns = 1;
+    o.value_columns = cols;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_OK);
+    ck_assert_int_eq(n_triggers(c, "t"), 4);
+    /* Without the TRIGGER privilege: PostgreSQL's error, nothing changed. */
+    pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_nobody; "
+                 "CREATE ROLE pgwt_nobody LOGIN; RESET client_min_messages; "
+                 "CREATE TABLE u (id int PRIMARY KEY)");
+    PGconn *nc = pgwt_connect_opts("user=pgwt_nobody");
+    ck_assert_ptr_nonnull(nc);
+    ck_assert_int_eq(pgw_pq_watch_table(nc, "public", "u", NULL, &err), PGW_EPG);
+    ck_assert_str_eq(err.sqlstate, "42501");
+    ck_assert_int_eq(PQtransactionStatus(nc), PQTRANS_IDLE);
+    PQfinish(nc);
+    ck_assert_int_eq(n_triggers(c, "u"), 0);
+    pgwt_exec(c, "DROP TABLE u; DROP ROLE pgwt_nobody");
+    PQfinish(c);
+}
+END_TEST
+
+/* A schema installed by an older release (version 1) is upgraded. */
+START_TEST(install_upgrades_version_1)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    int v = 0;
+    ck_assert_int_eq(pgw_pq_install(&v, c, "pgw_up", &err), PGW_OK);
+    pgwt_exec(c, "DROP FUNCTION pgw_up.notify_statement(); "
+                 "DELETE FROM pgw_up.schema_version WHERE version = 2; "
+                 "CREATE TABLE t (id int PRIMARY KEY)");
+    ck_assert_int_eq(pgw_pq_schema_version(&v, c, "pgw_up", &err), PGW_OK);
+    ck_assert_int_eq(v, 1);
+    pgw_pq_watch_options o = PGW_PQ_WATCH_OPTIONS_INIT;
+    o.pgw_schema = "pgw_up";
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_ENOTFOUND);
+    ck_assert_int_eq(pgw_pq_install(&v, c, "pgw_up", &err), PGW_OK);
+    ck_assert_int_eq(v, 2);
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_OK);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgfoid = "
+                                 "'pgw_up.notify_statement()'::regprocedure"),
+                     4);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(watch_allocation_failures)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY)");
+    pgw_pq_watch_options o = PGW_PQ_WATCH_OPTIONS_INIT;
+    o.value_columns = STATUS;
+    o.n_value_columns = 1;
+    pgwt_alloc_install();
+    bool succeeded = false;
+    for (size_t n = 1; n < 100 && !succeeded; n++) {
+        pgwt_alloc_reset();
+        pgwt_alloc_fail_at(n);
+        pgw_error err;
+        int rc = pgw_pq_watch_table(c, "public", "t", &o, &err);
+        bool failed = pgwt_alloc_failed();
+        pgwt_alloc_fail_at(0);
+        if (failed) {
+            ck_assert_int_eq(rc, PGW_ENOMEM);
+            ck_assert_int_eq(PQtransactionStatus(c), PQTRANS_IDLE);
+        } else {
+            ck_assert_int_eq(rc, PGW_OK);
+            succeeded = true;
+        }
+        ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+    }
+    pgwt_alloc_uninstall();
+    ck_assert(succeeded);
+    ck_assert_int_eq(n_triggers(c, "t"), 4);
+    PQfinish(c);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("watch");
+    TCase *tc = tcase_create("watch");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, insert_single_and_multi_row);
+    tcase_add_test(tc, update_single_multi_partial_and_noop);
+    tcase_add_test(tc, update_of_keys);
+    tcase_add_test(tc, delete_single_and_multi_row);
+    tcase_add_test(tc, composite_key);
+    tcase_add_test(tc, table_without_key_and_truncate);
+    tcase_add_test(tc, zero_row_statements_send_nothing);
+    tcase_add_test(tc, transactions_commit_rollback_savepoints);
+    tcase_add_test(tc, text_forms_do_not_depend_on_the_session);
+    tcase_add_test(tc, large_statements_degrade_and_commit);
+    tcase_add_test(tc, hundred_columns_with_long_multibyte_names);
+    tcase_add_test(tc, byte_budget_rungs);
+    tcase_add_test(tc, byte_budget_in_a_single_byte_database);
+    tcase_add_test(tc, failures_never_reach_the_writer);
+    tcase_add_test(tc, writers_need_no_privilege_on_the_library);
+    tcase_add_test(tc, watch_is_idempotent_and_reconfigurable);
+    tcase_add_test(tc, watch_inside_a_transaction);
+    tcase_add_test(tc, watch_refusals_and_bad_arguments);
+    tcase_add_test(tc, install_upgrades_version_1);
+    tcase_add_test(tc, watch_allocation_failures);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    pgwt_pg_setup("watch");
+    return pgwt_main(suite());
+}
