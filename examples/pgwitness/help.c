@@ -103,6 +103,7 @@ static const struct {
      "cannot decide, and exit status 1 at the end).\n"},
     {"watch",
      "usage: pgwitness watch TABLE... [--channel C] [--values COL,...] [--json]\n"
+     "                       [--project P] [--tenant T] [--database D] [--seconds N]\n"
      "\n"
      "Installs pgwitness's statement triggers on the tables (needs install)\n"
      "and prints each write set as it arrives, after its transaction commits.\n"
@@ -111,7 +112,14 @@ static const struct {
      "`pgwitness decide --batch` next to a dependencies document. Ctrl-C or\n"
      "SIGTERM stops it (the triggers stay; they cost nothing without listeners).\n"
      "  --channel C       notification channel (default pgwitness)\n"
-     "  --values COL,...  also send old/new values of these columns\n"},
+     "  --values COL,...  also send old/new values of these columns\n"
+     "  --project P, --tenant T, --database D\n"
+     "                    the scope written into each write set (default: no\n"
+     "                    project or tenant, the connection's database); match\n"
+     "                    them to the scope of the dependencies you decide against\n"
+     "  --seconds N       stop after N seconds (default: run until interrupted)\n"
+     "Every (re)connection first prints a scope reset (op \"reset\"): NOTIFY is not\n"
+     "durable, so writes made while not listening are covered by refreshing all.\n"},
 };
 
 const char *cli_help(const char *command)

@@ -201,6 +201,45 @@ def body():
     check("prune keeps both sides of every change", rc == 0 and json.loads(out) ==
           {"removed": 1, "resources": 1, "kept": 4}, out + err)
 
+    # watch: triggers and a listener; its JSON lines feed decide --batch.
+    psql("CREATE TABLE tasks (id int PRIMARY KEY, title text, status text, updated_at int)")
+    e = dict(os.environ, PGDATABASE=DB)
+    w = subprocess.Popen([CLI, "watch", "tasks", "--json", "--values", "status", "--project", "p1",
+                          "--tenant", "acme", "--database", "app", "--seconds", "4"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+    import time
+    deadline = time.time() + 3
+    while time.time() < deadline and psql("SELECT count(*) FROM pg_stat_activity WHERE "
+                                           "query = 'LISTEN \"pgwitness\"'") != "1":
+        time.sleep(0.05)
+    psql("INSERT INTO tasks VALUES (17, 'a', 'open', 1), (42, 'b', 'open', 2)")
+    psql("UPDATE tasks SET status = 'closed', updated_at = 3 WHERE id = 17")
+    psql("UPDATE tasks SET notes_free = 1 WHERE false")  # fails: no such column, sends nothing
+    psql("UPDATE tasks SET title = 'c' WHERE id = 42")
+    wout, werr = w.communicate(timeout=30)
+    lines = [json.loads(l) for l in wout.splitlines()]
+    check("watch: a scope reset first, then one write set per statement",
+          [l["op"] for l in lines] == ["reset", "insert", "update", "update"] and
+          lines[1]["ids"] == ["17", "42"] and lines[2]["columns"] == ["status", "updated_at"] and
+          lines[2]["old"] == [{"status": "open"}] and lines[2]["new"] == [{"status": "closed"}] and
+          lines[3]["columns"] == ["title"] and
+          all(l["scope"] == {"project": "p1", "tenant": "acme", "database": "app"} for l in lines),
+          wout + werr)
+    check("watch: status lines on stderr", "listening" in werr and "4 write sets seen" in werr,
+          werr)
+    with open(os.path.join(FIXTURES, "tasks_open.deps.json")) as f:
+        d_obj = json.load(f)
+    batch = "".join(json.dumps({"deps": d_obj, "write": l}) + "\n" for l in lines)
+    rc, out, err = cli("decide", "--batch", stdin=batch)
+    check("watch | decide --batch: the verdicts",
+          rc == 0 and [json.loads(l) for l in out.splitlines()] == [
+              {"verdict": "refresh", "reason": "SCOPE_RESET"},
+              {"verdict": "refresh", "reason": "INSERT_MAY_ENTER"},
+              {"verdict": "refresh", "reason": "ROW_IN_RESULT"},
+              {"verdict": "refresh", "reason": "ROW_IN_RESULT"}], out + err)
+    one_error_line("watch a missing table", *cli("watch", "no_such_table", "--seconds", "1"), 1,
+                   "cannot watch public.no_such_table")
+
     # decide, without a database.
     deps = os.path.join(FIXTURES, "tasks_open.deps.json")
     rc, out, err = cli("-d", "host=/nonexistent-pgw", "decide", "--deps", deps, "--write",
