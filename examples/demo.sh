@@ -4,20 +4,25 @@
 # the test suite runs it too and checks its key lines.
 #   examples/demo.sh BIN_DIR [DATA_DIR]
 # BIN_DIR holds the built examples (pgwitness/pgwitness, ingest/...).
-# Creates (and leaves, for you to explore) the database
-# ${PGWITNESS_DEMO_DB:-pgwitness_quickstart}.
+# Creates (and leaves, for you to explore) the databases
+# ${PGWITNESS_DEMO_DB:-pgwitness_quickstart} (snapshots) and its _acme and
+# _globex siblings (the two tenants).
 set -euo pipefail
 bin=$(cd "$1" && pwd)
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 data=${2:-$root/examples/data}
 db=${PGWITNESS_DEMO_DB:-pgwitness_quickstart}
-PGDATABASE=postgres PGOPTIONS='-c client_min_messages=warning' psql -qX -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" \
-  -c "CREATE DATABASE \"$db\"" >/dev/null
+# The demo's databases: one for the snapshot half, one per tenant.
+for d in "$db" "${db}_acme" "${db}_globex"; do
+  PGDATABASE=postgres PGOPTIONS='-c client_min_messages=warning' psql -qX \
+    -c "DROP DATABASE IF EXISTS \"$d\" WITH (FORCE)" -c "CREATE DATABASE \"$d\"" >/dev/null
+done
 export PGDATABASE=$db
 
 step() { printf '\n$ %s\n' "$*"; "$@" 2>&1; }
 pgwitness() { "$bin/pgwitness/pgwitness" "$@"; }
 pgwitness-ingest() { "$bin/ingest/pgwitness-ingest" "$@"; }
+pgwitness-tasks() { "$bin/tasks/pgwitness-tasks" "$@"; }
 cd "$data"
 
 echo "== 1. Format changes of a real dataset"
@@ -32,3 +37,13 @@ step pgwitness-ingest --table penguins palmerpenguins/v3_penguins.csv
 step pgwitness baseline
 step pgwitness history penguins
 step pgwitness report
+
+echo
+echo "== 2. Live invalidation"
+echo "The tasks example keeps tasks.list subscriptions of two tenants (each in its"
+echo "own database) fresh: statement triggers notify, one listener feeds the"
+echo "tenant-scoped reverse index, and every write is shown with the subscriptions"
+echo "it refreshes or skips, and why. Then the listener's connection is killed:"
+echo "writes made while nobody listens are covered by refreshing the tenant."
+step pgwitness-tasks --tenant "acme=dbname=${db}_acme" --tenant "globex=dbname=${db}_globex" \
+  --script

@@ -31,6 +31,16 @@ EXPECTED = [
     "culmen_depth_mm -> bill_depth_mm  (1.00, values)",
     "added    year",
     "values of sex changed form under the same name (similarity 0.25)",
+    # part 2: live invalidation in two tenants
+    "acme> UPDATE tasks SET title = 'write the annual report' WHERE id = 1",
+    "  refresh acme   tasks.list?status=open   ROW_IN_RESULT",
+    "  skip    acme   tasks.count?status=open  COLUMNS_DISJOINT",
+    "  skip    globex tasks.list?status=open   SCOPE_DISJOINT",
+    "  refresh globex tasks.list?status=open   INSERT_MAY_ENTER",
+    "  refresh acme   tasks.list?status=done   ROW_IN_RESULT",
+    "acme: listening again; NOTIFY is not durable, so every subscription of acme refreshes "
+    "(SCOPE_RESET)",
+    "done: 9 notifications, 22 refreshes, 41 skips, acme reconnected 1 time",
 ]
 
 
@@ -41,8 +51,9 @@ def main():
     db = "pgwt_demo_%d" % os.getpid()
     env = dict(os.environ, PGWITNESS_DEMO_DB=db)
     p = subprocess.run([DEMO, BIN], capture_output=True, text=True, env=env, timeout=600)
-    subprocess.run(["psql", "-qXc", f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)', "postgres"],
-                   capture_output=True)
+    for d in (db, db + "_acme", db + "_globex"):
+        subprocess.run(["psql", "-qXc", f'DROP DATABASE IF EXISTS "{d}" WITH (FORCE)', "postgres"],
+                       capture_output=True)
     out = p.stdout
     checks = [("demo exits 0 with nothing on stderr", p.returncode == 0 and p.stderr == "",
                p.stderr)]
