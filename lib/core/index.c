@@ -1410,10 +1410,49 @@ static int ack_check(uint32_t *k, pgw_index *x, pgw_runner_id id, const char *fn
     return PGW_OK;
 }
 
-static void ack_finish(pgw_index *x, uint32_t k, uint32_t *rids, uint32_t n, bool known)
+/* Moves a runner's first-table posting into group ng of its bucket (room
+ * reserved by the caller): from now on it tracks its result IDs. */
+static void start_tracking(pgw_index *x, uint32_t k, uint16_t ng)
+{
+    irunner *r = &x->r[k];
+    rblob *b = r->b;
+    ipost *p = &RB_POST(b)[0];
+    ibucket *bk = &x->bk[p->bucket];
+    const pgwi_filter *f =
+        p->filter != UINT16_MAX ? &RB_TABLES(b)[0].filters[p->filter] : NULL;
+    igroup *g = &bk->g[p->group];
+    for (uint32_t v = 0; f && v < f->n_vals; v++)
+        mm_del(&x->m_vpost, vpost_key(p->bucket, p->group, f->vals[v]), k);
+    uint32_t last = g->r[--g->n];
+    if (last != k) { /* move the last runner into the hole */
+        g->r[p->pos] = last;
+        rblob *lb = x->r[last].b;
+        uint32_t lnp = lb->undeclared ? 1 : lb->n_tables;
+        for (uint32_t j = 0; j < lnp; j++)
+            if (RB_POST(lb)[j].bucket == p->bucket && RB_POST(lb)[j].group == p->group)
+                RB_POST(lb)[j].pos = p->pos;
+    }
+    if (g->n == 0)
+        g->mmask = 0;
+    p->group = ng;
+    g = &bk->g[ng];
+    p->pos = g->n;
+    g->r[g->n++] = k;
+    g->mmask |= RB_TABLES(b)[0].member_mask;
+    for (uint32_t v = 0; f && v < f->n_vals; v++)
+        mm_put(&x->m_vpost, vpost_key(p->bucket, ng, f->vals[v]), k);
+    r->tracked = true;
+}
+
+/* ng: the tracking group a runner that did not track its result IDs moves
+ * to, or UINT16_MAX. */
+static void ack_finish(pgw_index *x, uint32_t k, uint32_t *rids, uint32_t n, bool known,
+                       uint16_t ng)
 {
     irunner *r = &x->r[k];
     idpost_del(x, k);
+    if (ng != UINT16_MAX)
+        start_tracking(x, k, ng);
     pgwi_free(r->rids);
     r->rids = rids;
     r->n_rids = n;
@@ -1450,16 +1489,30 @@ int pgw_index_ack(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n
             fps[i] = pgwi_rid_fp(ids[i].parts, ids[i].n_parts);
         n = pgwi_fps_sort_unique(fps, n_ids);
     }
-    if (x->r[k].tracked) {
+    irunner *r = &x->r[k];
+    uint16_t ng = UINT16_MAX;
+    if (!r->tracked && !r->b->undeclared) {
+        /* Its result IDs are known from now on, and pgw_decide uses them
+         * (a row of the result refreshes whatever its values): its first
+         * table's posting moves to a group that tracks them. */
+        const ipost *p = &RB_POST(r->b)[0];
+        const pgwi_tdep *t = &RB_TABLES(r->b)[0];
+        const pgwi_filter *f = p->filter != UINT16_MAX ? &t->filters[p->filter] : NULL;
+        rc = group_get(&ng, &x->bk[p->bucket], f ? f->col : NULL, t->offset > 0 ? 2 : 1);
+        if (rc == PGW_OK && f)
+            rc = mm_reserve(&x->m_vpost, f->n_vals);
+        if (rc != PGW_OK)
+            ng = UINT16_MAX;
+    }
+    if (rc == PGW_OK && (r->tracked || ng != UINT16_MAX))
         /* room for the new entries while the old ones are still in */
         rc = mm_reserve(&x->m_idpost, n);
-        if (rc != PGW_OK) {
-            pgwi_free(fps);
-            return rc == PGW_ENOMEM ? pgwi_enomem(err)
-                                    : pgwi_error(err, rc, "index_ack: index limit reached");
-        }
+    if (rc != PGW_OK) {
+        pgwi_free(fps);
+        return rc == PGW_ENOMEM ? pgwi_enomem(err)
+                                : pgwi_error(err, rc, "index_ack: index limit reached");
     }
-    ack_finish(x, k, fps, n, true);
+    ack_finish(x, k, fps, n, true, ng);
     return PGW_OK;
 }
 
@@ -1469,7 +1522,7 @@ int pgw_index_ack_unknown(pgw_index *x, pgw_runner_id id, pgw_error *err)
     int rc = ack_check(&k, x, id, "index_ack_unknown", err);
     if (rc != PGW_OK)
         return rc;
-    ack_finish(x, k, NULL, 0, false);
+    ack_finish(x, k, NULL, 0, false, UINT16_MAX);
     return PGW_OK;
 }
 
