@@ -171,6 +171,16 @@ static inline uint32_t mm_next(const mmap *m, uint32_t fp, uint32_t i)
     return mm_scan(m, fp, i, d);
 }
 
+/* Points the entry {fp, from} at value `to` instead. */
+static void mm_retarget(mmap *m, uint32_t fp, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = mm_first(m, fp); i != NONE; i = mm_next(m, fp, i))
+        if (m->s[i].val == from) {
+            m->s[i].val = to;
+            return;
+        }
+}
+
 static bool mm_del(mmap *m, uint32_t fp, uint32_t val)
 {
     uint32_t i;
@@ -371,7 +381,7 @@ enum { SCAN_MAX = 32 };
 
 /* A posting: one runner reading the bucket's table. */
 typedef struct ipent {
-    irunner *r;   /* NULL: free (vfp then chains the free entries) */
+    irunner *r;
     uint32_t vfp; /* fingerprint of its value filter's only value; 0: none */
     uint16_t group;
     uint8_t lines; /* rn_lines(r) */
@@ -386,9 +396,7 @@ typedef struct ibhdr {
     const pgwi_scope *ss;           /* the scope's strings (owned by the scope) */
     const pgwi_str *schema, *table; /* interned; NULL for the undeclared bucket */
     uint32_t idx, scope;            /* its slot in the bucket vector; its scope */
-    uint32_t n;                     /* live postings */
-    uint32_t npost, cap_post;       /* entries used (live or free), capacity */
-    uint32_t free_post;             /* first free entry below npost, or NONE */
+    uint32_t n, cap_post;           /* postings (dense), capacity */
     uint32_t tcap, tn;              /* the table's capacity and entries */
     uint32_t vol_head;              /* volatile runners whose first table is this */
     uint16_t ng, capg;
@@ -696,8 +704,8 @@ static int bucket_grow(pgw_index *x, ibhdr *b, uint32_t tcap, uint32_t capg, uin
     nb->cap_post = cap_post;
     if (b->ng)
         memcpy(BK_GROUPS(nb), BK_GROUPS(b), b->ng * sizeof(igroup));
-    if (b->npost)
-        memcpy(BK_POSTS(nb), BK_POSTS(b), b->npost * sizeof(ipent));
+    if (b->n)
+        memcpy(BK_POSTS(nb), BK_POSTS(b), b->n * sizeof(ipent));
     mmap t = bk_tab(nb);
     const mslot *old = BK_TAB(b);
     for (uint32_t i = 0; i < b->tcap; i++)
@@ -769,7 +777,6 @@ static int bucket_get(uint32_t *out, pgw_index *x, uint32_t scope, const pgwi_st
     b->table = table;
     b->idx = k;
     b->scope = scope;
-    b->free_post = NONE;
     b->vol_head = NONE;
     if (k == x->free_bk)
         x->free_bk = slot_next(x->bk[k]);
@@ -1342,8 +1349,8 @@ static void group_join(ibhdr *b, irunner *r, uint32_t i)
         g->mmask |= RN_TABLES(r)[i].member_mask;
     if (f && !g->hashed && (g->n > SCAN_MAX || nv > 1)) {
         g->hashed = true; /* index the values of the group's other postings too */
-        for (uint32_t j = 0; j < b->npost; j++)
-            if (j != p->pos && BK_POSTS(b)[j].r && BK_POSTS(b)[j].group == p->group)
+        for (uint32_t j = 0; j < b->n; j++)
+            if (j != p->pos && BK_POSTS(b)[j].group == p->group)
                 post_values(b, p->bucket, j, true);
     }
     if (f && g->hashed)
@@ -1384,17 +1391,12 @@ static void post_add(pgw_index *x, irunner *r)
     for (uint32_t i = 0; i < np; i++) {
         ipost *p = &RN_POST(r)[i];
         ibhdr *b = BUCKET(x, p->bucket);
-        uint32_t pos = b->free_post;
-        if (pos != NONE)
-            b->free_post = BK_POSTS(b)[pos].vfp;
-        else
-            pos = b->npost++;
+        uint32_t pos = b->n++;
         ipent *e = &BK_POSTS(b)[pos];
         e->r = r;
         e->lines = rn_lines(r);
         e->pad = 0;
         p->pos = pos;
-        b->n++;
         group_join(b, r, i);
     }
     idpost_put(x, r);
@@ -1412,6 +1414,31 @@ static void idpost_del(pgw_index *x, irunner *r)
     b->tn = t.n;
 }
 
+/* Bucket b's last posting moves to entry `to`: its runner and the table
+ * entries that point at it follow. */
+static void post_move_last(ibhdr *b, uint32_t bk, uint32_t to)
+{
+    uint32_t from = b->n - 1;
+    irunner *r = BK_POSTS(b)[from].r;
+    uint32_t np = rn_nposts(r);
+    for (uint32_t i = 0; i < np; i++) {
+        ipost *p = &RN_POST(r)[i];
+        if (p->bucket != bk)
+            continue;
+        const pgwi_filter *f = post_filter(r, p, i);
+        mmap t = bk_tab(b);
+        if (f && BK_GROUPS(b)[p->group].hashed)
+            for (uint32_t v = 0; v < f->n_vals; v++)
+                mm_retarget(&t, vkey(p->group, f->vals[v]), from, to);
+        if (i == 0 && r->tracked && r->rids_known)
+            for (uint32_t k = 0; k < r->n_rids; k++)
+                mm_retarget(&t, idkey(RN_RIDS(r)[k]), from, to);
+        p->pos = to;
+        break;
+    }
+    BK_POSTS(b)[to] = BK_POSTS(b)[from];
+}
+
 static void post_del(pgw_index *x, irunner *r)
 {
     idpost_del(x, r);
@@ -1421,10 +1448,8 @@ static void post_del(pgw_index *x, irunner *r)
         const ipost *p = &RN_POST(r)[i];
         ibhdr *b = BUCKET(x, p->bucket);
         group_leave(b, r, i);
-        ipent *e = &BK_POSTS(b)[p->pos];
-        e->r = NULL;
-        e->vfp = b->free_post;
-        b->free_post = p->pos;
+        if (p->pos != b->n - 1) /* postings stay dense */
+            post_move_last(b, p->bucket, p->pos);
         b->n--;
     }
     for (uint32_t i = 0; i < np; i++)
@@ -1636,9 +1661,7 @@ static inline void add(mctx *c, const ipent *e)
 static void scan(mctx *c, const ibhdr *b, uint64_t mask, uint32_t gi)
 {
     const ipent *e = BK_POSTS(b);
-    for (uint32_t j = 0; j < b->npost; j++) {
-        if (!e[j].r)
-            continue;
+    for (uint32_t j = 0; j < b->n; j++) {
         if (mask ? e[j].group < 64 && (mask >> e[j].group & 1) : e[j].group == gi)
             add(c, &e[j]);
     }
@@ -1687,8 +1710,8 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
             fps[k] = pgwi_fp32(vals[k]->hash);
             bloom |= (uint64_t)1 << (fps[k] & 63);
         }
-        for (uint32_t j = 0; j < b->npost; j++) {
-            if (!e[j].r || e[j].group != gi || !e[j].vfp ||
+        for (uint32_t j = 0; j < b->n; j++) {
+            if (e[j].group != gi || !e[j].vfp ||
                 (!more && !(bloom >> (e[j].vfp & 63) & 1)))
                 continue;
             bool match = false;
