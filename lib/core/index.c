@@ -412,6 +412,12 @@ static inline mmap bk_tab(const ibhdr *b)
     return m;
 }
 
+/* Table entries: a value posting's key is a hash of its group and value,
+ * and its value is the posting's index with VBIT set; a result-ID posting's
+ * key is a bijection of the row's fingerprint (never 0, as the fingerprint
+ * is not), so a hit without VBIT is exact membership in the result. */
+#define VBIT 0x80000000u
+
 static inline uint32_t vkey(uint16_t group, const pgwi_str *v)
 {
     return mix32(0x100000000ull | group, v->hash);
@@ -419,7 +425,12 @@ static inline uint32_t vkey(uint16_t group, const pgwi_str *v)
 
 static inline uint32_t idkey(uint32_t fp)
 {
-    return mix32(0x200000000ull, fp);
+    fp ^= fp >> 16;
+    fp *= 0x85EBCA6Bu;
+    fp ^= fp >> 13;
+    fp *= 0xC2B2AE35u;
+    fp ^= fp >> 16;
+    return fp;
 }
 
 typedef struct iscope {
@@ -736,7 +747,7 @@ static int bucket_reserve(pgw_index *x, uint32_t k, uint32_t add_groups, uint32_
         uint64_t c = (uint64_t)cap_post + (cap_post / 4 ? cap_post / 4 : 1);
         if (c < (uint64_t)b->n + add_posts)
             c = (uint64_t)b->n + add_posts;
-        if (c >= UINT32_MAX)
+        if (c >= VBIT)
             return PGW_ELIMIT;
         cap_post = (uint32_t)c;
     }
@@ -1277,9 +1288,9 @@ static void post_values(ibhdr *b, uint32_t bk, uint32_t pos, bool put)
         mmap t = bk_tab(b);
         for (uint32_t v = 0; f && v < f->n_vals; v++) {
             if (put)
-                mm_put(&t, vkey(p->group, f->vals[v]), pos);
+                mm_put(&t, vkey(p->group, f->vals[v]), pos | VBIT);
             else
-                mm_del(&t, vkey(p->group, f->vals[v]), pos);
+                mm_del(&t, vkey(p->group, f->vals[v]), pos | VBIT);
         }
         b->tn = t.n;
         return;
@@ -1429,7 +1440,7 @@ static void post_move_last(ibhdr *b, uint32_t bk, uint32_t to)
         mmap t = bk_tab(b);
         if (f && BK_GROUPS(b)[p->group].hashed)
             for (uint32_t v = 0; v < f->n_vals; v++)
-                mm_retarget(&t, vkey(p->group, f->vals[v]), from, to);
+                mm_retarget(&t, vkey(p->group, f->vals[v]), from | VBIT, to | VBIT);
         if (i == 0 && r->tracked && r->rids_known)
             for (uint32_t k = 0; k < r->n_rids; k++)
                 mm_retarget(&t, idkey(RN_RIDS(r)[k]), from, to);
@@ -1603,6 +1614,9 @@ int pgw_index_unregister(pgw_index *x, pgw_runner_id id, pgw_error *err)
  * batches of up to NCAND. */
 enum { NCAND = 64 };
 
+/* Result-ID hits of a match kept for its candidates' decisions. */
+enum { NHITS = 64 };
+
 typedef struct mctx {
     pgw_index *x;
     const pgw_write *w;
@@ -1612,7 +1626,32 @@ typedef struct mctx {
     size_t marked;
     uint32_t n;
     irunner *cand[NCAND];
+    /* When held is set, every (posting, row) pair of its table where a
+     * runner's result holds one of the write's rows: hpos[i], hfp[i]. */
+    const ibhdr *held;
+    uint32_t nh;
+    uint32_t hpos[NHITS], hfp[NHITS];
 } mctx;
+
+/* The fingerprints of the write's rows that runner r's result holds
+ * (sorted, unique) from the recorded hits of its first table's posting. */
+static uint32_t held_rows(uint32_t *out, const mctx *c, const irunner *r)
+{
+    uint32_t pos = RN_POST(r)[0].pos, n = 0;
+    for (uint32_t h = 0; h < c->nh; h++) {
+        if (c->hpos[h] != pos)
+            continue;
+        uint32_t fp = c->hfp[h], j = n;
+        while (j > 0 && out[j - 1] > fp)
+            j--;
+        if (j > 0 && out[j - 1] == fp)
+            continue; /* a row written twice */
+        memmove(&out[j + 1], &out[j], (n - j) * sizeof *out);
+        out[j] = fp;
+        n++;
+    }
+    return n;
+}
 
 static void visit(mctx *c, irunner *r)
 {
@@ -1626,6 +1665,13 @@ static void visit(mctx *c, irunner *r)
     }
     pgwi_dview dv = {RN_TABLES(r), r->n_tables, r->undeclared, r->rids_known, r->n_rids,
                      RN_RIDS(r)};
+    uint32_t held[NHITS];
+    if (c->held && r->tracked && r->rids_known && RN_POST(r)[0].bucket == c->held->idx) {
+        /* The rules ask only whether the write's rows are in the result:
+         * its intersection with them answers alike, without searching it. */
+        dv.n_rids = held_rows(held, c, r);
+        dv.rids = held;
+    }
     pgw_verdict v = pgwi_decide_view(&dv, r->state == ST_RUN, c->w);
     x->visited++;
     x->by_reason[v.reason]++;
@@ -1735,7 +1781,8 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
     for (uint32_t k = 0; k < nv; k++) {
         uint32_t fp = vkey((uint16_t)gi, vals[k]);
         for (uint32_t s = mm_first(&t, fp); s != NONE; s = mm_next(&t, fp, s))
-            add(c, &e[t.s[s].val]);
+            if (t.s[s].val & VBIT)
+                add(c, &e[t.s[s].val & ~VBIT]);
     }
     for (uint32_t i = 0; more && i < w->n_ids; i++) /* beyond NV values: each row */
         for (int side = 0; side < 2; side++) {
@@ -1746,7 +1793,8 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
                 continue;
             uint32_t fp = vkey((uint16_t)gi, v);
             for (uint32_t s = mm_first(&t, fp); s != NONE; s = mm_next(&t, fp, s))
-                add(c, &e[t.s[s].val]);
+                if (t.s[s].val & VBIT)
+                    add(c, &e[t.s[s].val & ~VBIT]);
         }
     return true;
 }
@@ -1794,14 +1842,29 @@ static void match_bucket(mctx *c, const ibhdr *b)
     }
     if (scan_mask)
         scan(c, b, scan_mask, 0);
-    if (probe_ids && probes_ids(w) && b->tn) {
+    if (probe_ids && probes_ids(w)) {
+        /* The runners holding the rows; every hit is recorded (when they
+         * fit), so the candidates' results are known on the write's rows. */
         const mmap t = bk_tab(b);
         const ipent *e = BK_POSTS(b);
-        for (uint32_t i = 0; i < w->n_ids; i++) {
-            uint32_t fp = idkey(w->ids[i].fp);
-            for (uint32_t s = mm_first(&t, fp); s != NONE; s = mm_next(&t, fp, s))
-                add(c, &e[t.s[s].val]);
+        bool all = true;
+        c->nh = 0;
+        for (uint32_t i = 0; i < w->n_ids && b->tn; i++) {
+            uint32_t fp = w->ids[i].fp, key = idkey(fp);
+            for (uint32_t s = mm_first(&t, key); s != NONE; s = mm_next(&t, key, s)) {
+                uint32_t pos = t.s[s].val;
+                if (pos & VBIT)
+                    continue;
+                if (c->nh < NHITS) {
+                    c->hpos[c->nh] = pos;
+                    c->hfp[c->nh++] = fp;
+                } else {
+                    all = false;
+                }
+                add(c, &e[pos]);
+            }
         }
+        c->held = all ? b : NULL;
     }
 }
 
@@ -1845,6 +1908,7 @@ static void match_table(mctx *c, uint64_t sh, uint32_t sk)
         }
         c->verify = sk == NONE ? b : NULL;
         c->wrong = false;
+        c->held = NULL;
         match_bucket(c, b);
         flush(c);
         if (c->wrong)
@@ -1900,6 +1964,8 @@ int pgw_index_match(size_t *out, pgw_index *x, const pgw_write *w, pgw_error *er
             c.epoch = x->epoch;
             c.marked = 0;
             c.n = 0;
+            c.held = NULL;
+            c.nh = 0;
             if (sk != NONE && x->sc[sk].und != NONE) {
                 const ibhdr *u = BUCKET(x, x->sc[sk].und);
                 scan(&c, u, ~(uint64_t)0, 0);
