@@ -42,10 +42,12 @@
  *       pgw_index_ack(idx, d.runner, ids, n_ids, &err); // → CLEAN or DIRTY
  *   }
  *
- * Memory: one allocation per runner for its compiled declaration (names
- * interned, shared by all runners), one for its result IDs (4 bytes each),
- * and open-addressing tables of 8-byte slots (load 70–87.5%) for the
- * secondary indexes. tests/bench/bench_index reports bytes per subscription.
+ * Memory: one allocation per runner (its state, its compiled declaration
+ * with names interned and shared by all runners, its result IDs at 4 bytes
+ * each), one per (scope, table) bucket (its postings, 16 bytes each, and an
+ * open-addressing table of 8-byte slots, load 78–87.5%, for its result IDs
+ * and the values of large groups), and maps by name, scope, identity and
+ * bucket. tests/bench/bench_index reports bytes per subscription.
  *
  * Threading: one thread at a time per index. pgw_index_match(),
  * pgw_index_reset_scope(), pgw_index_pop_dirty(), pgw_index_begin(),

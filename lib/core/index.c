@@ -1,20 +1,42 @@
 /*
  * lib/core/index.c — the reverse index (index.h).
  *
- * Layout. Runners, scopes, buckets and interned names live in vectors
- * addressed by 32-bit indices (free slots chained for reuse). Six
- * open-addressing multimaps of 8-byte slots {32-bit fingerprint, 32-bit
- * index} find them by content: names, scopes, buckets, runner identities,
- * filter values (vpost) and result IDs (idpost). The maps use linear
- * probing with Robin Hood ordering and backward-shift deletion; the home
- * slot of a fingerprint is fp * capacity / 2^32, so capacities need not be
- * powers of two and grow by 1.25× at a load of 7/8 (load stays in
- * [0.7, 0.875]). Lookups compare fingerprints only; callers verify content
- * (a false fingerprint match costs one extra comparison or one extra
- * decision, never a wrong verdict).
+ * Layout. A match on a large index costs its dependent cache misses (each
+ * one a trip to memory, often with a TLB miss), so the data a write needs is
+ * laid out in three levels, each fetched in one round of parallel loads:
  *
- * A runner's declaration is compiled into one block (pgwi_tdep entries,
- * their arrays, filter values) pointing at interned names.
+ *  1. The bucket map finds a (scope, table) bucket by content — the scope's
+ *     hash and the table's names — in one lookup (no scope lookup first).
+ *     Its 16-byte slots hold the address of the bucket block and the
+ *     capacity of the block's table, so the block's first lines and the
+ *     table slots a write's IDs probe are prefetched together.
+ *  2. A bucket block is one allocation: the bucket's open-addressing table
+ *     of value and result-ID postings lies below the header; the header,
+ *     its groups and its postings follow. A posting holds the runner
+ *     block's address, its group and the fingerprint of its value filter's
+ *     value when it has one; a group of up to SCAN_MAX single-valued
+ *     postings is value-probed by scanning them (no table entries), a
+ *     larger one through the table. Table entries point at postings, so the
+ *     runner they lead to is one load away.
+ *  3. A runner block is one allocation: the runner's state and links, its
+ *     compiled declaration (names interned and shared) and its result-ID
+ *     fingerprints. The candidates found in level 2 are collected and their
+ *     blocks prefetched before any is decided.
+ *
+ * The scope of a bucket found by hash is verified (strings compared) after
+ * its candidates are found and before any is decided, so that load overlaps
+ * the others. Runners and buckets are also addressed by 32-bit indices
+ * (vectors of block addresses; free slots tagged and chained), which the
+ * lists, the postings' back references and the runner IDs use.
+ *
+ * The maps (names, scopes, runner identities, the bucket map and each
+ * bucket's table) use linear probing with Robin Hood ordering and
+ * backward-shift deletion; the home slot of a fingerprint is
+ * fp * capacity / 2^32, so capacities need not be powers of two; they grow
+ * at a load of 7/8 by 1.25× (bucket tables, which hold the result IDs, by
+ * 1.125×: load in [0.78, 0.875]). Lookups compare fingerprints only;
+ * callers verify content (a false fingerprint match costs one extra
+ * comparison or one extra decision, never a wrong verdict).
  * SPDX-License-Identifier: MIT
  */
 #include "inval_internal.h"
@@ -27,8 +49,44 @@
 #define NONE UINT32_MAX
 #define ALIGN8(n) (((n) + 7) & ~(size_t)7)
 
+/* Starts loading a cache line: the loads of a level overlap instead of
+ * being paid one after another. */
+static inline void prefetch(const void *p)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
+}
+
 /* ------------------------------------------------------------------ */
-/* multimap                                                            */
+/* Robin Hood probing                                                  */
+
+static inline uint32_t rh_home(uint32_t cap, uint32_t fp)
+{
+    return (uint32_t)(((uint64_t)fp * cap) >> 32);
+}
+
+static inline uint32_t rh_dist(uint32_t cap, uint32_t i, uint32_t fp)
+{
+    uint32_t h = rh_home(cap, fp);
+    return i >= h ? i - h : i + cap - h;
+}
+
+/* The capacity for `need` entries at load <= 7/8, growing `cap` by steps of
+ * 1 + 1/div; 0 beyond 2^32 - 1 slots. */
+static uint64_t rh_grow(uint32_t cap, uint64_t need, uint32_t div)
+{
+    if (need * 8 <= (uint64_t)cap * 7)
+        return cap;
+    uint64_t c = cap < 16 ? 16 : cap + cap / div;
+    while (need * 8 > c * 7)
+        c += c / div;
+    return c > UINT32_MAX ? 0 : c;
+}
+
+/* ---- multimap of 8-byte slots {fingerprint, 32-bit value} ---- */
 
 typedef struct mslot {
     uint32_t fp; /* 0: empty */
@@ -40,21 +98,10 @@ typedef struct mmap {
     uint32_t cap, n;
 } mmap;
 
-static inline uint32_t mm_home(const mmap *m, uint32_t fp)
-{
-    return (uint32_t)(((uint64_t)fp * m->cap) >> 32);
-}
-
-static inline uint32_t mm_dist(const mmap *m, uint32_t i, uint32_t fp)
-{
-    uint32_t h = mm_home(m, fp);
-    return i >= h ? i - h : i + m->cap - h;
-}
-
 static void mm_put(mmap *m, uint32_t fp, uint32_t val)
 {
     mslot cur = {fp, val};
-    uint32_t i = mm_home(m, fp), d = 0;
+    uint32_t i = rh_home(m->cap, fp), d = 0;
     for (;;) {
         mslot *s = &m->s[i];
         if (s->fp == 0) {
@@ -62,7 +109,7 @@ static void mm_put(mmap *m, uint32_t fp, uint32_t val)
             m->n++;
             return;
         }
-        uint32_t sd = mm_dist(m, i, s->fp);
+        uint32_t sd = rh_dist(m->cap, i, s->fp);
         if (sd < d) {
             mslot t = *s;
             *s = cur;
@@ -77,13 +124,10 @@ static void mm_put(mmap *m, uint32_t fp, uint32_t val)
 /* Makes room for `extra` more entries at load <= 7/8. */
 static int mm_reserve(mmap *m, size_t extra)
 {
-    uint64_t need = (uint64_t)m->n + extra;
-    if (need * 8 <= (uint64_t)m->cap * 7)
+    uint64_t cap = rh_grow(m->cap, (uint64_t)m->n + extra, 4);
+    if (cap == m->cap)
         return PGW_OK;
-    uint64_t cap = m->cap < 16 ? 16 : m->cap + m->cap / 4;
-    while (need * 8 > cap * 7)
-        cap += cap / 4;
-    if (cap > UINT32_MAX)
+    if (cap == 0)
         return PGW_ELIMIT;
     mslot *s = pgwi_calloc((size_t)cap, sizeof *s);
     if (!s)
@@ -104,7 +148,7 @@ static inline uint32_t mm_scan(const mmap *m, uint32_t fp, uint32_t i, uint32_t 
 {
     for (;;) {
         const mslot *s = &m->s[i];
-        if (s->fp == 0 || mm_dist(m, i, s->fp) < d)
+        if (s->fp == 0 || rh_dist(m->cap, i, s->fp) < d)
             return NONE;
         if (s->fp == fp)
             return i;
@@ -117,14 +161,24 @@ static inline uint32_t mm_first(const mmap *m, uint32_t fp)
 {
     if (m->n == 0)
         return NONE;
-    return mm_scan(m, fp, mm_home(m, fp), 0);
+    return mm_scan(m, fp, rh_home(m->cap, fp), 0);
 }
 
 static inline uint32_t mm_next(const mmap *m, uint32_t fp, uint32_t i)
 {
-    uint32_t d = mm_dist(m, i, fp) + 1;
+    uint32_t d = rh_dist(m->cap, i, fp) + 1;
     i = i + 1 == m->cap ? 0 : i + 1;
     return mm_scan(m, fp, i, d);
+}
+
+/* Points the entry {fp, from} at value `to` instead. */
+static void mm_retarget(mmap *m, uint32_t fp, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = mm_first(m, fp); i != NONE; i = mm_next(m, fp, i))
+        if (m->s[i].val == from) {
+            m->s[i].val = to;
+            return;
+        }
 }
 
 static bool mm_del(mmap *m, uint32_t fp, uint32_t val)
@@ -137,7 +191,7 @@ static bool mm_del(mmap *m, uint32_t fp, uint32_t val)
         return false;
     for (;;) {
         uint32_t j = i + 1 == m->cap ? 0 : i + 1;
-        if (m->s[j].fp == 0 || mm_dist(m, j, m->s[j].fp) == 0)
+        if (m->s[j].fp == 0 || rh_dist(m->cap, j, m->s[j].fp) == 0)
             break;
         m->s[i] = m->s[j];
         i = j;
@@ -147,17 +201,114 @@ static bool mm_del(mmap *m, uint32_t fp, uint32_t val)
     return true;
 }
 
-/* Starts loading the home slot of fp: probes of a write's keys then overlap
- * their cache misses instead of paying them one after another. */
-static inline void mm_prefetch(const mmap *m, uint32_t fp)
+/* ---- the bucket map: 16-byte slots {fingerprint, table capacity, block} ---- */
+
+struct ibhdr;
+
+typedef struct bslot {
+    uint32_t fp;   /* 0: empty */
+    uint32_t tcap; /* the block's table capacity (its table lies below b) */
+    struct ibhdr *b;
+} bslot;
+
+typedef struct bmap {
+    bslot *s;
+    uint32_t cap, n;
+} bmap;
+
+static void bm_put(bmap *m, bslot cur)
 {
-#if defined(__GNUC__) || defined(__clang__)
-    if (m->cap)
-        __builtin_prefetch(&m->s[mm_home(m, fp)]);
-#else
-    (void)m;
-    (void)fp;
-#endif
+    uint32_t i = rh_home(m->cap, cur.fp), d = 0;
+    for (;;) {
+        bslot *s = &m->s[i];
+        if (s->fp == 0) {
+            *s = cur;
+            m->n++;
+            return;
+        }
+        uint32_t sd = rh_dist(m->cap, i, s->fp);
+        if (sd < d) {
+            bslot t = *s;
+            *s = cur;
+            cur = t;
+            d = sd;
+        }
+        i = i + 1 == m->cap ? 0 : i + 1;
+        d++;
+    }
+}
+
+static int bm_reserve(bmap *m, size_t extra)
+{
+    uint64_t cap = rh_grow(m->cap, (uint64_t)m->n + extra, 4);
+    if (cap == m->cap)
+        return PGW_OK;
+    if (cap == 0)
+        return PGW_ELIMIT;
+    bslot *s = pgwi_calloc((size_t)cap, sizeof *s);
+    if (!s)
+        return PGW_ENOMEM;
+    bmap nm = {s, (uint32_t)cap, 0};
+    for (uint32_t i = 0; i < m->cap; i++)
+        if (m->s[i].fp)
+            bm_put(&nm, m->s[i]);
+    pgwi_free(m->s);
+    *m = nm;
+    return PGW_OK;
+}
+
+static inline uint32_t bm_scan(const bmap *m, uint32_t fp, uint32_t i, uint32_t d)
+{
+    for (;;) {
+        const bslot *s = &m->s[i];
+        if (s->fp == 0 || rh_dist(m->cap, i, s->fp) < d)
+            return NONE;
+        if (s->fp == fp)
+            return i;
+        i = i + 1 == m->cap ? 0 : i + 1;
+        d++;
+    }
+}
+
+static inline uint32_t bm_first(const bmap *m, uint32_t fp)
+{
+    if (m->n == 0)
+        return NONE;
+    return bm_scan(m, fp, rh_home(m->cap, fp), 0);
+}
+
+static inline uint32_t bm_next(const bmap *m, uint32_t fp, uint32_t i)
+{
+    uint32_t d = rh_dist(m->cap, i, fp) + 1;
+    i = i + 1 == m->cap ? 0 : i + 1;
+    return bm_scan(m, fp, i, d);
+}
+
+/* The slot holding block b (which must be in the map). */
+static uint32_t bm_slot(const bmap *m, uint32_t fp, const struct ibhdr *b)
+{
+    uint32_t i;
+    for (i = bm_first(m, fp); i != NONE; i = bm_next(m, fp, i))
+        if (m->s[i].b == b)
+            break;
+    return i;
+}
+
+static void bm_del(bmap *m, uint32_t fp, const struct ibhdr *b)
+{
+    uint32_t i = bm_slot(m, fp, b);
+    if (i == NONE)
+        return;
+    for (;;) {
+        uint32_t j = i + 1 == m->cap ? 0 : i + 1;
+        if (m->s[j].fp == 0 || rh_dist(m->cap, j, m->s[j].fp) == 0)
+            break;
+        m->s[i] = m->s[j];
+        i = j;
+    }
+    m->s[i].fp = 0;
+    m->s[i].b = NULL;
+    m->n--;
 }
 
 static inline uint32_t mix32(uint64_t a, uint64_t b)
@@ -172,84 +323,175 @@ static inline uint32_t mix32(uint64_t a, uint64_t b)
 /* ------------------------------------------------------------------ */
 /* structures                                                          */
 
+/* One table a runner reads: where its posting is. */
+typedef struct ipost {
+    uint32_t bucket;
+    uint32_t pos;    /* its entry in the bucket's postings */
+    uint16_t group;
+    uint16_t filter; /* the value filter of the group, or UINT16_MAX */
+} ipost;
+
+/* A runner block: this header, then pgwi_tdep tables[n_tables], ipost
+ * post[max(n_tables, 1)], the entries' arrays and filter values, then at
+ * rids_off room for cap_rids result-ID fingerprints (n_rids sorted unique). */
+typedef struct irunner {
+    const pgwi_str *query;   /* interned */
+    uint32_t q_prev, q_next; /* dirty queue or its bucket's volatile list */
+    uint32_t s_prev, s_next; /* its scope's runner list */
+    uint32_t self, gen;      /* its slot in the runner vector; generation */
+    uint32_t refs, scope, epoch;
+    uint32_t n_rids, cap_rids, rids_off;
+    uint16_t n_tables;
+    uint8_t state, reason;
+    bool rids_known, tracked, undeclared;
+} irunner;
+
+#define RN_TABLES(r) ((pgwi_tdep *)((unsigned char *)(r) + ALIGN8(sizeof(irunner))))
+#define RN_POST(r) ((ipost *)(RN_TABLES(r) + (r)->n_tables))
+#define RN_RIDS(r) ((uint32_t *)((unsigned char *)(r) + (r)->rids_off))
+
+static inline uint32_t rn_nposts(const irunner *r)
+{
+    return r->undeclared ? 1 : r->n_tables;
+}
+
+/* Cache lines to prefetch for a runner block (it may straddle one more). */
+static inline uint8_t rn_lines(const irunner *r)
+{
+    size_t n = ((size_t)r->rids_off + (size_t)r->cap_rids * 4 + 63) / 64 + 1;
+    return (uint8_t)(n > 10 ? 10 : n);
+}
+
+enum { ST_CLEAN = PGW_RUNNER_CLEAN, ST_DIRTY = PGW_RUNNER_DIRTY, ST_RUN = PGW_RUNNER_RUNNING,
+       ST_RUN_DIRTY = PGW_RUNNER_RUNNING_DIRTY };
+
+/* A group of a bucket: the postings with the same value column and kind. */
 typedef struct igroup {
     const pgwi_str *vcol; /* NULL: no value index */
     uint64_t mmask;       /* union of member masks of tracked runners */
-    uint32_t *r;          /* runner indices */
-    uint32_t n, cap;
-    uint8_t kind; /* 0: untracked; 1: tracked, offset 0; 2: tracked, offset > 0 */
+    uint32_t n;           /* postings */
+    uint32_t nvals;       /* values of their value filters */
+    uint8_t kind;   /* 0: untracked; 1: tracked, offset 0; 2: tracked, offset > 0 */
+    bool hashed;    /* its values are in the bucket's table (else: scan) */
 } igroup;
 
-typedef struct ibucket {
+/* A group of at most this many postings, each with a single filter value,
+ * is value-probed by scanning its postings in the bucket block. */
+enum { SCAN_MAX = 32 };
+
+/* A posting: one runner reading the bucket's table. */
+typedef struct ipent {
+    irunner *r;
+    uint32_t vfp; /* fingerprint of its value filter's only value; 0: none */
+    uint16_t group;
+    uint8_t lines; /* rn_lines(r) */
+    uint8_t pad;
+} ipent;
+
+/* A bucket block: mslot table[tcap] (value and result-ID postings, values
+ * are posting indices), then this header, igroup g[capg], ipent
+ * post[cap_post]. The block's address is the header's. */
+typedef struct ibhdr {
+    uint64_t shash;                 /* the scope's hash */
+    const pgwi_scope *ss;           /* the scope's strings (owned by the scope) */
     const pgwi_str *schema, *table; /* interned; NULL for the undeclared bucket */
-    igroup *g;
-    uint32_t scope;
-    uint32_t ng, capg;
-    uint32_t n;         /* postings; 0 and !live: free (next free in scope) */
-    bool live;
-} ibucket;
+    uint32_t idx, scope;            /* its slot in the bucket vector; its scope */
+    uint32_t n, cap_post;           /* postings (dense), capacity */
+    uint32_t tcap, tn;              /* the table's capacity and entries */
+    uint32_t vol_head;              /* volatile runners whose first table is this */
+    uint16_t ng, capg;
+} ibhdr;
+
+#define BK_TAB(b) ((mslot *)(b) - (b)->tcap)
+#define BK_GROUPS(b) ((igroup *)((unsigned char *)(b) + sizeof(ibhdr)))
+#define BK_POSTS(b) ((ipent *)(BK_GROUPS(b) + (b)->capg))
+
+static inline mmap bk_tab(const ibhdr *b)
+{
+    mmap m = {(mslot *)BK_TAB(b), b->tcap, b->tn};
+    return m;
+}
+
+/* Table entries: a value posting's key is a hash of its group and value,
+ * and its value is the posting's index with VBIT set; a result-ID posting's
+ * key is a bijection of the row's fingerprint (never 0, as the fingerprint
+ * is not), so a hit without VBIT is exact membership in the result. */
+#define VBIT 0x80000000u
+
+static inline uint32_t vkey(uint16_t group, const pgwi_str *v)
+{
+    return mix32(0x100000000ull | group, v->hash);
+}
+
+static inline uint32_t idkey(uint32_t fp)
+{
+    fp ^= fp >> 16;
+    fp *= 0x85EBCA6Bu;
+    fp ^= fp >> 13;
+    fp *= 0xC2B2AE35u;
+    fp ^= fp >> 16;
+    return fp;
+}
 
 typedef struct iscope {
-    pgwi_scope s;  /* owned strings, in the block `mem` */
-    void *mem;
+    pgwi_scope *sp; /* owned: the struct, then its strings, in one block */
     uint64_t hash;
     uint32_t n_runners;
     uint32_t all_head; /* all runners, via s_prev/s_next */
-    uint32_t vol_head; /* running or tracked-without-IDs runners, via q_prev/q_next */
     uint32_t und;      /* the undeclared bucket, or NONE */
     uint32_t next_free;
     bool live;
 } iscope;
 
-typedef struct ipost {
-    uint32_t bucket;
-    uint32_t pos;    /* index in the group's runner vector */
-    uint16_t group;
-    uint16_t filter; /* the value filter of the group, or UINT16_MAX */
-} ipost;
-
-typedef struct rblob {
-    const pgwi_str *query; /* interned */
-    uint64_t ident;
-    uint32_t n_tables;
-    bool undeclared;
-    /* then: pgwi_tdep tables[n_tables]; ipost post[max(n_tables, 1)];
-     * then the entries' arrays and filter values */
-} rblob;
-
-#define RB_TABLES(b) ((pgwi_tdep *)((unsigned char *)(b) + ALIGN8(sizeof(rblob))))
-#define RB_POST(b) ((ipost *)(RB_TABLES(b) + (b)->n_tables))
-
-enum { ST_CLEAN = PGW_RUNNER_CLEAN, ST_DIRTY = PGW_RUNNER_DIRTY, ST_RUN = PGW_RUNNER_RUNNING,
-       ST_RUN_DIRTY = PGW_RUNNER_RUNNING_DIRTY };
-
-typedef struct irunner {
-    rblob *b;       /* NULL: free slot */
-    uint32_t *rids; /* n_rids sorted unique fingerprints */
-    uint32_t n_rids;
-    uint32_t gen, refs, scope, epoch;
-    uint32_t q_prev, q_next; /* dirty queue or scope's volatile list */
-    uint32_t s_prev, s_next; /* scope's runner list; s_next chains free slots */
-    uint8_t state, reason;
-    bool rids_known, tracked;
-} irunner;
-
 struct pgw_index {
-    irunner *r;
+    uint64_t *r; /* runner blocks, or free slots (tagged) */
     uint32_t n_r, cap_r, free_r;
     iscope *sc;
     uint32_t n_sc, cap_sc, free_sc;
-    ibucket *bk;
+    uint64_t *bk; /* bucket blocks, or free slots (tagged) */
     uint32_t n_bk, cap_bk, free_bk;
     pgwi_str **names;
     uint32_t n_names, cap_names, free_name;
-    mmap m_names, m_scopes, m_buckets, m_ident, m_vpost, m_idpost;
-    uint32_t q_head, q_tail;
+    mmap m_names, m_scopes, m_ident;
+    bmap m_buckets;
+    uint32_t q_head, q_tail; /* the dirty queue */
+    irunner *q_tail_r;       /* the block of q_tail */
     uint32_t epoch;
+    uint32_t n_und; /* undeclared buckets */
     uint64_t live_runners, live_scopes, live_buckets, subscriptions, n_dirty, n_running;
     uint64_t writes, visited, marked, coalesced;
     uint64_t by_reason[PGW_REASON_COUNT];
 };
+
+/* Vector slots: a block's address, or a free slot tagged with bit 0 that
+ * chains the free slots and keeps the generation of its last runner. */
+static inline bool slot_live(uint64_t v)
+{
+    return v != 0 && !(v & 1);
+}
+
+static inline uint64_t slot_of(const void *p)
+{
+    return (uint64_t)(uintptr_t)p;
+}
+
+static inline uint64_t slot_free(uint32_t next, uint32_t gen)
+{
+    return ((uint64_t)gen << 33) | ((uint64_t)next << 1) | 1;
+}
+
+static inline uint32_t slot_next(uint64_t v)
+{
+    return (uint32_t)(v >> 1);
+}
+
+static inline uint32_t slot_gen(uint64_t v)
+{
+    return (uint32_t)(v >> 33);
+}
+
+#define RUNNER(x, k) ((irunner *)(uintptr_t)(x)->r[k])
+#define BUCKET(x, k) ((ibhdr *)(uintptr_t)(x)->bk[k])
 
 /* Grows a vector so that index `want` fits. */
 static int vec_fit(void **v, uint32_t *cap, size_t elem, uint32_t want)
@@ -344,7 +586,7 @@ static uint32_t scope_find(const pgw_index *x, const pgwi_scope *s, uint64_t h)
     for (uint32_t i = mm_first(&x->m_scopes, fp); i != NONE;
          i = mm_next(&x->m_scopes, fp, i)) {
         uint32_t k = x->m_scopes.s[i].val;
-        if (pgwi_scope_eq(&x->sc[k].s, s))
+        if (pgwi_scope_eq(x->sc[k].sp, s))
             return k;
     }
     return NONE;
@@ -364,17 +606,16 @@ static int scope_get(uint32_t *out, pgw_index *x, const pgwi_scope *s)
         rc = vec_fit((void **)&x->sc, &x->cap_sc, sizeof *x->sc, k);
     if (rc != PGW_OK)
         return rc;
-    iscope sc;
-    memset(&sc, 0, sizeof sc);
     const pgwi_str *src[3] = {s->project, s->tenant, s->database};
     const pgwi_str *dst[3] = {NULL, NULL, NULL};
-    size_t need = 0;
+    size_t need = ALIGN8(sizeof(pgwi_scope));
     for (int i = 0; i < 3; i++)
         if (src[i])
             need += ALIGN8(sizeof(pgwi_str) + src[i]->len + 1);
-    if (need && !(sc.mem = pgwi_malloc(need)))
+    unsigned char *mem = pgwi_malloc(need);
+    if (!mem)
         return PGW_ENOMEM;
-    unsigned char *cur = sc.mem;
+    unsigned char *cur = mem + ALIGN8(sizeof(pgwi_scope));
     for (int i = 0; i < 3; i++) {
         if (!src[i])
             continue;
@@ -386,11 +627,14 @@ static int scope_get(uint32_t *out, pgw_index *x, const pgwi_scope *s)
         memcpy(c->s, src[i]->s, src[i]->len + 1);
         dst[i] = c;
     }
-    sc.s.project = dst[0];
-    sc.s.tenant = dst[1];
-    sc.s.database = dst[2];
+    iscope sc;
+    memset(&sc, 0, sizeof sc);
+    sc.sp = (pgwi_scope *)mem;
+    sc.sp->project = dst[0];
+    sc.sp->tenant = dst[1];
+    sc.sp->database = dst[2];
     sc.hash = h;
-    sc.all_head = sc.vol_head = sc.und = NONE;
+    sc.all_head = sc.und = NONE;
     sc.next_free = NONE;
     sc.live = true;
     if (k == x->free_sc)
@@ -411,7 +655,8 @@ static void scope_gc(pgw_index *x, uint32_t k)
     if (!s->live || s->n_runners)
         return;
     mm_del(&x->m_scopes, pgwi_fp32(s->hash), k);
-    pgwi_free(s->mem);
+    pgwi_free(s->sp);
+    s->sp = NULL;
     s->live = false;
     s->next_free = x->free_sc;
     x->free_sc = k;
@@ -419,28 +664,103 @@ static void scope_gc(pgw_index *x, uint32_t k)
 }
 
 /* ------------------------------------------------------------------ */
-/* buckets and groups                                                  */
+/* buckets                                                             */
 
-static uint32_t bucket_key(uint32_t scope, const pgwi_str *schema, const pgwi_str *table)
+static uint32_t bucket_fp(uint64_t shash, const pgwi_str *schema, const pgwi_str *table)
 {
     uint64_t h = schema ? schema->hash * 31 + table->hash : 0;
-    return mix32(scope, h);
+    return mix32(shash, h);
 }
 
 static uint32_t bucket_find(const pgw_index *x, uint32_t scope, const pgwi_str *schema,
                             const pgwi_str *table)
 {
-    uint32_t fp = bucket_key(scope, schema, table);
-    for (uint32_t i = mm_first(&x->m_buckets, fp); i != NONE;
-         i = mm_next(&x->m_buckets, fp, i)) {
-        uint32_t k = x->m_buckets.s[i].val;
-        const ibucket *b = &x->bk[k];
+    const bmap *m = &x->m_buckets;
+    uint32_t fp = bucket_fp(x->sc[scope].hash, schema, table);
+    for (uint32_t i = bm_first(m, fp); i != NONE; i = bm_next(m, fp, i)) {
+        const ibhdr *b = m->s[i].b;
         if (b->scope == scope && (schema ? b->schema && pgwi_str_eq(b->schema, schema) &&
                                                pgwi_str_eq(b->table, table)
                                          : !b->schema))
-            return k;
+            return b->idx;
     }
     return NONE;
+}
+
+/* Allocates a bucket block with these capacities (the table zeroed). */
+static ibhdr *block_alloc(uint32_t tcap, uint32_t capg, uint32_t cap_post)
+{
+    uint64_t size = (uint64_t)tcap * sizeof(mslot) + sizeof(ibhdr) +
+                    (uint64_t)capg * sizeof(igroup) + (uint64_t)cap_post * sizeof(ipent);
+    if (size > SIZE_MAX)
+        return NULL;
+    unsigned char *p = pgwi_malloc((size_t)size);
+    if (!p)
+        return NULL;
+    memset(p, 0, (size_t)tcap * sizeof(mslot));
+    return (ibhdr *)(p + (size_t)tcap * sizeof(mslot));
+}
+
+/* Moves bucket b into a block with larger capacities: the map slot and the
+ * vector follow; postings keep their indices. */
+static int bucket_grow(pgw_index *x, ibhdr *b, uint32_t tcap, uint32_t capg, uint32_t cap_post)
+{
+    ibhdr *nb = block_alloc(tcap, capg, cap_post);
+    if (!nb)
+        return PGW_ENOMEM;
+    *nb = *b;
+    nb->tcap = tcap;
+    nb->tn = 0;
+    nb->capg = (uint16_t)capg;
+    nb->cap_post = cap_post;
+    if (b->ng)
+        memcpy(BK_GROUPS(nb), BK_GROUPS(b), b->ng * sizeof(igroup));
+    if (b->n)
+        memcpy(BK_POSTS(nb), BK_POSTS(b), b->n * sizeof(ipent));
+    mmap t = bk_tab(nb);
+    const mslot *old = BK_TAB(b);
+    for (uint32_t i = 0; i < b->tcap; i++)
+        if (old[i].fp)
+            mm_put(&t, old[i].fp, old[i].val);
+    nb->tn = t.n;
+    uint32_t fp = bucket_fp(b->shash, b->schema, b->table);
+    bslot *s = &x->m_buckets.s[bm_slot(&x->m_buckets, fp, b)];
+    s->b = nb;
+    s->tcap = tcap;
+    x->bk[b->idx] = slot_of(nb);
+    pgwi_free(BK_TAB(b));
+    return PGW_OK;
+}
+
+/* Makes room in bucket k for more groups, postings and table entries. */
+static int bucket_reserve(pgw_index *x, uint32_t k, uint32_t add_groups, uint32_t add_posts,
+                          uint64_t add_tab)
+{
+    ibhdr *b = BUCKET(x, k);
+    uint32_t capg = b->capg, cap_post = b->cap_post;
+    if (b->ng + add_groups > capg) { /* buckets have few groups: grow exactly */
+        if (b->ng + add_groups > 65535)
+            return PGW_ELIMIT;
+        capg = b->ng + add_groups;
+    }
+    if ((uint64_t)b->n + add_posts > cap_post) { /* free entries are reused */
+        uint64_t c = (uint64_t)cap_post + (cap_post / 4 ? cap_post / 4 : 1);
+        if (c < (uint64_t)b->n + add_posts)
+            c = (uint64_t)b->n + add_posts;
+        if (c >= VBIT)
+            return PGW_ELIMIT;
+        cap_post = (uint32_t)c;
+    }
+    uint64_t tcap = b->tcap;
+    if (add_tab) {
+        /* 1.125×: these tables hold the result IDs, most of the memory */
+        tcap = rh_grow(b->tcap, (uint64_t)b->tn + add_tab, 8);
+        if (tcap == 0)
+            return PGW_ELIMIT;
+    }
+    if (capg == b->capg && cap_post == b->cap_post && tcap == b->tcap)
+        return PGW_OK;
+    return bucket_grow(x, b, (uint32_t)tcap, capg, cap_post);
 }
 
 /* Finds or creates a bucket; schema and table must be interned (or NULL). */
@@ -453,99 +773,77 @@ static int bucket_get(uint32_t *out, pgw_index *x, uint32_t scope, const pgwi_st
         return PGW_OK;
     }
     k = x->free_bk != NONE ? x->free_bk : x->n_bk;
-    int rc = mm_reserve(&x->m_buckets, 1);
+    int rc = bm_reserve(&x->m_buckets, 1);
     if (rc == PGW_OK)
         rc = vec_fit((void **)&x->bk, &x->cap_bk, sizeof *x->bk, k);
     if (rc != PGW_OK)
         return rc;
-    if (k == x->free_bk)
-        x->free_bk = x->bk[k].n; /* free slots chain through n */
-    else
-        x->n_bk++;
-    ibucket *b = &x->bk[k];
+    ibhdr *b = block_alloc(0, 0, 0);
+    if (!b)
+        return PGW_ENOMEM;
     memset(b, 0, sizeof *b);
-    b->scope = scope;
+    b->shash = x->sc[scope].hash;
+    b->ss = x->sc[scope].sp;
     b->schema = schema;
     b->table = table;
-    b->live = true;
+    b->idx = k;
+    b->scope = scope;
+    b->vol_head = NONE;
+    if (k == x->free_bk)
+        x->free_bk = slot_next(x->bk[k]);
+    else
+        x->n_bk++;
+    x->bk[k] = slot_of(b);
     if (schema) {
         ((pgwi_str *)schema)->refs++;
         ((pgwi_str *)table)->refs++;
     } else {
         x->sc[scope].und = k;
+        x->n_und++;
     }
-    mm_put(&x->m_buckets, bucket_key(scope, schema, table), k);
+    bslot s = {bucket_fp(b->shash, schema, table), 0, b};
+    bm_put(&x->m_buckets, s);
     x->live_buckets++;
     *out = k;
     return PGW_OK;
 }
 
-static void bucket_gc(pgw_index *x, uint32_t k)
+static void bucket_free(pgw_index *x, ibhdr *b)
 {
-    ibucket *b = &x->bk[k];
-    if (!b->live || b->n)
-        return;
-    mm_del(&x->m_buckets, bucket_key(b->scope, b->schema, b->table), k);
-    for (uint32_t i = 0; i < b->ng; i++)
-        pgwi_free(b->g[i].r);
-    pgwi_free(b->g);
     if (b->schema) {
         name_put(x, b->schema);
         name_put(x, b->table);
-    } else if (x->sc[b->scope].und == k) {
-        x->sc[b->scope].und = NONE;
     }
-    memset(b, 0, sizeof *b);
-    b->n = x->free_bk;
+    pgwi_free(BK_TAB(b));
+}
+
+/* Frees a bucket without postings. */
+static void bucket_gc(pgw_index *x, uint32_t k)
+{
+    if (!slot_live(x->bk[k]))
+        return;
+    ibhdr *b = BUCKET(x, k);
+    if (b->n)
+        return;
+    bm_del(&x->m_buckets, bucket_fp(b->shash, b->schema, b->table), b);
+    if (!b->schema) {
+        if (x->sc[b->scope].und == k)
+            x->sc[b->scope].und = NONE;
+        x->n_und--;
+    }
+    bucket_free(x, b);
+    x->bk[k] = slot_free(x->free_bk, 0);
     x->free_bk = k;
     x->live_buckets--;
 }
 
-/* Finds or creates a group and makes room for one more runner in it. */
-static int group_get(uint16_t *out, ibucket *b, const pgwi_str *vcol, uint8_t kind)
+static uint32_t group_find(const ibhdr *b, const pgwi_str *vcol, uint8_t kind)
 {
-    uint32_t g;
-    for (g = 0; g < b->ng; g++)
-        if (b->g[g].vcol == vcol && b->g[g].kind == kind)
-            break;
-    if (g == b->ng) {
-        if (b->ng >= 65535)
-            return PGW_ELIMIT;
-        if (b->ng == b->capg) { /* buckets have few groups: grow exactly */
-            igroup *ng = pgwi_reallocarray(b->g, b->ng + 1, sizeof *ng);
-            if (!ng)
-                return PGW_ENOMEM;
-            b->g = ng;
-            b->capg = b->ng + 1;
-        }
-        memset(&b->g[g], 0, sizeof b->g[g]);
-        b->g[g].vcol = vcol;
-        b->g[g].kind = kind;
-        b->ng++;
-    }
-    igroup *gr = &b->g[g];
-    if (gr->n == gr->cap) { /* small vectors: 2, 3, 4, 6, 9, ... */
-        uint32_t cap = gr->cap < 2 ? 2 : gr->cap + gr->cap / 2;
-        if (cap < gr->cap)
-            return PGW_ELIMIT;
-        uint32_t *r = pgwi_reallocarray(gr->r, cap, sizeof *r);
-        if (!r)
-            return PGW_ENOMEM;
-        gr->r = r;
-        gr->cap = cap;
-    }
-    *out = (uint16_t)g;
-    return PGW_OK;
-}
-
-static uint32_t vpost_key(uint32_t bucket, uint16_t group, const pgwi_str *v)
-{
-    return mix32(((uint64_t)bucket << 16) | group, v->hash);
-}
-
-static uint32_t idpost_key(uint32_t bucket, uint32_t fp)
-{
-    return mix32((uint64_t)bucket | ((uint64_t)1 << 40), fp);
+    const igroup *g = BK_GROUPS(b);
+    for (uint32_t i = 0; i < b->ng; i++)
+        if (g[i].vcol == vcol && g[i].kind == kind)
+            return i;
+    return NONE;
 }
 
 /* ------------------------------------------------------------------ */
@@ -557,13 +855,15 @@ static uint64_t hmix(uint64_t h, uint64_t v)
     return h;
 }
 
-/* Identity of a subscription: scope, query and declaration. */
-static uint64_t ident_hash(const pgw_deps *d)
+/* Identity of a subscription: scope, query and declaration (of a pgw_deps
+ * at registration, of a runner block at unregistration: the same hash). */
+static uint64_t ident_hash(uint64_t scope_hash, const pgwi_str *query, const pgwi_tdep *tables,
+                           uint32_t n_tables)
 {
-    uint64_t h = hmix(pgwi_scope_hash(&d->scope), d->query->hash);
-    h = hmix(h, d->n_tables);
-    for (uint32_t i = 0; i < d->n_tables; i++) {
-        const pgwi_tdep *t = &d->tables[i];
+    uint64_t h = hmix(scope_hash, query->hash);
+    h = hmix(h, n_tables);
+    for (uint32_t i = 0; i < n_tables; i++) {
+        const pgwi_tdep *t = &tables[i];
         h = hmix(hmix(h, t->schema->hash), t->table->hash);
         h = hmix(h, t->all_cols ? 0xA11 : t->n_cols);
         for (uint32_t k = 0; !t->all_cols && k < t->n_cols; k++)
@@ -591,12 +891,12 @@ static bool names_eq(const pgwi_str *const *a, const pgwi_str *const *b, uint32_
     return true;
 }
 
-static bool same_decl(const rblob *b, const pgw_deps *d)
+static bool same_decl(const irunner *r, const pgw_deps *d)
 {
-    if (!pgwi_str_eq(b->query, d->query) || b->n_tables != d->n_tables)
+    if (!pgwi_str_eq(r->query, d->query) || r->n_tables != d->n_tables)
         return false;
     for (uint32_t i = 0; i < d->n_tables; i++) {
-        const pgwi_tdep *x = &RB_TABLES(b)[i], *y = &d->tables[i];
+        const pgwi_tdep *x = &RN_TABLES(r)[i], *y = &d->tables[i];
         if (!pgwi_str_eq(x->schema, y->schema) || !pgwi_str_eq(x->table, y->table) ||
             x->all_cols != y->all_cols || x->n_cols != y->n_cols ||
             x->n_filters != y->n_filters || x->n_sort != y->n_sort || x->limit != y->limit ||
@@ -617,14 +917,15 @@ static bool same_decl(const rblob *b, const pgw_deps *d)
     return true;
 }
 
-/* Releases the interned names a (possibly partial) blob holds. */
-static void blob_free(pgw_index *x, rblob *b)
+/* Releases the interned names a (possibly partial) runner block holds, and
+ * the block. */
+static void runner_free(pgw_index *x, irunner *r)
 {
-    if (!b)
+    if (!r)
         return;
-    name_put(x, b->query);
-    for (uint32_t i = 0; i < b->n_tables; i++) {
-        pgwi_tdep *t = &RB_TABLES(b)[i];
+    name_put(x, r->query);
+    for (uint32_t i = 0; i < r->n_tables; i++) {
+        pgwi_tdep *t = &RN_TABLES(r)[i];
         name_put(x, t->schema);
         name_put(x, t->table);
         for (uint32_t k = 0; k < t->n_cols; k++)
@@ -634,14 +935,14 @@ static void blob_free(pgw_index *x, rblob *b)
         for (uint32_t k = 0; k < t->n_filters; k++)
             name_put(x, t->filters[k].col);
     }
-    pgwi_free(b);
+    pgwi_free(r);
 }
 
-/* Compiles deps into one block. Names are interned as they are copied; on
- * ENOMEM everything acquired is released. */
-static int blob_new(rblob **out, pgw_index *x, const pgw_deps *d)
+/* Compiles deps into a runner block with its result IDs. Names are interned
+ * as they are copied; on ENOMEM everything acquired is released. */
+static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
 {
-    size_t size = ALIGN8(sizeof(rblob)) + ALIGN8(d->n_tables * sizeof(pgwi_tdep)) +
+    size_t size = ALIGN8(sizeof(irunner)) + ALIGN8(d->n_tables * sizeof(pgwi_tdep)) +
                   ALIGN8((d->n_tables ? d->n_tables : 1) * sizeof(ipost));
     for (uint32_t i = 0; i < d->n_tables; i++) {
         const pgwi_tdep *t = &d->tables[i];
@@ -654,22 +955,32 @@ static int blob_new(rblob **out, pgw_index *x, const pgw_deps *d)
                 size += ALIGN8(sizeof(pgwi_str) + f->vals[v]->len + 1);
         }
     }
+    uint32_t n_rids = d->rids_known ? d->n_fps : 0;
+    if (size > UINT32_MAX || n_rids > (SIZE_MAX - size) / sizeof(uint32_t))
+        return PGW_ELIMIT;
+    size_t rids_off = size;
+    size += (size_t)n_rids * sizeof(uint32_t);
     unsigned char *p = pgwi_malloc(size);
     if (!p)
         return PGW_ENOMEM;
     memset(p, 0, size);
-    rblob *b = (rblob *)p;
-    /* Entries not yet filled are zero: blob_free releases only what they
+    irunner *r = (irunner *)p;
+    /* Entries not yet filled are zero: runner_free releases only what they
      * hold. */
-    b->n_tables = d->n_tables;
-    unsigned char *cur = p + ALIGN8(sizeof(rblob)) + ALIGN8(d->n_tables * sizeof(pgwi_tdep)) +
+    r->n_tables = (uint16_t)d->n_tables;
+    r->undeclared = d->n_tables == 0;
+    r->rids_off = (uint32_t)rids_off;
+    r->cap_rids = r->n_rids = n_rids;
+    r->rids_known = d->rids_known;
+    if (n_rids)
+        memcpy(RN_RIDS(r), d->fps, n_rids * sizeof(uint32_t));
+    unsigned char *cur = p + ALIGN8(sizeof(irunner)) + ALIGN8(d->n_tables * sizeof(pgwi_tdep)) +
                          ALIGN8((d->n_tables ? d->n_tables : 1) * sizeof(ipost));
-    b->undeclared = d->n_tables == 0;
-    if (!(b->query = name_get(x, d->query)))
+    if (!(r->query = name_get(x, d->query)))
         goto nomem;
     for (uint32_t i = 0; i < d->n_tables; i++) {
         const pgwi_tdep *t = &d->tables[i];
-        pgwi_tdep *u = &RB_TABLES(b)[i];
+        pgwi_tdep *u = &RN_TABLES(r)[i];
         u->limit = t->limit;
         u->offset = t->offset;
         u->all_cols = t->all_cols;
@@ -711,11 +1022,56 @@ static int blob_new(rblob **out, pgw_index *x, const pgw_deps *d)
         }
         pgwi_tdep_masks(u);
     }
-    *out = b;
+    *out = r;
     return PGW_OK;
 nomem:
-    blob_free(x, b);
+    runner_free(x, r);
     return PGW_ENOMEM;
+}
+
+/* p rebased from the block at lo (size `size`) to the block at to. */
+static const void *rebase(const void *p, uintptr_t lo, size_t size, uintptr_t to)
+{
+    uintptr_t a = (uintptr_t)p;
+    return a >= lo && a - lo < size ? (const void *)(to + (a - lo)) : p;
+}
+
+/* Moves runner r (on no list) into block nr, allocated for cap result IDs:
+ * copies its header and declaration, rebases the declaration's pointers
+ * into itself, and redirects the runner vector and its postings. Returns
+ * nr; r is freed. The result IDs are the caller's to fill. */
+static irunner *runner_move(pgw_index *x, irunner *r, irunner *nr, uint32_t cap)
+{
+    size_t size = r->rids_off;
+    memcpy(nr, r, size);
+    uintptr_t lo = (uintptr_t)r, to = (uintptr_t)nr;
+    for (uint32_t i = 0; i < nr->n_tables; i++) {
+        pgwi_tdep *t = &RN_TABLES(nr)[i];
+        t->cols = rebase(t->cols, lo, size, to);
+        t->sort = rebase(t->sort, lo, size, to);
+        t->filters = rebase(t->filters, lo, size, to);
+        pgwi_filter *fs = (pgwi_filter *)t->filters;
+        for (uint32_t k = 0; k < t->n_filters; k++) {
+            fs[k].vals = rebase(fs[k].vals, lo, size, to);
+            const pgwi_str **vals = (const pgwi_str **)fs[k].vals;
+            for (uint32_t v = 0; vals && v < fs[k].n_vals; v++)
+                vals[v] = rebase(vals[v], lo, size, to);
+        }
+    }
+    nr->cap_rids = cap;
+    nr->n_rids = 0;
+    x->r[nr->self] = slot_of(nr);
+    uint32_t np = rn_nposts(nr);
+    for (uint32_t i = 0; i < np; i++) {
+        const ipost *p = &RN_POST(nr)[i];
+        ipent *e = &BK_POSTS(BUCKET(x, p->bucket))[p->pos];
+        e->r = nr;
+        e->lines = rn_lines(nr);
+    }
+    if (x->q_tail == nr->self)
+        x->q_tail_r = nr;
+    pgwi_free(r);
+    return nr;
 }
 
 /* The value filter a table entry is indexed by: the eq/in filter with
@@ -733,94 +1089,103 @@ static uint16_t value_filter(const pgwi_tdep *t)
 /* ------------------------------------------------------------------ */
 /* runner lists                                                        */
 
-static void q_unlink(pgw_index *x, uint32_t k, uint32_t *head, uint32_t *tail)
+/* The head of the volatile list a runner belongs on: its first table's
+ * bucket (the one whose groups assume its result IDs). */
+static uint32_t *vol_head(pgw_index *x, const irunner *r)
 {
-    irunner *r = &x->r[k];
+    return &BUCKET(x, RN_POST(r)[0].bucket)->vol_head;
+}
+
+static void q_unlink(pgw_index *x, irunner *r, uint32_t *head, bool dirty_queue)
+{
     if (r->q_prev != NONE)
-        x->r[r->q_prev].q_next = r->q_next;
+        RUNNER(x, r->q_prev)->q_next = r->q_next;
     else
         *head = r->q_next;
-    if (r->q_next != NONE)
-        x->r[r->q_next].q_prev = r->q_prev;
-    else if (tail)
-        *tail = r->q_prev;
+    if (r->q_next != NONE) {
+        RUNNER(x, r->q_next)->q_prev = r->q_prev;
+    } else if (dirty_queue) {
+        x->q_tail = r->q_prev;
+        x->q_tail_r = r->q_prev != NONE ? RUNNER(x, r->q_prev) : NULL;
+    }
     r->q_prev = r->q_next = NONE;
 }
 
-static void q_push_dirty(pgw_index *x, uint32_t k)
+static void q_push_dirty(pgw_index *x, irunner *r)
 {
-    irunner *r = &x->r[k];
     r->q_next = NONE;
     r->q_prev = x->q_tail;
     if (x->q_tail != NONE)
-        x->r[x->q_tail].q_next = k;
+        x->q_tail_r->q_next = r->self;
     else
-        x->q_head = k;
-    x->q_tail = k;
+        x->q_head = r->self;
+    x->q_tail = r->self;
+    x->q_tail_r = r;
 }
 
-static void vol_push(pgw_index *x, uint32_t k)
+static void vol_push(pgw_index *x, irunner *r)
 {
-    irunner *r = &x->r[k];
-    iscope *s = &x->sc[r->scope];
+    uint32_t *head = vol_head(x, r);
     r->q_prev = NONE;
-    r->q_next = s->vol_head;
-    if (s->vol_head != NONE)
-        x->r[s->vol_head].q_prev = k;
-    s->vol_head = k;
+    r->q_next = *head;
+    if (*head != NONE)
+        RUNNER(x, *head)->q_prev = r->self;
+    *head = r->self;
 }
 
-/* Whether a runner belongs on its scope's volatile list: decided with
- * unknown result IDs although its groups assume known ones. */
+/* Whether a runner belongs on its volatile list: decided with unknown
+ * result IDs although its groups assume known ones. */
 static bool vol_member(const irunner *r)
 {
     return r->state == ST_RUN || (r->state == ST_CLEAN && r->tracked && !r->rids_known);
 }
 
 /* Leaves whatever list the runner is on (by state). */
-static void lists_leave(pgw_index *x, uint32_t k)
+static void lists_leave(pgw_index *x, irunner *r)
 {
-    irunner *r = &x->r[k];
     if (r->state == ST_DIRTY)
-        q_unlink(x, k, &x->q_head, &x->q_tail);
+        q_unlink(x, r, &x->q_head, true);
     else if (vol_member(r))
-        q_unlink(x, k, &x->sc[r->scope].vol_head, NULL);
+        q_unlink(x, r, vol_head(x, r), false);
 }
 
 /* Enters the list its (new) state asks for. */
-static void lists_enter(pgw_index *x, uint32_t k)
+static void lists_enter(pgw_index *x, irunner *r)
 {
-    irunner *r = &x->r[k];
     if (r->state == ST_DIRTY)
-        q_push_dirty(x, k);
+        q_push_dirty(x, r);
     else if (vol_member(r))
-        vol_push(x, k);
+        vol_push(x, r);
 }
 
-static void set_state(pgw_index *x, uint32_t k, uint8_t st)
+/* Counts a state change in the dirty and running totals. */
+static void count_state(pgw_index *x, uint8_t from, uint8_t to)
 {
-    irunner *r = &x->r[k];
-    if ((r->state == ST_DIRTY) != (st == ST_DIRTY))
-        x->n_dirty += st == ST_DIRTY ? 1 : (uint64_t)-1;
-    bool was_run = r->state == ST_RUN || r->state == ST_RUN_DIRTY;
-    bool is_run = st == ST_RUN || st == ST_RUN_DIRTY;
+    if ((from == ST_DIRTY) != (to == ST_DIRTY))
+        x->n_dirty += to == ST_DIRTY ? 1 : (uint64_t)-1;
+    bool was_run = from == ST_RUN || from == ST_RUN_DIRTY;
+    bool is_run = to == ST_RUN || to == ST_RUN_DIRTY;
     if (was_run != is_run)
         x->n_running += is_run ? 1 : (uint64_t)-1;
-    lists_leave(x, k);
+}
+
+static void set_state(pgw_index *x, irunner *r, uint8_t st)
+{
+    count_state(x, r->state, st);
+    lists_leave(x, r);
     r->state = st;
-    lists_enter(x, k);
+    lists_enter(x, r);
 }
 
 /* A hit: the runner must refresh. Returns 1 when newly marked. */
-static size_t mark(pgw_index *x, uint32_t k, pgw_reason why)
+static size_t mark(pgw_index *x, irunner *r, pgw_reason why)
 {
-    irunner *r = &x->r[k];
     if (r->state == ST_DIRTY || r->state == ST_RUN_DIRTY) {
         x->coalesced++;
         return 0;
     }
     r->reason = (uint8_t)why;
-    set_state(x, k, r->state == ST_RUN ? ST_RUN_DIRTY : ST_DIRTY);
+    set_state(x, r, r->state == ST_RUN ? ST_RUN_DIRTY : ST_DIRTY);
     x->marked++;
     return 1;
 }
@@ -845,7 +1210,6 @@ int pgw_index_new(pgw_index **out, const pgw_index_options *opts, pgw_error *err
     if (opts && opts->expected_runners) {
         size_t n = opts->expected_runners;
         if (n > UINT32_MAX / 2 || mm_reserve(&x->m_ident, n) != PGW_OK ||
-            mm_reserve(&x->m_vpost, n) != PGW_OK ||
             vec_fit((void **)&x->r, &x->cap_r, sizeof *x->r, (uint32_t)n) != PGW_OK) {
             pgw_index_free(x);
             return pgwi_enomem(err);
@@ -860,23 +1224,14 @@ void pgw_index_free(pgw_index *x)
     if (!x)
         return;
     for (uint32_t k = 0; k < x->n_r; k++)
-        if (x->r[k].b) {
-            blob_free(x, x->r[k].b);
-            pgwi_free(x->r[k].rids);
-        }
+        if (slot_live(x->r[k]))
+            runner_free(x, RUNNER(x, k));
     for (uint32_t k = 0; k < x->n_bk; k++)
-        if (x->bk[k].live) {
-            for (uint32_t g = 0; g < x->bk[k].ng; g++)
-                pgwi_free(x->bk[k].g[g].r);
-            pgwi_free(x->bk[k].g);
-            if (x->bk[k].schema) {
-                name_put(x, x->bk[k].schema);
-                name_put(x, x->bk[k].table);
-            }
-        }
+        if (slot_live(x->bk[k]))
+            bucket_free(x, BUCKET(x, k));
     for (uint32_t k = 0; k < x->n_sc; k++)
         if (x->sc[k].live)
-            pgwi_free(x->sc[k].mem);
+            pgwi_free(x->sc[k].sp);
     pgwi_free(x->r);
     pgwi_free(x->sc);
     pgwi_free(x->bk);
@@ -885,8 +1240,6 @@ void pgw_index_free(pgw_index *x)
     pgwi_free(x->m_scopes.s);
     pgwi_free(x->m_buckets.s);
     pgwi_free(x->m_ident.s);
-    pgwi_free(x->m_vpost.s);
-    pgwi_free(x->m_idpost.s);
     pgwi_free(x);
 }
 
@@ -894,85 +1247,224 @@ static int runner_at(uint32_t *out, const pgw_index *x, pgw_runner_id id, const 
                      pgw_error *err)
 {
     uint32_t k = (uint32_t)id, gen = (uint32_t)(id >> 32);
-    if (k >= x->n_r || !x->r[k].b || x->r[k].gen != gen)
+    if (k >= x->n_r || !slot_live(x->r[k]) || RUNNER(x, k)->gen != gen)
         return pgwi_error(err, PGW_ENOTFOUND, "%s: runner %llu is not registered", fn,
                           (unsigned long long)id);
     *out = k;
     return PGW_OK;
 }
 
-static pgw_runner_id runner_id(const pgw_index *x, uint32_t k)
+static pgw_runner_id runner_id(const irunner *r)
 {
-    return ((uint64_t)x->r[k].gen << 32) | k;
+    return ((uint64_t)r->gen << 32) | r->self;
 }
 
-/* Adds a runner's postings (capacity reserved by the caller). */
-static void post_add(pgw_index *x, uint32_t k)
+/* ------------------------------------------------------------------ */
+/* postings                                                            */
+
+/* The fingerprint of a runner's identity in m_ident. */
+static uint32_t runner_ident(const pgw_index *x, const irunner *r)
 {
-    irunner *r = &x->r[k];
-    rblob *b = r->b;
-    uint32_t np = b->undeclared ? 1 : b->n_tables;
+    return pgwi_fp32(ident_hash(x->sc[r->scope].hash, r->query, RN_TABLES(r), r->n_tables));
+}
+
+/* The filter of runner r's posting p (its i-th), or NULL. */
+static const pgwi_filter *post_filter(const irunner *r, const ipost *p, uint32_t i)
+{
+    return p->filter != UINT16_MAX ? &RN_TABLES(r)[i].filters[p->filter] : NULL;
+}
+
+/* Puts (or removes) the value entries of bucket b's posting entry pos. */
+static void post_values(ibhdr *b, uint32_t bk, uint32_t pos, bool put)
+{
+    const ipent *e = &BK_POSTS(b)[pos];
+    const irunner *r = e->r;
+    uint32_t np = rn_nposts(r);
     for (uint32_t i = 0; i < np; i++) {
-        ipost *p = &RB_POST(b)[i];
-        ibucket *bk = &x->bk[p->bucket];
-        igroup *g = &bk->g[p->group];
-        p->pos = g->n;
-        g->r[g->n++] = k;
-        bk->n++;
-        if (g->kind)
-            g->mmask |= RB_TABLES(b)[i].member_mask;
-        if (p->filter != UINT16_MAX) {
-            const pgwi_filter *f = &RB_TABLES(b)[i].filters[p->filter];
-            for (uint32_t v = 0; v < f->n_vals; v++)
-                mm_put(&x->m_vpost, vpost_key(p->bucket, p->group, f->vals[v]), k);
+        const ipost *p = &RN_POST(r)[i];
+        if (p->bucket != bk)
+            continue;
+        const pgwi_filter *f = post_filter(r, p, i);
+        mmap t = bk_tab(b);
+        for (uint32_t v = 0; f && v < f->n_vals; v++) {
+            if (put)
+                mm_put(&t, vkey(p->group, f->vals[v]), pos | VBIT);
+            else
+                mm_del(&t, vkey(p->group, f->vals[v]), pos | VBIT);
         }
+        b->tn = t.n;
+        return;
     }
-    if (r->tracked && r->rids_known)
-        for (uint32_t i = 0; i < r->n_rids; i++)
-            mm_put(&x->m_idpost, idpost_key(RB_POST(b)[0].bucket, r->rids[i]), k);
-    mm_put(&x->m_ident, pgwi_fp32(b->ident), k);
 }
 
-static void idpost_del(pgw_index *x, uint32_t k)
+/* Table entries a new posting needs: its values when its group is (or
+ * becomes) hashed, with those of the group's other postings when it
+ * becomes hashed. */
+static uint64_t post_tab_need(const ibhdr *b, uint32_t gi, const pgwi_filter *f)
 {
-    irunner *r = &x->r[k];
+    if (!f)
+        return 0;
+    if (gi == NONE)
+        return f->n_vals > 1 ? f->n_vals : 0;
+    const igroup *g = &BK_GROUPS(b)[gi];
+    if (g->hashed)
+        return f->n_vals;
+    if (g->n + 1 > SCAN_MAX || f->n_vals > 1)
+        return (uint64_t)g->nvals + f->n_vals;
+    return 0;
+}
+
+/* Finds or creates group (vcol, kind) of bucket k for a posting with value
+ * filter f, with room for add_post more postings and for the table entries
+ * the posting needs plus `tab` more. */
+static int group_reserve(uint32_t *out, pgw_index *x, uint32_t k, const pgwi_str *vcol,
+                         uint8_t kind, const pgwi_filter *f, uint32_t add_post, uint64_t tab)
+{
+    ibhdr *b = BUCKET(x, k);
+    uint32_t gi = group_find(b, vcol, kind);
+    int rc = bucket_reserve(x, k, gi == NONE ? 1 : 0, add_post, tab + post_tab_need(b, gi, f));
+    if (rc != PGW_OK)
+        return rc;
+    b = BUCKET(x, k);
+    if (gi == NONE) { /* an empty group stays if a later step fails */
+        gi = b->ng++;
+        igroup *g = &BK_GROUPS(b)[gi];
+        memset(g, 0, sizeof *g);
+        g->vcol = vcol;
+        g->kind = kind;
+    }
+    *out = gi;
+    return PGW_OK;
+}
+
+/* The kind of group a runner's first table is in while it tracks its
+ * result IDs. */
+static uint8_t tracked_kind(const irunner *r)
+{
+    return RN_TABLES(r)[0].offset > 0 ? 2 : 1;
+}
+
+/* Puts runner r's i-th posting (its entry in place) into its group p->group. */
+static void group_join(ibhdr *b, irunner *r, uint32_t i)
+{
+    const ipost *p = &RN_POST(r)[i];
+    igroup *g = &BK_GROUPS(b)[p->group];
+    const pgwi_filter *f = post_filter(r, p, i);
+    uint32_t nv = f ? f->n_vals : 0;
+    ipent *e = &BK_POSTS(b)[p->pos];
+    e->vfp = nv == 1 ? pgwi_fp32(f->vals[0]->hash) : 0;
+    e->group = p->group;
+    g->n++;
+    g->nvals += nv;
+    if (g->kind)
+        g->mmask |= RN_TABLES(r)[i].member_mask;
+    if (f && !g->hashed && (g->n > SCAN_MAX || nv > 1)) {
+        g->hashed = true; /* index the values of the group's other postings too */
+        for (uint32_t j = 0; j < b->n; j++)
+            if (j != p->pos && BK_POSTS(b)[j].group == p->group)
+                post_values(b, p->bucket, j, true);
+    }
+    if (f && g->hashed)
+        post_values(b, p->bucket, p->pos, true);
+}
+
+/* Takes runner r's i-th posting out of its group (its entry stays). */
+static void group_leave(ibhdr *b, irunner *r, uint32_t i)
+{
+    const ipost *p = &RN_POST(r)[i];
+    igroup *g = &BK_GROUPS(b)[p->group];
+    const pgwi_filter *f = post_filter(r, p, i);
+    if (f && g->hashed)
+        post_values(b, p->bucket, p->pos, false);
+    g->n--;
+    g->nvals -= f ? f->n_vals : 0;
+    if (g->n == 0) {
+        g->mmask = 0;
+        g->hashed = false;
+    }
+}
+
+static void idpost_put(pgw_index *x, irunner *r)
+{
     if (!(r->tracked && r->rids_known))
         return;
+    ibhdr *b = BUCKET(x, RN_POST(r)[0].bucket);
+    mmap t = bk_tab(b);
     for (uint32_t i = 0; i < r->n_rids; i++)
-        mm_del(&x->m_idpost, idpost_key(RB_POST(r->b)[0].bucket, r->rids[i]), k);
+        mm_put(&t, idkey(RN_RIDS(r)[i]), RN_POST(r)[0].pos);
+    b->tn = t.n;
 }
 
-static void post_del(pgw_index *x, uint32_t k)
+/* Adds a runner's postings (room reserved by the caller). */
+static void post_add(pgw_index *x, irunner *r)
 {
-    irunner *r = &x->r[k];
-    rblob *b = r->b;
-    idpost_del(x, k);
-    mm_del(&x->m_ident, pgwi_fp32(b->ident), k);
-    uint32_t np = b->undeclared ? 1 : b->n_tables;
+    uint32_t np = rn_nposts(r);
     for (uint32_t i = 0; i < np; i++) {
-        ipost *p = &RB_POST(b)[i];
-        ibucket *bk = &x->bk[p->bucket];
-        igroup *g = &bk->g[p->group];
-        if (p->filter != UINT16_MAX) {
-            const pgwi_filter *f = &RB_TABLES(b)[i].filters[p->filter];
+        ipost *p = &RN_POST(r)[i];
+        ibhdr *b = BUCKET(x, p->bucket);
+        uint32_t pos = b->n++;
+        ipent *e = &BK_POSTS(b)[pos];
+        e->r = r;
+        e->lines = rn_lines(r);
+        e->pad = 0;
+        p->pos = pos;
+        group_join(b, r, i);
+    }
+    idpost_put(x, r);
+    mm_put(&x->m_ident, runner_ident(x, r), r->self);
+}
+
+static void idpost_del(pgw_index *x, irunner *r)
+{
+    if (!(r->tracked && r->rids_known))
+        return;
+    ibhdr *b = BUCKET(x, RN_POST(r)[0].bucket);
+    mmap t = bk_tab(b);
+    for (uint32_t i = 0; i < r->n_rids; i++)
+        mm_del(&t, idkey(RN_RIDS(r)[i]), RN_POST(r)[0].pos);
+    b->tn = t.n;
+}
+
+/* Bucket b's last posting moves to entry `to`: its runner and the table
+ * entries that point at it follow. */
+static void post_move_last(ibhdr *b, uint32_t bk, uint32_t to)
+{
+    uint32_t from = b->n - 1;
+    irunner *r = BK_POSTS(b)[from].r;
+    uint32_t np = rn_nposts(r);
+    for (uint32_t i = 0; i < np; i++) {
+        ipost *p = &RN_POST(r)[i];
+        if (p->bucket != bk)
+            continue;
+        const pgwi_filter *f = post_filter(r, p, i);
+        mmap t = bk_tab(b);
+        if (f && BK_GROUPS(b)[p->group].hashed)
             for (uint32_t v = 0; v < f->n_vals; v++)
-                mm_del(&x->m_vpost, vpost_key(p->bucket, p->group, f->vals[v]), k);
-        }
-        uint32_t last = g->r[--g->n];
-        if (last != k) { /* move the last runner into the hole */
-            g->r[p->pos] = last;
-            rblob *lb = x->r[last].b;
-            uint32_t lnp = lb->undeclared ? 1 : lb->n_tables;
-            for (uint32_t j = 0; j < lnp; j++)
-                if (RB_POST(lb)[j].bucket == p->bucket && RB_POST(lb)[j].group == p->group)
-                    RB_POST(lb)[j].pos = p->pos;
-        }
-        if (g->n == 0)
-            g->mmask = 0;
-        bk->n--;
+                mm_retarget(&t, vkey(p->group, f->vals[v]), from | VBIT, to | VBIT);
+        if (i == 0 && r->tracked && r->rids_known)
+            for (uint32_t k = 0; k < r->n_rids; k++)
+                mm_retarget(&t, idkey(RN_RIDS(r)[k]), from, to);
+        p->pos = to;
+        break;
+    }
+    BK_POSTS(b)[to] = BK_POSTS(b)[from];
+}
+
+static void post_del(pgw_index *x, irunner *r)
+{
+    idpost_del(x, r);
+    mm_del(&x->m_ident, runner_ident(x, r), r->self);
+    uint32_t np = rn_nposts(r);
+    for (uint32_t i = 0; i < np; i++) {
+        const ipost *p = &RN_POST(r)[i];
+        ibhdr *b = BUCKET(x, p->bucket);
+        group_leave(b, r, i);
+        if (p->pos != b->n - 1) /* postings stay dense */
+            post_move_last(b, p->bucket, p->pos);
+        b->n--;
     }
     for (uint32_t i = 0; i < np; i++)
-        bucket_gc(x, RB_POST(b)[i].bucket);
+        bucket_gc(x, RN_POST(r)[i].bucket);
 }
 
 int pgw_index_register(pgw_runner_id *out, pgw_index *x, const pgw_deps *d, pgw_error *err)
@@ -980,103 +1472,92 @@ int pgw_index_register(pgw_runner_id *out, pgw_index *x, const pgw_deps *d, pgw_
     if (!out || !x || !d)
         return pgwi_error(err, PGW_EINVAL, "index_register: %s is NULL",
                           !out ? "out" : !x ? "index" : "deps");
-    uint64_t ident = ident_hash(d);
     uint64_t sh = pgwi_scope_hash(&d->scope);
+    uint64_t ident = ident_hash(sh, d->query, d->tables, d->n_tables);
     uint32_t sk = scope_find(x, &d->scope, sh);
     if (sk != NONE) {
         uint32_t fp = pgwi_fp32(ident);
         for (uint32_t i = mm_first(&x->m_ident, fp); i != NONE;
              i = mm_next(&x->m_ident, fp, i)) {
-            uint32_t k = x->m_ident.s[i].val;
-            if (x->r[k].scope == sk && same_decl(x->r[k].b, d)) {
-                if (x->r[k].refs == UINT32_MAX)
+            irunner *r = RUNNER(x, x->m_ident.s[i].val);
+            if (r->scope == sk && same_decl(r, d)) {
+                if (r->refs == UINT32_MAX)
                     return pgwi_error(err, PGW_ELIMIT, "index_register: too many references");
-                x->r[k].refs++;
+                r->refs++;
                 x->subscriptions++;
-                *out = runner_id(x, k);
+                *out = runner_id(r);
                 return PGW_OK;
             }
         }
     }
     /* A new runner: acquire everything, then commit without failing. */
-    rblob *b = NULL;
-    uint32_t *rids = NULL;
+    irunner *r = NULL;
     int rc = scope_get(&sk, x, &d->scope);
     if (rc != PGW_OK)
         return rc == PGW_ENOMEM ? pgwi_enomem(err)
                                 : pgwi_error(err, rc, "index_register: too many scopes");
-    rc = blob_new(&b, x, d);
-    if (rc == PGW_OK && d->rids_known && d->n_fps) {
-        rids = pgwi_calloc(d->n_fps, sizeof *rids);
-        if (!rids)
-            rc = PGW_ENOMEM;
-        else
-            memcpy(rids, d->fps, d->n_fps * sizeof *rids);
-    }
+    rc = runner_new(&r, x, d);
     uint32_t k = x->free_r != NONE ? x->free_r : x->n_r;
     if (rc == PGW_OK)
         rc = vec_fit((void **)&x->r, &x->cap_r, sizeof *x->r, k);
     const uint32_t np = d->n_tables ? d->n_tables : 1;
-    uint32_t held = 0; /* postings whose bucket is held (its count raised) */
-    size_t nvals = 0;
+    uint32_t got = 0; /* postings whose bucket was found or created */
     for (uint32_t i = 0; rc == PGW_OK && i < np; i++) {
-        ipost *p = &RB_POST(b)[i];
+        ipost *p = &RN_POST(r)[i];
         uint8_t kind = 0;
         const pgwi_str *vcol = NULL, *schema = NULL, *table = NULL;
+        const pgwi_filter *f = NULL;
         p->filter = UINT16_MAX;
         if (d->n_tables) {
-            const pgwi_tdep *t = &RB_TABLES(b)[i];
+            const pgwi_tdep *t = &RN_TABLES(r)[i];
             schema = t->schema;
             table = t->table;
             p->filter = value_filter(t);
             if (p->filter != UINT16_MAX) {
-                vcol = t->filters[p->filter].col;
-                nvals += t->filters[p->filter].n_vals;
+                f = &t->filters[p->filter];
+                vcol = f->col;
             }
             if (i == 0 && d->rids_known)
-                kind = t->offset > 0 ? 2 : 1;
+                kind = tracked_kind(r);
         }
         rc = bucket_get(&p->bucket, x, sk, schema, table);
         if (rc != PGW_OK)
             break;
-        x->bk[p->bucket].n++; /* hold it: a failure below must not free it twice */
-        held = i + 1;
-        rc = group_get(&p->group, &x->bk[p->bucket], vcol, kind);
+        got = i + 1;
+        for (uint32_t j = 0; j < i; j++)
+            if (RN_POST(r)[j].bucket == p->bucket)
+                rc = PGW_EINVAL; /* a table declared twice (builders refuse it) */
+        uint32_t gi = 0;
+        if (rc == PGW_OK)
+            rc = group_reserve(&gi, x, p->bucket, vcol, kind, f, 1, kind ? d->n_fps : 0);
+        p->group = (uint16_t)gi;
     }
     if (rc == PGW_OK)
         rc = mm_reserve(&x->m_ident, 1);
-    if (rc == PGW_OK)
-        rc = mm_reserve(&x->m_vpost, nvals);
-    if (rc == PGW_OK && d->rids_known)
-        rc = mm_reserve(&x->m_idpost, d->n_fps);
-    for (uint32_t i = 0; i < held; i++)
-        x->bk[RB_POST(b)[i].bucket].n--; /* post_add counts them for real */
     if (rc != PGW_OK) {
-        for (uint32_t i = 0; i < held; i++)
-            bucket_gc(x, RB_POST(b)[i].bucket);
-        blob_free(x, b);
-        pgwi_free(rids);
+        for (uint32_t i = 0; i < got; i++)
+            bucket_gc(x, RN_POST(r)[i].bucket);
+        runner_free(x, r);
         scope_gc(x, sk);
-        return rc == PGW_ENOMEM ? pgwi_enomem(err)
-                                : pgwi_error(err, rc, "index_register: index limit reached");
+        if (rc == PGW_ENOMEM)
+            return pgwi_enomem(err);
+        return pgwi_error(err, rc, rc == PGW_EINVAL ? "index_register: a table is declared twice"
+                                                    : "index_register: index limit reached");
     }
-    b->ident = ident;
-    if (k == x->free_r)
-        x->free_r = x->r[k].s_next;
-    else {
+    uint32_t gen = 1;
+    if (k == x->free_r) {
+        gen = slot_gen(x->r[k]) + 1;
+        if (gen > 0x7FFFFFFFu)
+            gen = 1;
+        x->free_r = slot_next(x->r[k]);
+    } else {
         x->n_r++;
-        x->r[k].gen = 0;
     }
-    irunner *r = &x->r[k];
-    uint32_t gen = r->gen + 1;
-    memset(r, 0, sizeof *r);
-    r->b = b;
-    r->gen = gen ? gen : 1;
+    x->r[k] = slot_of(r);
+    r->self = k;
+    r->gen = gen;
     r->refs = 1;
     r->scope = sk;
-    r->rids = rids;
-    r->n_rids = d->rids_known ? d->n_fps : 0;
-    r->rids_known = d->rids_known;
     r->tracked = d->n_tables && d->rids_known;
     r->q_prev = r->q_next = NONE;
     r->state = ST_CLEAN;
@@ -1084,13 +1565,13 @@ int pgw_index_register(pgw_runner_id *out, pgw_index *x, const pgw_deps *d, pgw_
     r->s_prev = NONE;
     r->s_next = s->all_head;
     if (s->all_head != NONE)
-        x->r[s->all_head].s_prev = k;
+        RUNNER(x, s->all_head)->s_prev = k;
     s->all_head = k;
     s->n_runners++;
-    post_add(x, k);
+    post_add(x, r);
     x->live_runners++;
     x->subscriptions++;
-    *out = runner_id(x, k);
+    *out = runner_id(r);
     return PGW_OK;
 }
 
@@ -1102,26 +1583,23 @@ int pgw_index_unregister(pgw_index *x, pgw_runner_id id, pgw_error *err)
     int rc = runner_at(&k, x, id, "index_unregister", err);
     if (rc != PGW_OK)
         return rc;
-    irunner *r = &x->r[k];
+    irunner *r = RUNNER(x, k);
     x->subscriptions--;
     if (--r->refs)
         return PGW_OK;
-    set_state(x, k, ST_CLEAN);
-    lists_leave(x, k); /* a tracked runner without IDs sits on the volatile list */
+    set_state(x, r, ST_CLEAN);
+    lists_leave(x, r); /* a tracked runner without IDs sits on the volatile list */
     iscope *s = &x->sc[r->scope];
     if (r->s_prev != NONE)
-        x->r[r->s_prev].s_next = r->s_next;
+        RUNNER(x, r->s_prev)->s_next = r->s_next;
     else
         s->all_head = r->s_next;
     if (r->s_next != NONE)
-        x->r[r->s_next].s_prev = r->s_prev;
-    post_del(x, k);
-    blob_free(x, r->b);
-    pgwi_free(r->rids);
+        RUNNER(x, r->s_next)->s_prev = r->s_prev;
+    post_del(x, r);
     uint32_t sk = r->scope, gen = r->gen;
-    memset(r, 0, sizeof *r);
-    r->gen = gen;
-    r->s_next = x->free_r;
+    runner_free(x, r);
+    x->r[k] = slot_free(x->free_r, gen);
     x->free_r = k;
     s->n_runners--;
     scope_gc(x, sk);
@@ -1132,17 +1610,52 @@ int pgw_index_unregister(pgw_index *x, pgw_runner_id id, pgw_error *err)
 /* ------------------------------------------------------------------ */
 /* matching                                                            */
 
+/* Candidates are collected (their blocks prefetched) and decided in
+ * batches of up to NCAND. */
+enum { NCAND = 64 };
+
+/* Result-ID hits of a match kept for its candidates' decisions. */
+enum { NHITS = 64 };
+
 typedef struct mctx {
     pgw_index *x;
     const pgw_write *w;
+    const ibhdr *verify; /* bucket found by hash whose scope is still to compare */
+    bool wrong;          /* it belongs to another scope: decide nothing */
     uint32_t epoch;
     size_t marked;
+    uint32_t n;
+    irunner *cand[NCAND];
+    /* When held is set, every (posting, row) pair of its table where a
+     * runner's result holds one of the write's rows: hpos[i], hfp[i]. */
+    const ibhdr *held;
+    uint32_t nh;
+    uint32_t hpos[NHITS], hfp[NHITS];
 } mctx;
 
-static void visit(mctx *c, uint32_t k)
+/* The fingerprints of the write's rows that runner r's result holds
+ * (sorted, unique) from the recorded hits of its first table's posting. */
+static uint32_t held_rows(uint32_t *out, const mctx *c, const irunner *r)
+{
+    uint32_t pos = RN_POST(r)[0].pos, n = 0;
+    for (uint32_t h = 0; h < c->nh; h++) {
+        if (c->hpos[h] != pos)
+            continue;
+        uint32_t fp = c->hfp[h], j = n;
+        while (j > 0 && out[j - 1] > fp)
+            j--;
+        if (j > 0 && out[j - 1] == fp)
+            continue; /* a row written twice */
+        memmove(&out[j + 1], &out[j], (n - j) * sizeof *out);
+        out[j] = fp;
+        n++;
+    }
+    return n;
+}
+
+static void visit(mctx *c, irunner *r)
 {
     pgw_index *x = c->x;
-    irunner *r = &x->r[k];
     if (r->epoch == c->epoch)
         return;
     r->epoch = c->epoch;
@@ -1150,127 +1663,269 @@ static void visit(mctx *c, uint32_t k)
         x->coalesced++;
         return;
     }
-    const rblob *b = r->b;
-    pgwi_dview dv = {RB_TABLES(b), b->n_tables, b->undeclared, r->rids_known, r->n_rids, r->rids};
+    pgwi_dview dv = {RN_TABLES(r), r->n_tables, r->undeclared, r->rids_known, r->n_rids,
+                     RN_RIDS(r)};
+    uint32_t held[NHITS];
+    if (c->held && r->tracked && r->rids_known && RN_POST(r)[0].bucket == c->held->idx) {
+        /* The rules ask only whether the write's rows are in the result:
+         * its intersection with them answers alike, without searching it. */
+        dv.n_rids = held_rows(held, c, r);
+        dv.rids = held;
+    }
     pgw_verdict v = pgwi_decide_view(&dv, r->state == ST_RUN, c->w);
     x->visited++;
     x->by_reason[v.reason]++;
     if (v.refresh)
-        c->marked += mark(x, k, v.reason);
+        c->marked += mark(x, r, v.reason);
 }
 
-static void scan_group(mctx *c, const igroup *g)
+/* Decides the collected candidates, once the bucket's scope is verified. */
+static void flush(mctx *c)
 {
-    for (uint32_t i = 0; i < g->n; i++)
-        visit(c, g->r[i]);
+    if (c->verify) {
+        c->wrong = !pgwi_scope_eq(c->verify->ss, &c->w->scope);
+        c->verify = NULL;
+    }
+    uint32_t n = c->n;
+    c->n = 0;
+    for (uint32_t i = 0; i < n && !c->wrong; i++)
+        visit(c, c->cand[i]);
 }
 
-/* Probes the value index for a group with a value column. Returns false
- * (and probes nothing) when some row lacks a value the rules would need. */
-static bool probe_values(mctx *c, uint32_t bk, uint16_t gi, const igroup *g)
+static inline void add(mctx *c, const ipent *e)
+{
+    const unsigned char *p = (const unsigned char *)e->r;
+    for (uint32_t l = 0; l < e->lines; l++)
+        prefetch(p + 64 * l);
+    if (c->n == NCAND)
+        flush(c);
+    c->cand[c->n++] = e->r;
+}
+
+/* Adds every posting of the groups in mask (bit g: group g < 64), or of
+ * group gi when mask is 0. */
+static void scan(mctx *c, const ibhdr *b, uint64_t mask, uint32_t gi)
+{
+    const ipent *e = BK_POSTS(b);
+    for (uint32_t j = 0; j < b->n; j++) {
+        if (mask ? e[j].group < 64 && (mask >> e[j].group & 1) : e[j].group == gi)
+            add(c, &e[j]);
+    }
+}
+
+/* Probes the equality index of group gi. Returns false (and probes
+ * nothing) when some row lacks a value the rules would need. */
+static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
 {
     const pgw_write *w = c->w;
     int32_t vc = pgwi_write_vcol(w, g->vcol);
     if (vc < 0)
         return false;
     bool changed = !pgwi_cols_ok(w) || pgwi_write_changed(w, g->vcol);
-    for (uint32_t i = 0; i < w->n_ids; i++)
-        for (int side = 0; side < 2; side++)
-            if (pgwi_row_exists(w, i, side) != PGWI_NO &&
-                !pgwi_row_value(w, i, side, vc, changed))
-                return false;
-    const mmap *m = &c->x->m_vpost;
-    for (uint32_t i = 0; i < w->n_ids && i < 32; i++)
-        for (int side = 0; side < 2; side++) {
-            const pgwi_str *v = pgwi_row_exists(w, i, side) != PGWI_NO
-                                    ? pgwi_row_value(w, i, side, vc, changed)
-                                    : NULL;
-            if (v && v != &pgwi_sqlnull)
-                mm_prefetch(m, vpost_key(bk, gi, v));
-        }
-    enum { SEEN = 32 }; /* small writes: probe each distinct value once */
-    const pgwi_str *seen[SEEN];
-    uint32_t n_seen = 0;
+    /* The rows' values (once each: NULL matches no value), all known. */
+    enum { NV = 64 };
+    const pgwi_str *vals[NV];
+    uint32_t nv = 0;
+    bool more = false;
     for (uint32_t i = 0; i < w->n_ids; i++)
         for (int side = 0; side < 2; side++) {
             if (pgwi_row_exists(w, i, side) == PGWI_NO)
                 continue;
             const pgwi_str *v = pgwi_row_value(w, i, side, vc, changed);
+            if (!v)
+                return false;
             if (v == &pgwi_sqlnull)
-                continue; /* NULL matches no value */
+                continue;
             bool dup = false;
-            for (uint32_t k = 0; k < n_seen && !dup; k++)
-                dup = pgwi_str_eq(seen[k], v);
+            for (uint32_t k = 0; k < nv && !dup; k++)
+                dup = pgwi_str_eq(vals[k], v);
             if (dup)
                 continue;
-            if (n_seen < SEEN)
-                seen[n_seen++] = v;
-            uint32_t fp = vpost_key(bk, gi, v);
-            for (uint32_t s = mm_first(m, fp); s != NONE; s = mm_next(m, fp, s))
-                visit(c, m->s[s].val);
+            if (nv < NV)
+                vals[nv++] = v;
+            else
+                more = true;
+        }
+    const ipent *e = BK_POSTS(b);
+    if (!g->hashed) {
+        /* At most SCAN_MAX postings, each with one value (or none): compare
+         * their fingerprints with the values'. */
+        uint32_t fps[NV];
+        uint64_t bloom = 0;
+        for (uint32_t k = 0; k < nv; k++) {
+            fps[k] = pgwi_fp32(vals[k]->hash);
+            bloom |= (uint64_t)1 << (fps[k] & 63);
+        }
+        for (uint32_t j = 0; j < b->n; j++) {
+            if (e[j].group != gi || !e[j].vfp ||
+                (!more && !(bloom >> (e[j].vfp & 63) & 1)))
+                continue;
+            bool match = false;
+            for (uint32_t k = 0; k < nv && !match; k++)
+                match = fps[k] == e[j].vfp;
+            for (uint32_t i = 0; more && !match && i < w->n_ids; i++)
+                for (int side = 0; side < 2 && !match; side++) {
+                    if (pgwi_row_exists(w, i, side) == PGWI_NO)
+                        continue;
+                    const pgwi_str *v = pgwi_row_value(w, i, side, vc, changed);
+                    match = v != &pgwi_sqlnull && pgwi_fp32(v->hash) == e[j].vfp;
+                }
+            if (match)
+                add(c, &e[j]);
+        }
+        return true;
+    }
+    const mmap t = bk_tab(b);
+    for (uint32_t k = 0; k < nv; k++)
+        prefetch(&t.s[rh_home(t.cap, vkey((uint16_t)gi, vals[k]))]);
+    for (uint32_t k = 0; k < nv; k++) {
+        uint32_t fp = vkey((uint16_t)gi, vals[k]);
+        for (uint32_t s = mm_first(&t, fp); s != NONE; s = mm_next(&t, fp, s))
+            if (t.s[s].val & VBIT)
+                add(c, &e[t.s[s].val & ~VBIT]);
+    }
+    for (uint32_t i = 0; more && i < w->n_ids; i++) /* beyond NV values: each row */
+        for (int side = 0; side < 2; side++) {
+            if (pgwi_row_exists(w, i, side) == PGWI_NO)
+                continue;
+            const pgwi_str *v = pgwi_row_value(w, i, side, vc, changed);
+            if (v == &pgwi_sqlnull)
+                continue;
+            uint32_t fp = vkey((uint16_t)gi, v);
+            for (uint32_t s = mm_first(&t, fp); s != NONE; s = mm_next(&t, fp, s))
+                if (t.s[s].val & VBIT)
+                    add(c, &e[t.s[s].val & ~VBIT]);
         }
     return true;
 }
 
-static void match_bucket(mctx *c, uint32_t bk)
+/* Whether a write's result-ID probes may be needed (their slots are then
+ * prefetched with the bucket block). */
+static bool probes_ids(const pgw_write *w)
+{
+    return (w->op == PGW_OP_UPDATE || w->op == PGW_OP_DELETE) && pgwi_ids_ok(w);
+}
+
+static void match_bucket(mctx *c, const ibhdr *b)
 {
     const pgw_write *w = c->w;
-    const ibucket *b = &c->x->bk[bk];
     const bool rows = w->op == PGW_OP_INSERT || w->op == PGW_OP_UPDATE ||
                       w->op == PGW_OP_DELETE;
     const bool known = rows && pgwi_ids_ok(w);
+    const igroup *gs = BK_GROUPS(b);
     bool probe_ids = false;
-    for (uint16_t gi = 0; gi < b->ng; gi++) {
-        const igroup *g = &b->g[gi];
+    uint64_t scan_mask = 0;
+    for (uint32_t gi = 0; gi < b->ng; gi++) {
+        const igroup *g = &gs[gi];
         if (g->n == 0)
             continue;
-        if (!known) {
-            scan_group(c, g);
-            continue;
+        if (known) {
+            bool id_prunable = false;
+            if (g->kind && w->op == PGW_OP_DELETE && g->kind == 1)
+                id_prunable = true; /* rule 19: rows outside R, offset 0 */
+            if (g->kind && pgwi_same_row(w) && pgwi_cols_ok(w) && !(w->cols_mask & g->mmask))
+                id_prunable = true; /* rule 12: no filter or sort column changed */
+            if (id_prunable) {
+                probe_ids = true;
+                continue;
+            }
+            if (g->vcol && probe_values(c, b, gi, g)) {
+                if (g->kind)
+                    probe_ids = true; /* rows in R are visited whatever their values */
+                continue;
+            }
         }
-        bool id_prunable = false;
-        if (g->kind && w->op == PGW_OP_DELETE && g->kind == 1)
-            id_prunable = true; /* rule 19: rows outside R, offset 0 */
-        if (g->kind && pgwi_same_row(w) && pgwi_cols_ok(w) && !(w->cols_mask & g->mmask))
-            id_prunable = true; /* rule 12: no filter or sort column changed */
-        if (id_prunable) {
-            probe_ids = true;
-            continue;
-        }
-        if (g->vcol && probe_values(c, bk, gi, g)) {
-            if (g->kind)
-                probe_ids = true; /* rows in R are visited whatever their values */
-            continue;
-        }
-        scan_group(c, g);
+        if (gi < 64)
+            scan_mask |= (uint64_t)1 << gi;
+        else
+            scan(c, b, 0, gi);
     }
-    if (probe_ids && w->op != PGW_OP_INSERT) {
-        const mmap *m = &c->x->m_idpost;
-        for (uint32_t i = 0; i < w->n_ids && i < 64 && m->n; i++)
-            mm_prefetch(m, idpost_key(bk, w->ids[i].fp));
-        for (uint32_t i = 0; i < w->n_ids && m->n; i++) {
-            uint32_t fp = idpost_key(bk, w->ids[i].fp);
-            for (uint32_t s = mm_first(m, fp); s != NONE; s = mm_next(m, fp, s))
-                visit(c, m->s[s].val);
+    if (scan_mask)
+        scan(c, b, scan_mask, 0);
+    if (probe_ids && probes_ids(w)) {
+        /* The runners holding the rows; every hit is recorded (when they
+         * fit), so the candidates' results are known on the write's rows. */
+        const mmap t = bk_tab(b);
+        const ipent *e = BK_POSTS(b);
+        bool all = true;
+        c->nh = 0;
+        for (uint32_t i = 0; i < w->n_ids && b->tn; i++) {
+            uint32_t fp = w->ids[i].fp, key = idkey(fp);
+            for (uint32_t s = mm_first(&t, key); s != NONE; s = mm_next(&t, key, s)) {
+                uint32_t pos = t.s[s].val;
+                if (pos & VBIT)
+                    continue;
+                if (c->nh < NHITS) {
+                    c->hpos[c->nh] = pos;
+                    c->hfp[c->nh++] = fp;
+                } else {
+                    all = false;
+                }
+                add(c, &e[pos]);
+            }
         }
+        c->held = all ? b : NULL;
     }
 }
 
-static bool posts_bucket(const irunner *r, uint32_t bk)
+/* Visits the runners on a bucket's volatile list. */
+static void match_volatile(mctx *c, const ibhdr *b)
 {
-    uint32_t np = r->b->undeclared ? 1 : r->b->n_tables;
-    for (uint32_t i = 0; i < np; i++)
-        if (RB_POST(r->b)[i].bucket == bk)
-            return true;
-    return false;
+    for (uint32_t k = b->vol_head; k != NONE;) {
+        irunner *r = RUNNER(c->x, k);
+        k = r->q_next; /* visit may unlink r */
+        visit(c, r);
+    }
+}
+
+/* Finds the write's bucket and matches it. sk: the write's scope when
+ * already known (then compared by index), else NONE (then its strings are
+ * compared once the candidates are found). */
+static void match_table(mctx *c, uint64_t sh, uint32_t sk)
+{
+    const pgw_write *w = c->w;
+    const bmap *m = &c->x->m_buckets;
+    uint32_t fp = bucket_fp(sh, w->schema, w->table);
+    const bool ids = probes_ids(w);
+    for (uint32_t i = bm_first(m, fp); i != NONE; i = bm_next(m, fp, i)) {
+        const bslot *s = &m->s[i];
+        const ibhdr *b = s->b;
+        /* Level 2 in one round: the header, groups and first postings, and
+         * the table slots of the write's IDs. */
+        for (uint32_t l = 0; l < 6; l++)
+            prefetch((const unsigned char *)b + 64 * l);
+        if (ids && s->tcap) {
+            const mslot *tab = (const mslot *)b - s->tcap;
+            for (uint32_t j = 0; j < w->n_ids && j < 64; j++)
+                prefetch(&tab[rh_home(s->tcap, idkey(w->ids[j].fp))]);
+        }
+        if (b->shash != sh || !pgwi_str_eq(b->schema, w->schema) ||
+            !pgwi_str_eq(b->table, w->table) || (sk != NONE && b->scope != sk))
+            continue;
+        if (sk == NONE) { /* the scope's strings, compared before deciding */
+            prefetch(b->ss);
+            prefetch((const unsigned char *)b->ss + 64);
+        }
+        c->verify = sk == NONE ? b : NULL;
+        c->wrong = false;
+        c->held = NULL;
+        match_bucket(c, b);
+        flush(c);
+        if (c->wrong)
+            continue; /* another scope with the same hash */
+        match_volatile(c, b);
+        return;
+    }
 }
 
 static size_t reset_scope(pgw_index *x, uint32_t sk)
 {
     size_t n = 0;
-    for (uint32_t k = x->sc[sk].all_head; k != NONE; k = x->r[k].s_next) {
+    for (uint32_t k = x->sc[sk].all_head; k != NONE;) {
+        irunner *r = RUNNER(x, k);
+        k = r->s_next;
         x->by_reason[PGW_REASON_SCOPE_RESET]++;
-        n += mark(x, k, PGW_REASON_SCOPE_RESET);
+        n += mark(x, r, PGW_REASON_SCOPE_RESET);
     }
     return n;
 }
@@ -1279,7 +1934,8 @@ static void next_epoch(pgw_index *x)
 {
     if (++x->epoch == 0) {
         for (uint32_t k = 0; k < x->n_r; k++)
-            x->r[k].epoch = 0;
+            if (slot_live(x->r[k]))
+                RUNNER(x, k)->epoch = 0;
         x->epoch = 1;
     }
 }
@@ -1290,28 +1946,33 @@ int pgw_index_match(size_t *out, pgw_index *x, const pgw_write *w, pgw_error *er
         return pgwi_error(err, PGW_EINVAL, "index_match: %s is NULL", x ? "write" : "index");
     x->writes++;
     size_t marked = 0;
-    uint32_t sk = x->m_scopes.n ? scope_find(x, &w->scope, pgwi_scope_hash(&w->scope)) : NONE;
-    if (sk != NONE) {
+    if (x->m_scopes.n) {
+        uint64_t sh = pgwi_scope_hash(&w->scope);
+        uint32_t sk = NONE;
+        if (w->op == PGW_OP_RESET || x->n_und) /* else the bucket map alone */
+            sk = scope_find(x, &w->scope, sh);
         if (w->op == PGW_OP_RESET) {
-            marked = reset_scope(x, sk);
-        } else {
+            if (sk != NONE)
+                marked = reset_scope(x, sk);
+        } else if (sk != NONE || !x->n_und) {
             next_epoch(x);
-            mctx c = {x, w, x->epoch, 0};
-            const iscope *s = &x->sc[sk];
-            if (s->und != NONE)
-                scan_group(&c, &x->bk[s->und].g[0]);
-            uint32_t bk = bucket_find(x, sk, w->schema, w->table);
-            if (bk != NONE) {
-                match_bucket(&c, bk);
-                /* Runners decided with unknown result IDs although their
-                 * group may have been pruned. */
-                for (uint32_t k = s->vol_head; k != NONE;) {
-                    uint32_t next = x->r[k].q_next; /* visit may unlink k */
-                    if (posts_bucket(&x->r[k], bk))
-                        visit(&c, k);
-                    k = next;
-                }
+            mctx c;
+            c.x = x;
+            c.w = w;
+            c.verify = NULL;
+            c.wrong = false;
+            c.epoch = x->epoch;
+            c.marked = 0;
+            c.n = 0;
+            c.held = NULL;
+            c.nh = 0;
+            if (sk != NONE && x->sc[sk].und != NONE) {
+                const ibhdr *u = BUCKET(x, x->sc[sk].und);
+                scan(&c, u, ~(uint64_t)0, 0);
+                flush(&c);
             }
+            if (w->schema)
+                match_table(&c, sh, sk);
             marked = c.marked;
         }
     }
@@ -1345,7 +2006,8 @@ int pgw_index_reset_scope(size_t *out, pgw_index *x, const pgw_scope *scope, pgw
     uint32_t fp = pgwi_fp32(pgwi_scope_hash(&s));
     for (uint32_t i = mm_first(&x->m_scopes, fp); i != NONE; i = mm_next(&x->m_scopes, fp, i)) {
         uint32_t k = x->m_scopes.s[i].val;
-        const pgwi_str *have[3] = {x->sc[k].s.project, x->sc[k].s.tenant, x->sc[k].s.database};
+        const pgwi_scope *sp = x->sc[k].sp;
+        const pgwi_str *have[3] = {sp->project, sp->tenant, sp->database};
         bool eq = true;
         for (int j = 0; j < 3 && eq; j++) {
             if (!p[j] || !have[j])
@@ -1375,9 +2037,10 @@ int pgw_index_pop_dirty(pgw_dirty *out, pgw_index *x)
     uint32_t k = x->q_head;
     if (k == NONE)
         return PGW_ENOTFOUND;
-    set_state(x, k, ST_RUN);
-    out->runner = runner_id(x, k);
-    out->reason = (pgw_reason)x->r[k].reason;
+    irunner *r = RUNNER(x, k);
+    set_state(x, r, ST_RUN);
+    out->runner = runner_id(r);
+    out->reason = (pgw_reason)r->reason;
     return PGW_OK;
 }
 
@@ -1389,10 +2052,11 @@ int pgw_index_begin(pgw_index *x, pgw_runner_id id, pgw_error *err)
     int rc = runner_at(&k, x, id, "index_begin", err);
     if (rc != PGW_OK)
         return rc;
-    if (x->r[k].state == ST_RUN || x->r[k].state == ST_RUN_DIRTY)
+    irunner *r = RUNNER(x, k);
+    if (r->state == ST_RUN || r->state == ST_RUN_DIRTY)
         return pgwi_error(err, PGW_ESTATE, "index_begin: runner %llu is already running",
                           (unsigned long long)id);
-    set_state(x, k, ST_RUN);
+    set_state(x, r, ST_RUN);
     return PGW_OK;
 }
 
@@ -1404,24 +2068,40 @@ static int ack_check(uint32_t *k, pgw_index *x, pgw_runner_id id, const char *fn
     int rc = runner_at(k, x, id, fn, err);
     if (rc != PGW_OK)
         return rc;
-    if (x->r[*k].state != ST_RUN && x->r[*k].state != ST_RUN_DIRTY)
+    const irunner *r = RUNNER(x, *k);
+    if (r->state != ST_RUN && r->state != ST_RUN_DIRTY)
         return pgwi_error(err, PGW_ESTATE, "%s: runner %llu is not running (pop or begin it)",
                           fn, (unsigned long long)id);
     return PGW_OK;
 }
 
-static void ack_finish(pgw_index *x, uint32_t k, uint32_t *rids, uint32_t n, bool known)
+/* Ends a rerun with n result IDs (known) or none (unknown). nr: a block to
+ * move the runner into when its room for result IDs is short (else NULL);
+ * regroup: the tracking group its first table's posting moves to (else
+ * NONE); the room in the bucket is reserved. Cannot fail. */
+static void ack_finish(pgw_index *x, irunner *r, const uint32_t *fps, uint32_t n, bool known,
+                       irunner *nr, uint32_t regroup)
 {
-    irunner *r = &x->r[k];
-    idpost_del(x, k);
-    pgwi_free(r->rids);
-    r->rids = rids;
+    uint8_t st = r->state == ST_RUN_DIRTY ? ST_DIRTY : ST_CLEAN;
+    idpost_del(x, r);
+    lists_leave(x, r); /* on no list while it moves */
+    if (nr)
+        r = runner_move(x, r, nr, n);
+    if (regroup != NONE) {
+        ibhdr *b = BUCKET(x, RN_POST(r)[0].bucket);
+        group_leave(b, r, 0);
+        RN_POST(r)[0].group = (uint16_t)regroup;
+        group_join(b, r, 0);
+        r->tracked = true;
+    }
+    if (n)
+        memcpy(RN_RIDS(r), fps, n * sizeof *fps);
     r->n_rids = n;
     r->rids_known = known;
-    if (r->tracked && known)
-        for (uint32_t i = 0; i < n; i++)
-            mm_put(&x->m_idpost, idpost_key(RB_POST(r->b)[0].bucket, rids[i]), k);
-    set_state(x, k, r->state == ST_RUN_DIRTY ? ST_DIRTY : ST_CLEAN);
+    idpost_put(x, r);
+    count_state(x, r->state, st);
+    r->state = st;
+    lists_enter(x, r);
 }
 
 int pgw_index_ack(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n_ids,
@@ -1450,16 +2130,30 @@ int pgw_index_ack(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n
             fps[i] = pgwi_rid_fp(ids[i].parts, ids[i].n_parts);
         n = pgwi_fps_sort_unique(fps, n_ids);
     }
-    if (x->r[k].tracked) {
-        /* room for the new entries while the old ones are still in */
-        rc = mm_reserve(&x->m_idpost, n);
-        if (rc != PGW_OK) {
-            pgwi_free(fps);
-            return rc == PGW_ENOMEM ? pgwi_enomem(err)
-                                    : pgwi_error(err, rc, "index_ack: index limit reached");
-        }
+    irunner *r = RUNNER(x, k), *nr = NULL;
+    uint32_t regroup = NONE;
+    if (r->tracked) { /* room for the new entries while the old ones are still in */
+        rc = bucket_reserve(x, RN_POST(r)[0].bucket, 0, 0, n);
+    } else if (r->n_tables) {
+        /* Its result IDs are known from now on, and pgw_decide uses them:
+         * its first table's posting moves to a group that tracks them. */
+        const pgwi_filter *f = post_filter(r, &RN_POST(r)[0], 0);
+        rc = group_reserve(&regroup, x, RN_POST(r)[0].bucket, f ? f->col : NULL,
+                           tracked_kind(r), f, 0, n);
     }
-    ack_finish(x, k, fps, n, true);
+    if (rc == PGW_OK && n > r->cap_rids) {
+        if ((size_t)n > (SIZE_MAX - r->rids_off) / sizeof *fps)
+            rc = PGW_ELIMIT;
+        else if (!(nr = pgwi_malloc(r->rids_off + (size_t)n * sizeof *fps)))
+            rc = PGW_ENOMEM;
+    }
+    if (rc != PGW_OK) {
+        pgwi_free(fps);
+        return rc == PGW_ENOMEM ? pgwi_enomem(err)
+                                : pgwi_error(err, rc, "index_ack: index limit reached");
+    }
+    ack_finish(x, r, fps, n, true, nr, regroup);
+    pgwi_free(fps);
     return PGW_OK;
 }
 
@@ -1469,7 +2163,7 @@ int pgw_index_ack_unknown(pgw_index *x, pgw_runner_id id, pgw_error *err)
     int rc = ack_check(&k, x, id, "index_ack_unknown", err);
     if (rc != PGW_OK)
         return rc;
-    ack_finish(x, k, NULL, 0, false);
+    ack_finish(x, RUNNER(x, k), NULL, 0, false, NULL, NONE);
     return PGW_OK;
 }
 
@@ -1486,14 +2180,14 @@ int pgw_index_decide(pgw_verdict *out, const pgw_index *x, pgw_runner_id id,
     int rc = runner_at(&k, x, id, "index_decide", err);
     if (rc != PGW_OK)
         return rc;
-    const irunner *r = &x->r[k];
-    if (!pgwi_scope_eq(&x->sc[r->scope].s, &w->scope)) {
+    const irunner *r = RUNNER(x, k);
+    if (!pgwi_scope_eq(x->sc[r->scope].sp, &w->scope)) {
         out->refresh = false;
         out->reason = PGW_REASON_SCOPE_DISJOINT;
         return PGW_OK;
     }
-    pgwi_dview dv = {RB_TABLES(r->b), r->b->n_tables, r->b->undeclared, r->rids_known, r->n_rids,
-                     r->rids};
+    pgwi_dview dv = {RN_TABLES(r), r->n_tables, r->undeclared, r->rids_known, r->n_rids,
+                     RN_RIDS(r)};
     *out = pgwi_decide_view(&dv, r->state == ST_RUN, w);
     return PGW_OK;
 }
@@ -1507,13 +2201,13 @@ int pgw_index_runner(pgw_runner_info *out, const pgw_index *x, pgw_runner_id id,
     int rc = runner_at(&k, x, id, "index_runner", err);
     if (rc != PGW_OK)
         return rc;
-    const irunner *r = &x->r[k];
+    const irunner *r = RUNNER(x, k);
     out->refs = r->refs;
     out->state = (pgw_runner_state)r->state;
     out->reason = (pgw_reason)r->reason;
     out->result_known = r->rids_known;
     out->n_result_ids = r->n_rids;
-    out->query = r->b->query->s;
+    out->query = r->query->s;
     return PGW_OK;
 }
 

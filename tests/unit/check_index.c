@@ -534,10 +534,174 @@ START_TEST(id_index_visits)
 }
 END_TEST
 
+/* A runner registered without result IDs (its first run still to come)
+ * gets them from its first ack: pgw_decide then refreshes it when a write
+ * touches a row of its result, whatever the row's values, and so must the
+ * index (it used to leave such a runner in the equality index alone). */
+START_TEST(ack_starts_tracking)
+{
+    pgw_index *x = new_index();
+    pgw_deps *d = ih_deps(&IH_ACME, "mine");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title,owner");
+    ih_filter(d, t, "owner", PGW_FILTER_EQ, "u1");
+    pgw_runner_id r = reg(x, d);
+    pgw_deps *o = ih_deps(&IH_ACME, "other"); /* an untracked neighbour */
+    t = ih_table(o, "tasks");
+    ih_filter(o, t, "owner", PGW_FILTER_EQ, "u9");
+    pgw_runner_id ro = reg(x, o);
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    ih_ids ids;
+    ih_ids_parse(&ids, "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25");
+    ck_assert_int_eq(pgw_index_ack(x, r, ids.ids, ids.n, NULL), PGW_OK);
+    /* Row 5 (in the result) moves between two other owners: stale values
+     * or not, pgw_decide says ROW_IN_RESULT. */
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "5", false);
+    ih_wcols(w, "owner", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "owner", "u2");
+    ih_wval(w, 0, PGW_SIDE_NEW, "owner", "u3");
+    pgw_verdict v;
+    ck_assert_int_eq(pgw_index_decide(&v, x, r, w, NULL), PGW_OK);
+    ck_assert(v.refresh && v.reason == PGW_REASON_ROW_IN_RESULT);
+    ck_assert_uint_eq(match(x, w), 1);
+    ck_assert_int_eq(state_of(x, r), PGW_RUNNER_DIRTY);
+    ck_assert_int_eq(state_of(x, ro), PGW_RUNNER_CLEAN);
+    ck_assert_uint_eq(drain(x), 1);
+    /* Its result is empty now: the same write visits nobody. */
+    pgw_index_stats s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 0);
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 0);
+    /* Unknown again (decided on the values alone), then known again. */
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_decide(&v, x, r, w, NULL), PGW_OK);
+    ck_assert(!v.refresh);
+    ck_assert_uint_eq(match(x, w), 0);
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack(x, r, ids.ids, ids.n, NULL), PGW_OK);
+    ck_assert_uint_eq(match(x, w), 1);
+    ck_assert_int_eq(pgw_index_unregister(x, ro, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_unregister(x, r, NULL), PGW_OK);
+    ck_assert_uint_eq(stats(x).buckets, 0);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+    pgw_deps_free(o);
+    pgw_index_free(x);
+}
+END_TEST
+
+/* The equality index of a small group is a scan of its postings; a group
+ * that grows past 32 postings, or gets a runner with several values, keeps
+ * its values in the bucket's table instead. Either way a write visits only
+ * the runners its values can match, before and after the change, and
+ * through postings freed and reused by other runners. */
+START_TEST(value_index_layouts)
+{
+    pgw_index *x = new_index();
+    enum { N = 40 };
+    pgw_deps *d[N + 1];
+    pgw_runner_id r[N + 1];
+    for (int i = 0; i <= N; i++) {
+        char owner[16], q[16];
+        snprintf(owner, sizeof owner, "u%d", i);
+        snprintf(q, sizeof q, "q%d", i);
+        d[i] = ih_deps(&IH_ACME, q);
+        size_t t = ih_table(d[i], "tasks");
+        if (i < N)
+            ih_filter(d[i], t, "owner", PGW_FILTER_EQ, owner);
+        else
+            ih_filter(d[i], t, "owner", PGW_FILTER_IN, "u7,u8,u39");
+    }
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "1,2", false);
+    ih_wval(w, 0, PGW_SIDE_NEW, "owner", "u7");
+    ih_wval(w, 1, PGW_SIDE_NEW, "owner", "u39");
+    for (int i = 0; i < N; i++) {
+        r[i] = reg(x, d[i]);
+        pgw_index_stats s0 = stats(x);
+        size_t want = (i >= 7) + (i >= 39);
+        ck_assert_uint_eq(match(x, w), want);
+        ck_assert_uint_eq(stats(x).visited - s0.visited, want);
+        ck_assert_uint_eq(drain(x), want);
+    }
+    /* Unregister every other runner (their postings are reused below). */
+    for (int i = 0; i < N; i += 2)
+        ck_assert_int_eq(pgw_index_unregister(x, r[i], NULL), PGW_OK);
+    pgw_index_stats s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 2); /* u7 and u39 are odd */
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 2);
+    ck_assert_uint_eq(drain(x), 2);
+    r[N] = reg(x, d[N]); /* several values */
+    for (int i = 0; i < N; i += 2)
+        r[i] = reg(x, d[i]);
+    s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 3);
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 3);
+    ck_assert_uint_eq(drain(x), 3);
+    for (int i = 0; i <= N; i++) {
+        ck_assert_int_eq(pgw_index_unregister(x, r[i], NULL), PGW_OK);
+        pgw_deps_free(d[i]);
+    }
+    ck_assert_uint_eq(stats(x).buckets, 0);
+    /* A small group with a multi-valued runner from the start. */
+    pgw_deps *m = ih_deps(&IH_ACME, "m");
+    ih_filter(m, ih_table(m, "tasks"), "owner", PGW_FILTER_IN, "u1,u7");
+    pgw_deps *e = ih_deps(&IH_ACME, "e");
+    ih_filter(e, ih_table(e, "tasks"), "owner", PGW_FILTER_EQ, "u2");
+    pgw_runner_id rm = reg(x, m), re = reg(x, e);
+    s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 1);
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 1);
+    ck_assert_int_eq(state_of(x, rm), PGW_RUNNER_DIRTY);
+    ck_assert_int_eq(state_of(x, re), PGW_RUNNER_CLEAN);
+    pgw_write_free(w);
+    pgw_deps_free(m);
+    pgw_deps_free(e);
+    pgw_index_free(x);
+}
+END_TEST
+
+/* A bucket with more groups than a 64-bit mask: a write with unknown rows
+ * visits all of them, a known one only what its values allow. */
+START_TEST(many_groups)
+{
+    pgw_index *x = new_index();
+    enum { N = 70 };
+    pgw_deps *d[N];
+    for (int i = 0; i < N; i++) {
+        char col[16], q[16];
+        snprintf(col, sizeof col, "c%d", i);
+        snprintf(q, sizeof q, "q%d", i);
+        d[i] = ih_deps(&IH_ACME, q);
+        ih_filter(d[i], ih_table(d[i], "tasks"), col, PGW_FILTER_EQ, "v");
+        reg(x, d[i]);
+    }
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_TRUNCATE);
+    ck_assert_uint_eq(match(x, w), N);
+    ck_assert_uint_eq(drain(x), N);
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "1", false);
+    for (int i = 0; i < N; i++) {
+        char col[16];
+        snprintf(col, sizeof col, "c%d", i);
+        ih_wval(w, 0, PGW_SIDE_NEW, col, i == 3 || i == 68 ? "v" : "w");
+    }
+    pgw_index_stats s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 2);
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 2);
+    pgw_write_free(w);
+    for (int i = 0; i < N; i++)
+        pgw_deps_free(d[i]);
+    pgw_index_free(x);
+}
+END_TEST
+
 /* The candidate set is exact: on random oracle workloads (two scopes, two
  * tables, lists, joins, counts; some runners running, some with unknown
- * results), the runners a match marks are exactly those pgw_index_decide
- * refreshes. */
+ * results, reruns with new results, subscriptions replaced between writes),
+ * the runners a match marks are exactly those pgw_index_decide refreshes. */
 START_TEST(index_equals_decide)
 {
     const char *s = getenv("PGW_TEST_SCALE");
@@ -616,6 +780,33 @@ START_TEST(index_equals_decide)
                     ck_assert_int_eq(pgw_index_ack_unknown(x, ids[i], NULL), PGW_OK);
             }
             pgw_write_free(w);
+            /* Churn: reruns that find other rows of ta (often more than the
+             * runner held), and subscriptions replaced by others. */
+            for (int i = 0; i < N; i++) {
+                if (state_of(x, ids[i]) != PGW_RUNNER_CLEAN || !orng_p(&rng, 10))
+                    continue;
+                static char bufs[OMAXR][2][8];
+                static const char *parts[OMAXR][2];
+                pgw_rowid rids[OMAXR];
+                size_t n = 0;
+                for (int j = 0; j < tabs[0].n; j++)
+                    if (orng_p(&rng, 50))
+                        o_rowid(bufs[n], parts[n], &rids[n], &tabs[0].r[j], tabs[0].composite),
+                            n++;
+                ck_assert_int_eq(pgw_index_begin(x, ids[i], NULL), PGW_OK);
+                ck_assert_int_eq(pgw_index_ack(x, ids[i], rids, n, NULL), PGW_OK);
+            }
+            if (orng_p(&rng, 30)) {
+                int i = orng_int(&rng, N);
+                ck_assert_int_eq(pgw_index_unregister(x, ids[i], NULL), PGW_OK);
+                pgw_deps_free(deps[i]);
+                oquery q;
+                ores before;
+                o_query_random(&rng, &q);
+                o_eval(&before, &q, tabs);
+                deps[i] = o_declare(&q, &scopes[orng_int(&rng, 2)], &before, tabs[0].composite);
+                ids[i] = reg(x, deps[i]);
+            }
         }
         for (int i = 0; i < N; i++) {
             pgw_index_unregister(x, ids[i], NULL);
@@ -881,6 +1072,9 @@ static Suite *suite(void)
     tcase_add_test(tc, reset_scope);
     tcase_add_test(tc, value_index_visits);
     tcase_add_test(tc, id_index_visits);
+    tcase_add_test(tc, ack_starts_tracking);
+    tcase_add_test(tc, value_index_layouts);
+    tcase_add_test(tc, many_groups);
     tcase_add_test(tc, index_equals_decide);
     tcase_add_test(tc, memory_per_subscription);
     tcase_add_test(tc, index_enomem);
