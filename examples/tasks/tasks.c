@@ -112,14 +112,26 @@ static void rerun(host *h, int t, int s)
     PQclear(r);
 }
 
-/* Takes every dirty runner (the snapshot of each rerun comes after). */
+/* Takes every dirty runner, then reruns them in tenant and subscription
+ * order (the index pops in no particular order; the output stays stable).
+ * Each rerun's snapshot is taken after its pop, as the protocol asks. */
 static void rerun_dirty(host *h)
 {
     pgw_dirty d;
-    while (pgw_index_pop_dirty(&d, h->idx) == PGW_OK) {
+    bool again = true;
+    while (again) {
+        bool due[MAX_TENANTS][N_SUBS] = {{false}};
+        again = false;
+        while (pgw_index_pop_dirty(&d, h->idx) == PGW_OK) {
+            again = true;
+            for (size_t t = 0; t < h->n; t++)
+                for (int s = 0; s < N_SUBS; s++)
+                    if (h->runner[t][s] == d.runner)
+                        due[t][s] = true;
+        }
         for (size_t t = 0; t < h->n; t++)
             for (int s = 0; s < N_SUBS; s++)
-                if (h->runner[t][s] == d.runner)
+                if (due[t][s])
                     rerun(h, (int)t, s);
     }
 }
