@@ -7,7 +7,7 @@ set -eu
 build=$1 src=$2 cc=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-echo "1..3"
+echo "1..4"
 if meson install -C "$build" --destdir "$tmp/root" --no-rebuild --quiet >"$tmp/install.log" 2>&1; then
   echo "ok 1 - meson install into a temporary prefix"
 else
@@ -32,3 +32,10 @@ for prog in consumer:pgwitness-pq consumer_libpq:"pgwitness-pq libpq"; do
   fi
   n=$((n + 1))
 done
+# xxHash is compiled in (header-only): an installed pgwitness must not ask
+# pkg-config for it, or consumers on machines without libxxhash-dev fail.
+reqs=$(pkg-config --print-requires --print-requires-private pgwitness pgwitness-pq)
+case "$reqs" in
+  *xxhash*) echo "not ok 4 - the .pc files name no xxHash"; echo "#   $reqs"; exit 1 ;;
+  *) echo "ok 4 - the .pc files name no xxHash (requires: $(echo $reqs | tr '\n' ' '))" ;;
+esac
