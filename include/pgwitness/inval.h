@@ -106,7 +106,8 @@
  * | 21 | inserted r irrelevant after | (skip) VALUES_DISJOINT | it cannot enter the result nor shift the window |
  * | 22 | inserted r otherwise | refresh INSERT_MAY_ENTER | |
  *
- * pgw_decide() is pure and allocates nothing. Sources: DESIGN.md "Half 2";
+ * pgw_decide() is pure and allocates nothing. Sources: docs/wire.md
+ * ("Dependencies", "Write sets", "Verdicts");
  * PostgreSQL documentation, SELECT ("LIMIT Clause": without ORDER BY the
  * subset is unpredictable) and CREATE TRIGGER ("REFERENCING", transition
  * tables); the idea of an equality index over subscriptions follows Electric

@@ -1,7 +1,7 @@
 /*
  * pgwitness/inval_json.h — the JSON forms of dependencies, write sets and
- * verdicts (DESIGN.md "The JSON forms of dependencies, write sets and
- * verdicts"; field by field in docs/wire.md). Used by tests, by the CLI
+ * verdicts (field by field in docs/wire.md, "Dependencies (JSON form)",
+ * "Write sets (JSON form)", "Verdicts"). Used by tests, by the CLI
  * (`pgwitness decide`) and by hosts that keep subscriptions outside C.
  *
  * Reading is strict: unknown keys, wrong types, duplicate keys, invalid

@@ -10,7 +10,9 @@
  * pgw_error. Database errors are PGW_EPG with the server's SQLSTATE in
  * pgw_error.sqlstate and its primary message in pgw_error.message.
  *
- * Link with: cc $(pkg-config --cflags --libs pgwitness-pq)
+ * Link with: cc $(pkg-config --cflags --libs pgwitness-pq libpq) — libpq is
+ * named too because a program that includes this header calls libpq itself
+ * (PQconnectdb, PQfinish); pgwitness-pq.pc lists it as Requires.private.
  *
  * SPDX-License-Identifier: MIT
  */

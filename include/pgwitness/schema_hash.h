@@ -20,7 +20,8 @@
  * values do not enter the hash: reordering columns never changes it, and a
  * retyped column is seen by diff_snapshots, not by the hash.
  *
- * Source: DESIGN.md "schema_hash"; xxHash specification
+ * Source: docs/formats.md "schema_hash" (with the known-answer vectors);
+ * xxHash specification
  * (https://github.com/Cyan4973/xxHash/blob/dev/doc/xxhash_spec.md), XXH3.
  *
  * SPDX-License-Identifier: MIT

@@ -16,7 +16,7 @@
  * once. Everything a snapshot returns (strings, views) is owned by it and
  * valid until pgw_snapshot_free().
  *
- * Bounds (DESIGN.md "The model"; defaults, configurable through
+ * Bounds (docs/formats.md "Snapshot JSON"; defaults, configurable through
  * pgw_snapshot_options): at most 20 values per profile list, each cut to at
  * most 120 bytes on a UTF-8 character boundary; profiles omitted for tables
  * of more than 300 columns (names and types are still recorded).
