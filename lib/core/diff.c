@@ -161,8 +161,8 @@ static int check_options(const pgw_diff_options *o, pgw_error *err)
 int pgw_diff_snapshots(pgw_diff **out, const pgw_snapshot *a, const pgw_snapshot *b,
                        const pgw_diff_options *opts, pgw_error *err)
 {
-    if (!out || !a || !b)
-        return pgwi_error(err, PGW_EINVAL, "diff_snapshots: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "diff_snapshots", out, a, b) != PGW_OK)
+        return PGW_EINVAL;
     pgw_diff_options defaults = PGW_DIFF_OPTIONS_INIT;
     const pgw_diff_options *o = opts ? opts : &defaults;
     int rc = check_options(o, err);

@@ -152,8 +152,8 @@ fail:
 int pgw_diff_to_json(char **out, size_t *out_len, const pgw_diff *d, unsigned flags,
                      pgw_error *err)
 {
-    if (!out || !d)
-        return pgwi_error(err, PGW_EINVAL, "diff_to_json: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "diff_to_json", out, d) != PGW_OK)
+        return PGW_EINVAL;
     if (flags & ~PGW_JSON_PRETTY)
         return pgwi_error(err, PGW_EINVAL, "diff_to_json: unknown flags 0x%x", flags);
     json_t *o = diff_json(d);
@@ -477,8 +477,8 @@ static int read_diff(pgw_diff *d, const json_t *v, pgw_error *err)
 
 int pgw_diff_from_json(pgw_diff **out, const char *json, size_t len, pgw_error *err)
 {
-    if (!out || !json)
-        return pgwi_error(err, PGW_EINVAL, "diff_from_json: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "diff_from_json", out, json) != PGW_OK)
+        return PGW_EINVAL;
     json_t *v = NULL;
     int rc = pgwi_json_parse(&v, json, len, PGW_SNAPSHOT_JSON_MAX_BYTES, err);
     if (rc)

@@ -53,8 +53,10 @@ void pgw_drift_free(pgw_drift *d)
 int pgw_drift_report(pgw_drift **out, const pgw_snapshot *const *snaps, size_t n,
                      const pgw_diff_options *opts, pgw_error *err)
 {
-    if (!out || (n && !snaps))
-        return pgwi_error(err, PGW_EINVAL, "drift_report: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "drift_report", out) != PGW_OK)
+        return PGW_EINVAL;
+    if (n && !snaps)
+        return pgwi_error(err, PGW_EINVAL, "drift_report: snapshots is NULL with n %zu", n);
     for (size_t i = 0; i < n; i++)
         if (!snaps[i])
             return pgwi_error(err, PGW_EINVAL, "drift_report: snapshots[%zu] is NULL", i);
@@ -328,8 +330,8 @@ fail:
 int pgw_drift_to_json(char **out, size_t *out_len, const pgw_drift *d, unsigned flags,
                       pgw_error *err)
 {
-    if (!out || !d)
-        return pgwi_error(err, PGW_EINVAL, "drift_to_json: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "drift_to_json", out, d) != PGW_OK)
+        return PGW_EINVAL;
     if (flags & ~PGW_JSON_PRETTY)
         return pgwi_error(err, PGW_EINVAL, "drift_to_json: unknown flags 0x%x", flags);
     json_t *o = drift_json(d);

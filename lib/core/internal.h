@@ -52,6 +52,14 @@ int pgwi_error_at(pgw_error *err, int code, const char *path, const char *fmt, .
     PGWI_PRINTF(4, 5);
 /* Shorthand for the out-of-memory failure. */
 int pgwi_enomem(pgw_error *err);
+/* PGW_OK when none of the n pointers is NULL; otherwise PGW_EINVAL with the
+ * message "<fn>: <name> is NULL", naming the first NULL one. `names` is the
+ * comma-separated list of their names, as PGWI_CHECK_NONNULL writes it. */
+int pgwi_check_nonnull(pgw_error *err, const char *fn, const char *names,
+                       const void *const *ptrs, size_t n);
+#define PGWI_CHECK_NONNULL(err, fn, ...)                                                      \
+    pgwi_check_nonnull((err), (fn), #__VA_ARGS__, (const void *const[]){__VA_ARGS__},         \
+                       sizeof((const void *const[]){__VA_ARGS__}) / sizeof(const void *))
 
 /* ---- UTF-8 ---- */
 

@@ -183,8 +183,8 @@ void pgwi_similarity(pgw_similarity *out, const pgw_snapshot *sa, size_t ia,
 int pgw_profile_similarity(double *out, pgw_similarity *detail, const pgw_snapshot *a,
                            size_t col_a, const pgw_snapshot *b, size_t col_b, pgw_error *err)
 {
-    if (!out || !a || !b)
-        return pgwi_error(err, PGW_EINVAL, "profile_similarity: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "profile_similarity", out, a, b) != PGW_OK)
+        return PGW_EINVAL;
     if (col_a >= a->n_columns || col_b >= b->n_columns)
         return pgwi_error(err, PGW_EINVAL,
                           "profile_similarity: column index out of range (%zu of %zu, %zu of %zu)",

@@ -129,8 +129,8 @@ fail:
 int pgw_snapshot_to_json(char **out, size_t *out_len, const pgw_snapshot *snap, unsigned flags,
                          pgw_error *err)
 {
-    if (!out || !snap)
-        return pgwi_error(err, PGW_EINVAL, "snapshot_to_json: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "snapshot_to_json", out, snap) != PGW_OK)
+        return PGW_EINVAL;
     if (flags & ~PGW_JSON_PRETTY)
         return pgwi_error(err, PGW_EINVAL, "snapshot_to_json: unknown flags 0x%x", flags);
     json_t *o = snapshot_json(snap);
@@ -502,8 +502,8 @@ done:
 int pgw_snapshot_from_json(pgw_snapshot **out, const char *json, size_t len,
                            const pgw_snapshot_options *opts, pgw_error *err)
 {
-    if (!out || !json)
-        return pgwi_error(err, PGW_EINVAL, "snapshot_from_json: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "snapshot_from_json", out, json) != PGW_OK)
+        return PGW_EINVAL;
     pgw_snapshot_options defaults = PGW_SNAPSHOT_OPTIONS_INIT;
     const pgw_snapshot_options *o = opts ? opts : &defaults;
     int rc = pgwi_snapshot_options_check(o, err);

@@ -163,3 +163,20 @@ int pgwi_enomem(pgw_error *err)
 {
     return pgwi_error(err, PGW_ENOMEM, "out of memory");
 }
+
+int pgwi_check_nonnull(pgw_error *err, const char *fn, const char *names,
+                       const void *const *ptrs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *end = strchr(names, ',');
+        size_t len = end ? (size_t)(end - names) : strlen(names);
+        if (!ptrs[i])
+            return pgwi_error(err, PGW_EINVAL, "%s: %.*s is NULL", fn, (int)len, names);
+        if (!end)
+            break;
+        names = end + 1;
+        while (*names == ' ')
+            names++;
+    }
+    return PGW_OK;
+}

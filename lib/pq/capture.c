@@ -270,8 +270,8 @@ static int check_capture_options(const pgw_pq_capture_options *o, pgw_error *err
 int pgw_pq_capture(pgw_snapshot **out, PGconn *conn, const char *schema, const char *table,
                    const pgw_pq_capture_options *opts, pgw_error *err)
 {
-    if (!out || !conn || !schema || !table)
-        return pgwi_error(err, PGW_EINVAL, "pq_capture: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "pq_capture", out, conn, schema, table) != PGW_OK)
+        return PGW_EINVAL;
     if (!schema[0] || !table[0])
         return pgwi_error(err, PGW_EINVAL, "pq_capture: empty schema or table name");
     pgw_pq_capture_options defaults = PGW_PQ_CAPTURE_OPTIONS_INIT;

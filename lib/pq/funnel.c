@@ -107,8 +107,8 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
                       const char *table, const char *reason, const pgw_pq_drop_options *opts,
                       pgw_error *err)
 {
-    if (!conn || !schema || !table || !reason)
-        return pgwi_error(err, PGW_EINVAL, "pq_drop_table: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "pq_drop_table", conn, schema, table, reason) != PGW_OK)
+        return PGW_EINVAL;
     if (!schema[0] || !table[0] || !reason[0])
         return pgwi_error(err, PGW_EINVAL, "pq_drop_table: empty schema, table or reason");
     pgw_pq_drop_options defaults = PGW_PQ_DROP_OPTIONS_INIT;

@@ -76,8 +76,8 @@ static int read_version(int *out, PGconn *conn, const char *pgw_schema, pgw_erro
 
 int pgw_pq_schema_version(int *out, PGconn *conn, const char *pgw_schema, pgw_error *err)
 {
-    if (!out || !conn)
-        return pgwi_error(err, PGW_EINVAL, "pq_schema_version: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "pq_schema_version", out, conn) != PGW_OK)
+        return PGW_EINVAL;
     int rc = check_schema_arg(pgw_schema, err);
     if (rc == PGW_OK)
         rc = pgw_pq_check(NULL, conn, err);

@@ -71,17 +71,6 @@ static int64_t now_ms(void)
 }
 
 /* libpq's messages end with a newline; events carry one line. */
-static void one_line(char *dst, size_t size, const char *src)
-{
-    pgwi_copy_cut(dst, size, src && src[0] ? src : "connection lost");
-    size_t n = strlen(dst);
-    while (n > 0 && (dst[n - 1] == '\n' || dst[n - 1] == '\r' || dst[n - 1] == ' '))
-        dst[--n] = '\0';
-    for (char *p = dst; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-}
-
 static void emit(pgw_pq_listener *l, tenant *t, pgw_pq_listener_event_kind kind, int status,
                  const char *message, uint32_t retry_ms)
 {
@@ -109,7 +98,7 @@ static void drop_conn(tenant *t)
 static void fail(pgw_pq_listener *l, tenant *t, int status, const char *why, int64_t now)
 {
     char msg[PGW_ERROR_MESSAGE_SIZE];
-    one_line(msg, sizeof msg, why);
+    pgwi_pq_one_line(msg, sizeof msg, why);
     drop_conn(t);
     t->failures++;
     t->retry_ms = t->backoff;
@@ -123,7 +112,7 @@ static void fail_conn(pgw_pq_listener *l, tenant *t, const char *what, int64_t n
 {
     char msg[PGW_ERROR_MESSAGE_SIZE * 2];
     char reason[PGW_ERROR_MESSAGE_SIZE];
-    one_line(reason, sizeof reason, t->conn ? PQerrorMessage(t->conn) : NULL);
+    pgwi_pq_one_line(reason, sizeof reason, t->conn ? PQerrorMessage(t->conn) : NULL);
     if (t->notice[0])
         snprintf(msg, sizeof msg, "%s: %s (%s)", what, reason, t->notice);
     else
@@ -137,7 +126,7 @@ static void fail_conn(pgw_pq_listener *l, tenant *t, const char *what, int64_t n
 static void keep_notice(void *arg, const PGresult *res)
 {
     tenant *t = arg;
-    one_line(t->notice, sizeof t->notice, PQresultErrorMessage(res));
+    pgwi_pq_one_line(t->notice, sizeof t->notice, PQresultErrorMessage(res));
 }
 
 static void start_connect(pgw_pq_listener *l, tenant *t, int64_t now)
@@ -264,7 +253,7 @@ static void advance_listen(pgw_pq_listener *l, tenant *t, int64_t now)
         if (PQresultStatus(r) != PGRES_COMMAND_OK) {
             char msg[PGW_ERROR_MESSAGE_SIZE * 2];
             char reason[PGW_ERROR_MESSAGE_SIZE];
-            one_line(reason, sizeof reason, PQresultErrorMessage(r));
+            pgwi_pq_one_line(reason, sizeof reason, PQresultErrorMessage(r));
             snprintf(msg, sizeof msg, "LISTEN failed: %s", reason);
             PQclear(r);
             fail(l, t, PGW_EPG, msg, now);
@@ -403,8 +392,9 @@ void pgw_pq_listener_free(pgw_pq_listener *l)
 int pgw_pq_listener_add_tenant(pgw_pq_tenant_id *out, pgw_pq_listener *l,
                                const pgw_scope *scope, const char *conninfo, pgw_error *err)
 {
-    if (!out || !l || !scope || !conninfo)
-        return pgwi_error(err, PGW_EINVAL, "pq_listener_add_tenant: NULL argument");
+    if (pgwi_check_nonnull(err, "pq_listener_add_tenant", "out, listener, scope, conninfo",
+                           (const void *const[]){out, l, scope, conninfo}, 4) != PGW_OK)
+        return PGW_EINVAL;
     const char *sp[3] = {scope->project, scope->tenant, scope->database};
     for (int i = 0; i < 3; i++)
         if (sp[i] && !pgwi_utf8_valid(sp[i], strlen(sp[i])))
@@ -505,8 +495,9 @@ int pgw_pq_listener_touch(pgw_pq_listener *l, pgw_pq_tenant_id id, pgw_error *er
 int pgw_pq_listener_tenant(pgw_pq_tenant_info *out, const pgw_pq_listener *l,
                            pgw_pq_tenant_id id, pgw_error *err)
 {
-    if (!out || !l)
-        return pgwi_error(err, PGW_EINVAL, "pq_listener_tenant: NULL argument");
+    if (pgwi_check_nonnull(err, "pq_listener_tenant", "out, listener",
+                           (const void *const[]){out, l}, 2) != PGW_OK)
+        return PGW_EINVAL;
     const tenant *t = find(l, id, NULL);
     if (!t)
         return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_tenant: no tenant %llu",
@@ -565,8 +556,12 @@ static bool socket_of(const tenant *t, int *fd, unsigned *events)
 int pgw_pq_listener_sockets(size_t *out, pgw_pq_listener_socket *sockets, size_t cap,
                             const pgw_pq_listener *l, pgw_error *err)
 {
-    if (!out || !l || (!sockets && cap))
-        return pgwi_error(err, PGW_EINVAL, "pq_listener_sockets: NULL argument");
+    if (pgwi_check_nonnull(err, "pq_listener_sockets", "out, listener",
+                           (const void *const[]){out, l}, 2) != PGW_OK)
+        return PGW_EINVAL;
+    if (!sockets && cap)
+        return pgwi_error(err, PGW_EINVAL, "pq_listener_sockets: sockets is NULL with cap %zu",
+                          cap);
     size_t n = 0;
     for (size_t i = 0; i < l->n; i++) {
         int fd;

@@ -8,13 +8,36 @@
 #include <stdio.h>
 #include <string.h>
 
-/* libpq error texts end with a newline; drop it and any trailing spaces. */
-static void copy_trimmed(char *dst, size_t size, const char *src)
+void pgwi_pq_one_line(char *dst, size_t size, const char *src)
 {
-    pgwi_copy_cut(dst, size, src ? src : "");
-    size_t n = strlen(dst);
-    while (n > 0 && (dst[n - 1] == '\n' || dst[n - 1] == ' ' || dst[n - 1] == '\r'))
-        dst[--n] = '\0';
+    if (!src || !src[0])
+        src = "connection lost";
+    size_t n = 0;
+    while (*src && n + 1 < size) {
+        if (*src == '\n' || *src == '\r') {
+            while (*src == '\n' || *src == '\r' || *src == '\t' || *src == ' ')
+                src++;
+            if (!*src)
+                break;
+            if (n + 3 >= size)
+                break;
+            dst[n++] = ';';
+            dst[n++] = ' ';
+            continue;
+        }
+        dst[n++] = *src == '\t' ? ' ' : *src;
+        src++;
+    }
+    if (((unsigned char)*src & 0xC0) == 0x80) {
+        /* Cut inside a multibyte character: drop its copied bytes. */
+        while (n > 0 && ((unsigned char)dst[n - 1] & 0xC0) == 0x80)
+            n--;
+        if (n > 0)
+            n--;
+    }
+    while (n > 0 && dst[n - 1] == ' ')
+        n--;
+    dst[n] = '\0';
 }
 
 int pgwi_pq_conn_error(pgw_error *err, PGconn *conn, const char *what)
@@ -22,9 +45,7 @@ int pgwi_pq_conn_error(pgw_error *err, PGconn *conn, const char *what)
     if (!err)
         return PGW_ECONN;
     char msg[PGW_ERROR_MESSAGE_SIZE];
-    copy_trimmed(msg, sizeof msg, conn ? PQerrorMessage(conn) : "no connection");
-    if (msg[0] == '\0')
-        pgwi_copy_cut(msg, sizeof msg, "connection lost");
+    pgwi_pq_one_line(msg, sizeof msg, conn ? PQerrorMessage(conn) : NULL);
     return pgwi_error(err, PGW_ECONN, "%s: %s", what, msg);
 }
 
@@ -39,9 +60,10 @@ int pgwi_pq_result_error(pgw_error *err, PGconn *conn, const PGresult *res, cons
     const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
     const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
     char msg[PGW_ERROR_MESSAGE_SIZE];
-    copy_trimmed(msg, sizeof msg, primary ? primary : PQresultErrorMessage(res));
-    if (msg[0] == '\0' && conn)
-        copy_trimmed(msg, sizeof msg, PQerrorMessage(conn));
+    const char *text = primary && primary[0] ? primary : PQresultErrorMessage(res);
+    if ((!text || !text[0]) && conn)
+        text = PQerrorMessage(conn);
+    pgwi_pq_one_line(msg, sizeof msg, text);
     pgwi_error(err, PGW_EPG, "%s: %s", what, msg);
     if (state && strlen(state) == 5)
         memcpy(err->sqlstate, state, 6);

@@ -15,6 +15,11 @@
  * PQerrorMessage(conn). Returns the code. */
 int pgwi_pq_result_error(pgw_error *err, PGconn *conn, const PGresult *res, const char *what);
 
+/* Copies a libpq message into dst[size] as one line: line breaks (and the
+ * indentation after them) become "; ", trailing blanks are dropped, the
+ * cut falls on a UTF-8 boundary. NULL or empty gives "connection lost". */
+void pgwi_pq_one_line(char *dst, size_t size, const char *src);
+
 /* Fills err with PGW_ECONN and libpq's connection error text. */
 int pgwi_pq_conn_error(pgw_error *err, PGconn *conn, const char *what);
 

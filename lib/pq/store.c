@@ -170,8 +170,8 @@ int pgwi_pq_store_many(PGconn *conn, const char *pgw_schema, const pgw_snapshot 
 int pgw_pq_store(int64_t *out, PGconn *conn, const char *pgw_schema, const pgw_snapshot *snap,
                  pgw_error *err)
 {
-    if (!conn || !snap)
-        return pgwi_error(err, PGW_EINVAL, "pq_store: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "pq_store", conn, snap) != PGW_OK)
+        return PGW_EINVAL;
     int rc = pgw_pq_check(NULL, conn, err);
     if (rc != PGW_OK)
         return rc;
@@ -226,8 +226,8 @@ const pgw_snapshot *const *pgw_pq_snapshot_set_all(const pgw_pq_snapshot_set *se
 int pgw_pq_load(pgw_pq_snapshot_set **out, PGconn *conn, const char *pgw_schema,
                 const pgw_pq_filter *filter, pgw_error *err)
 {
-    if (!out || !conn)
-        return pgwi_error(err, PGW_EINVAL, "pq_load: NULL argument");
+    if (PGWI_CHECK_NONNULL(err, "pq_load", out, conn) != PGW_OK)
+        return PGW_EINVAL;
     pgw_pq_filter all = PGW_PQ_FILTER_INIT;
     const pgw_pq_filter *f = filter ? filter : &all;
     if (f->version != PGW_PQ_FILTER_VERSION)

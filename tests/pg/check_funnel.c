@@ -372,6 +372,10 @@ START_TEST(drop_that_fails_changes_nothing)
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.drop_audit"), 0);
     /* Bad arguments. */
     ck_assert_int_eq(pgw_pq_drop_table(&r, c, "public", "base", "", NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_drop_table(&r, c, "public", "base", NULL, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "pq_drop_table: reason is NULL");
+    ck_assert_int_eq(pgw_pq_drop_table(&r, c, NULL, "base", "x", NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "pq_drop_table: schema is NULL");
     pgw_pq_drop_options o = PGW_PQ_DROP_OPTIONS_INIT;
     o.lock_timeout_ms = 0;
     ck_assert_int_eq(pgw_pq_drop_table(&r, c, "public", "base", "x", &o, &err), PGW_EINVAL);

@@ -403,6 +403,9 @@ START_TEST(similarity_formula)
     pgw_error err;
     ck_assert_int_eq(pgw_profile_similarity(&s, NULL, sa, 4, sb, 0, &err), PGW_EINVAL);
     ck_assert_int_eq(pgw_profile_similarity(NULL, NULL, sa, 0, sb, 0, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "profile_similarity: out is NULL");
+    ck_assert_int_eq(pgw_profile_similarity(&s, NULL, sa, 0, NULL, 0, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "profile_similarity: b is NULL");
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
 }
@@ -496,6 +499,9 @@ START_TEST(renames_one_to_one_deterministic)
     ck_assert_int_eq(pgw_diff_snapshots(&d, sa, sb, &o, &err), PGW_EINVAL);
     ck_assert_str_eq(err.message, "diff options: rename_threshold 1.5 is outside [0, 1]");
     ck_assert_int_eq(pgw_diff_snapshots(&d, NULL, sb, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "diff_snapshots: a is NULL");
+    ck_assert_int_eq(pgw_diff_snapshots(NULL, sa, sb, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "diff_snapshots: out is NULL");
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
 }

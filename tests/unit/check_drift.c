@@ -122,6 +122,9 @@ START_TEST(empty_and_bad_input)
     ck_assert_int_eq(pgw_drift_report(&d, none, 1, NULL, &err), PGW_EINVAL);
     ck_assert_str_eq(err.message, "drift_report: snapshots[0] is NULL");
     ck_assert_int_eq(pgw_drift_report(NULL, none, 0, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "drift_report: out is NULL");
+    ck_assert_int_eq(pgw_drift_report(&d, NULL, 2, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "drift_report: snapshots is NULL with n 2");
     pgw_drift_free(NULL);
 }
 END_TEST

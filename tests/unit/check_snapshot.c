@@ -690,6 +690,7 @@ START_TEST(json_strict_errors)
     ck_assert(strstr(err.message, "exceeds the limit of 8388608 bytes") != NULL);
     free(huge);
     ck_assert_int_eq(pgw_snapshot_from_json(&out, NULL, 0, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "snapshot_from_json: json is NULL");
     pgw_free(json);
     pgw_snapshot_free(s);
 }
