@@ -185,7 +185,7 @@ static int exec(PGconn *c, const char *sql, const char *what, pgw_error *err)
  * names it. Runs inside the (failed, rolled back to its savepoint)
  * transaction; each probe under its own savepoint.
  */
-static bool find_misfit(PGconn *c, char **names, char **types, size_t n, size_t *col,
+static bool find_misfit(PGconn *c, char **qnames, char **types, size_t n, size_t *col,
                         char *msg, size_t msg_size)
 {
     for (size_t i = 0; i < n; i++) {
@@ -193,10 +193,7 @@ static bool find_misfit(PGconn *c, char **names, char **types, size_t n, size_t 
             continue;
         sbuf q = {0};
         sb_add(&q, "SELECT count(nullif(");
-        if (!sb_ident(&q, c, names[i], NULL)) {
-            free(q.p);
-            continue;
-        }
+        sb_add(&q, qnames[i]);
         sb_add(&q, ", '')::");
         sb_add(&q, types[i]);
         sb_add(&q, ") FROM pgw_ingest_stage");
@@ -257,7 +254,8 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
     char *header = strndup(data, header_len);
     char **names = calloc(MAX_COLUMNS, sizeof *names);
     char **old_types = calloc(MAX_COLUMNS, sizeof *old_types);
-    if (!header || !names || !old_types)
+    char **qnames = calloc(MAX_COLUMNS, sizeof *qnames); /* quoted once, reused */
+    if (!header || !names || !old_types || !qnames)
         abort();
     ingest_result res;
     memset(&res, 0, sizeof res);
@@ -293,17 +291,18 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
             rc = PGW_EINVAL;
             goto done;
         }
+        qnames[i] = q.p;
         sb_add(&st, i ? ", " : "");
         sb_add(&st, q.p);
         sb_add(&st, " text");
-        char piece[512];
-        snprintf(piece, sizeof piece,
-                 "%sCASE WHEN bool_and(nullif(%s, '') IS NULL OR %s ~ '^-?[0-9]{1,18}$') "
-                 "THEN 'integer' WHEN bool_and(nullif(%s, '') IS NULL OR %s ~ "
-                 "'^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$') THEN 'numeric' ELSE 'text' END",
-                 i ? ", " : "", q.p, q.p, q.p, q.p);
-        sb_add(&inf, piece);
-        free(q.p);
+        /* integer: whole numbers within bigint; numeric: decimals; else text */
+        const char *parts[] = {
+            i ? ", " : "", "CASE WHEN bool_and(nullif(", q.p, ", '') IS NULL OR ", q.p,
+            " ~ '^-?[0-9]{1,18}$') THEN 'integer' WHEN bool_and(nullif(", q.p,
+            ", '') IS NULL OR ", q.p,
+            " ~ '^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$') THEN 'numeric' ELSE 'text' END"};
+        for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++)
+            sb_add(&inf, parts[k]);
     }
     sb_add(&st, ") ON COMMIT DROP");
     sb_add(&inf, " FROM pgw_ingest_stage");
@@ -424,21 +423,18 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
     sb_add(&fill, qname.p);
     sb_add(&fill, " SELECT ");
     for (size_t i = 0; i < res.columns; i++) {
-        sbuf q = {0};
-        sb_ident(&q, conn, names[i], NULL); /* quoted once already: cannot fail */
         if (fresh) {
             sb_add(&create, i ? ", " : "");
-            sb_add(&create, q.p);
+            sb_add(&create, qnames[i]);
             sb_add(&create, " ");
             sb_add(&create, types[i]);
         }
         /* The cast to the column's type, new or existing: a text
          * expression is not assignable to a numeric column. */
         sb_add(&fill, i ? ", nullif(" : "nullif(");
-        sb_add(&fill, q.p);
+        sb_add(&fill, qnames[i]);
         sb_add(&fill, ", '')::");
         sb_add(&fill, types[i]);
-        free(q.p);
         if (strlen(res.types) + strlen(types[i]) + 2 < sizeof res.types) {
             strcat(res.types, i ? "," : "");
             strcat(res.types, types[i]);
@@ -457,7 +453,7 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
             char msg[256];
             if (!fresh) {
                 PQclear(PQexec(conn, "ROLLBACK TO SAVEPOINT pgw_ingest_fill"));
-                if (find_misfit(conn, names, types, res.columns, &col, msg, sizeof msg)) {
+                if (find_misfit(conn, qnames, types, res.columns, &col, msg, sizeof msg)) {
                     PQclear(r);
                     rc = fail(err, PGW_EINVAL,
                               "%s: column \"%s\" of %s.%s is %s, and a value of this file no "
@@ -501,6 +497,9 @@ done:
     free(fill.p);
     free(an.p);
     free(old_types);
+    for (size_t i = 0; i < MAX_COLUMNS && qnames[i]; i++)
+        free(qnames[i]);
+    free(qnames);
     free(names);
     free(header);
     free(data);

@@ -503,6 +503,17 @@ def ingest_reloads(tmp):
     rc, out, err = ingest("--table", "tiny", one_tiny)
     check("1 row, 1 column, singular", rc == 0 and
           out.startswith("public.tiny: loaded 1 row, 1 column (integer)\n"), out + err)
+    # Names that need the most quoting: 63 double quotes (126 bytes quoted),
+    # capitals and spaces; loaded twice (created, then refilled with casts).
+    odd = os.path.join(tmp, "odd_names.csv")
+    with open(odd, "w") as f:
+        f.write('"' + '""' * 63 + '",Mixed Case,"a,b"\n1,2.5,x\n3,,y\n')
+    outs = [ingest("--table", "odd", odd) for _ in range(2)]
+    check("ingest names needing the most quoting, twice", [o[0] for o in outs] == [0, 0] and
+          "loaded 2 rows, 3 columns (integer,numeric,text)" in outs[0][1] and
+          "same header" in outs[1][1] and
+          psql('SELECT count(*) FROM odd WHERE "Mixed Case" = 2.5 AND "a,b" = \'x\' AND "'
+               + '""' * 63 + '" = 1') == "1", str(outs))
     rc, out, err = ingest("--table", '"dot.ted.csv"', one_tiny)
     check("ingest --table with a quoted dotted name", rc == 0 and
           out.startswith("public.dot.ted.csv: loaded 1 row") and
