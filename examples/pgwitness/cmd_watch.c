@@ -198,12 +198,17 @@ static int check_value_columns(cli *c, PGconn *conn, char schemas[][256], char t
         }
         PQclear(r);
     }
-    for (size_t k = 0; k < n_cols; k++)
-        if (!found[k])
-            return cli_usage(c, "--values: \"%s\" is not a column of %s%s.%s (names are taken "
+    for (size_t k = 0; k < n_cols; k++) {
+        if (found[k])
+            continue;
+        if (n_tables == 1)
+            return cli_usage(c, "--values: \"%s\" is not a column of %s.%s (names are taken "
                                 "as written)",
-                             cols[k], n_tables > 1 ? "any watched table, e.g. " : "",
-                             schemas[0], tables[0]);
+                             cols[k], schemas[0], tables[0]);
+        return cli_usage(c, "--values: \"%s\" is a column of none of the %zu watched tables "
+                            "(names are taken as written)",
+                         cols[k], n_tables);
+    }
     return 0;
 }
 

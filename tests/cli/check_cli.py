@@ -628,6 +628,9 @@ def watch_and_decide(tmp):
           f"watch rc={wrc} {werr}\ndecide rc={d.returncode} {out}{derr.decode()}")
     one_error_line("watch a missing table", *cli("watch", "no_such_table", "--seconds", "1"), 1,
                    "cannot watch public.no_such_table")
+    rc, out, err = cli("watch", "tasks", "t1", "--values", "status", "--seconds", "1")
+    check("watch two tables, a value column of one: a note for the other, not an error",
+          rc == 0 and 'note: public.t1 has no column "status"' in err, out + err)
     rc, out, err = cli("watch", "tasks", "--seconds=1", "--json")
     check("watch --seconds=1 stops by itself", rc == 0 and '"op":"reset"' in out.replace(" ", ""),
           out + err)
