@@ -4,6 +4,7 @@
 # the test suite runs it too and checks its key lines.
 #   examples/demo.sh BIN_DIR [DATA_DIR]
 # BIN_DIR holds the built examples (pgwitness/pgwitness, ingest/...).
+# PGW_TEST_WRAPPER, when set, is put before every run of the programs.
 # Creates (and leaves, for you to explore) the databases
 # ${PGWITNESS_DEMO_DB:-pgwitness_quickstart} (snapshots) and its _acme and
 # _globex siblings (the two tenants).
@@ -20,9 +21,12 @@ done
 export PGDATABASE=$db
 
 step() { printf '\n$ %s\n' "$*"; "$@" 2>&1; }
-pgwitness() { "$bin/pgwitness/pgwitness" "$@"; }
-pgwitness-ingest() { "$bin/ingest/pgwitness-ingest" "$@"; }
-pgwitness-tasks() { "$bin/tasks/pgwitness-tasks" "$@"; }
+# PGW_TEST_WRAPPER (the test suite's, e.g. valgrind ...): its words go
+# before every run of the programs.
+read -ra wrap <<<"${PGW_TEST_WRAPPER:-}"
+pgwitness() { ${wrap[@]+"${wrap[@]}"} "$bin/pgwitness/pgwitness" "$@"; }
+pgwitness-ingest() { ${wrap[@]+"${wrap[@]}"} "$bin/ingest/pgwitness-ingest" "$@"; }
+pgwitness-tasks() { ${wrap[@]+"${wrap[@]}"} "$bin/tasks/pgwitness-tasks" "$@"; }
 cd "$data"
 
 echo "== 1. Format changes of a real dataset"

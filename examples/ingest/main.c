@@ -2,7 +2,7 @@
  * examples/ingest/main.c — the `pgwitness-ingest` example collector.
  *
  *   pgwitness-ingest [-d CONNINFO] [--schema NAME] [--pgw-schema NAME]
- *                    --table NAME [--resource ID] FILE.csv
+ *                    --table [SCHEMA.]NAME [--resource ID] FILE.csv
  *
  * Loads FILE.csv into the table (the header decides the columns; NA and
  * empty are NULL; integer/numeric/text inferred), recreating the table
@@ -10,68 +10,118 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "excommon.h"
 #include "ingest.h"
 
 static void usage(FILE *f)
 {
     fputs("usage: pgwitness-ingest [-d CONNINFO] [--schema NAME] [--pgw-schema NAME]\n"
-          "                        --table NAME [--resource ID] FILE.csv\n"
-          "Loads a CSV file into a table whose columns its header decides; when the\n"
-          "header changed, the old table is dropped through pgwitness's audited drop\n"
-          "funnel (a snapshot is taken first). Connection: -d or the PG* variables.\n",
+          "                        --table [SCHEMA.]NAME [--resource ID] FILE.csv\n"
+          "Loads a CSV file (UTF-8) into a table whose columns its header decides; when\n"
+          "the header changed, the old table is dropped through pgwitness's audited drop\n"
+          "funnel (a snapshot is taken first); with the same header it is emptied and\n"
+          "refilled. Connection: -d or the PG* variables. Options take their value as\n"
+          "`--table NAME` or `--table=NAME`.\n"
+          "  --table NAME       the table: `name` (in --schema, default public) or\n"
+          "                     `schema.name`; names are taken as written (T1 and t1 are\n"
+          "                     two tables); double-quote a name that contains a dot\n"
+          "  --schema NAME      the table's schema (default public)\n"
+          "  --pgw-schema NAME  pgwitness's own schema (default pgwitness)\n"
+          "  --resource ID      the upstream resource, recorded with the snapshot\n"
+          "Exit status: 0 loaded, 1 failure (nothing changed), 2 usage error.\n",
           f);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("pgwitness-ingest: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(" (see pgwitness-ingest --help)\n", stderr);
+    va_end(ap);
+    return 2;
 }
 
 int main(int argc, char **argv)
 {
-    const char *conninfo = "", *schema = "public", *pgw_schema = NULL, *table = NULL,
+    const char *conninfo = "", *schema_opt = NULL, *pgw_schema = NULL, *table_arg = NULL,
                *resource = NULL, *file = NULL;
+    bool only_files = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char **slot = NULL;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "-d") == 0 || strcmp(a, "--dbname") == 0) {
-            slot = &conninfo;
-        } else if (strcmp(a, "--schema") == 0) {
-            slot = &schema;
-        } else if (strcmp(a, "--pgw-schema") == 0) {
-            slot = &pgw_schema;
-        } else if (strcmp(a, "--table") == 0) {
-            slot = &table;
-        } else if (strcmp(a, "--resource") == 0) {
-            slot = &resource;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "pgwitness-ingest: unknown option %s (see --help)\n", a);
-            return 2;
-        } else if (!file) {
-            file = a;
+        int m = 0;
+        if (!only_files && a[0] == '-' && a[1] != '\0') {
+            if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+                usage(stdout);
+                return 0;
+            }
+            if (strcmp(a, "--") == 0) {
+                only_files = true;
+                continue;
+            }
+            static const char *const names[] = {"--dbname", "--schema", "--pgw-schema",
+                                                "--table", "--resource"};
+            const char **slots[] = {&conninfo, &schema_opt, &pgw_schema, &table_arg, &resource};
+            for (size_t k = 0; k < 5 && m == 0; k++) {
+                m = ex_opt_value(argc, argv, &i, names[k], k == 0 ? "-d" : NULL, slots[k]);
+                if (m < 0)
+                    return usage_error("option %s needs a value", names[k]);
+            }
+            if (m == 0)
+                return usage_error("unknown option '%s'", a);
             continue;
-        } else {
-            fprintf(stderr, "pgwitness-ingest: one CSV file at a time (got %s and %s)\n", file, a);
-            return 2;
         }
-        if (++i == argc) {
-            fprintf(stderr, "pgwitness-ingest: %s needs a value\n", a);
-            return 2;
-        }
-        *slot = argv[i];
+        if (file)
+            return usage_error("one CSV file at a time (got %s and %s)", file, a);
+        file = a;
     }
-    if (!table || !file) {
-        fprintf(stderr, "pgwitness-ingest: --table and a CSV file are required (see --help)\n");
-        return 2;
+    if (!table_arg || !file)
+        return usage_error("--table and a CSV file are required");
+    if (!file[0])
+        return usage_error("the file name is empty");
+    char schema[256], table[256], why[300];
+    bool qualified;
+    if (!ex_table_name(table_arg, schema, sizeof schema, table, sizeof table, &qualified, why,
+                       sizeof why))
+        return usage_error("--table: %s", why);
+    if (schema_opt) {
+        const char *problem = ex_name_problem(schema_opt);
+        if (problem)
+            return usage_error("--schema: the name %s", problem);
+        if (qualified)
+            return usage_error("give the schema once: --schema %s or --table %s, not both",
+                               schema_opt, table_arg);
+        snprintf(schema, sizeof schema, "%s", schema_opt);
     }
+    if (pgw_schema) {
+        const char *problem = ex_name_problem(pgw_schema);
+        if (problem)
+            return usage_error("--pgw-schema: the name %s", problem);
+    }
+    if (resource && (!resource[0] || strlen(resource) > 4096 ||
+                     !ex_utf8_valid(resource, strlen(resource))))
+        return usage_error("--resource takes non-empty UTF-8 text of at most 4096 bytes");
+
     PGconn *c = PQconnectdb(conninfo);
     if (PQstatus(c) != CONNECTION_OK) {
-        fprintf(stderr, "pgwitness-ingest: cannot connect: %s", PQerrorMessage(c));
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", PQerrorMessage(c));
+        msg[strcspn(msg, "\n")] = '\0';
+        fprintf(stderr, "pgwitness-ingest: cannot connect to the database: %s\n", msg);
         PQfinish(c);
         return 1;
     }
+    /* The file is read as UTF-8 (its header is checked to be). */
+    PQsetClientEncoding(c, "UTF8");
+    PQclear(PQexec(c, "SET client_min_messages = warning"));
     ingest_result r;
     pgw_error err;
     int rc = ingest_csv(&r, c, file, schema, table, resource, pgw_schema, &err);
@@ -80,10 +130,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "pgwitness-ingest: %s\n", err.message);
         return 1;
     }
-    printf("%s.%s: loaded %zu rows, %zu columns (%s)\n", schema, table, r.rows, r.columns, r.types);
+    printf("%s.%s: loaded %zu %s, %zu %s (%s)\n", schema, table, r.rows,
+           ex_plural(r.rows, "row", "rows"), r.columns, ex_plural(r.columns, "column", "columns"),
+           r.types);
     if (r.recreated) {
-        printf("  header changed (%zu -> %zu columns): dropped through the funnel, ", r.old_columns,
-               r.columns);
+        printf("  header changed (%zu -> %zu %s): dropped through the funnel, ", r.old_columns,
+               r.columns, ex_plural(r.columns, "column", "columns"));
         if (r.drop.snapshot_taken)
             printf("snapshot %lld taken\n", (long long)r.drop.snapshot_id);
         else

@@ -6,7 +6,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -106,6 +105,13 @@ bool cli_parse(cli *c, int argc, char **argv, const cli_opt *opts, size_t n_opts
         }
         *o->value = inline_value;
     }
+    /* pgwitness's own schema: a name, checked before anything connects. */
+    const char *problem = c->pgw_schema ? ex_name_problem(c->pgw_schema) : NULL;
+    if (problem) {
+        cli_usage(c, "pgwitness's schema name (--pgw-schema, --schema or PGWITNESS_SCHEMA) %s",
+                  problem);
+        return false;
+    }
     return true;
 }
 
@@ -137,95 +143,37 @@ void cli_disconnect(cli *c)
     c->conn = NULL;
 }
 
-/* Copies one identifier from *p (quoted with "..." and "" escapes, or up to
- * the next '.'), advancing *p. */
-static bool ident(const char **p, char *out, size_t size)
+bool cli_table_arg(const cli *c, const char *arg, char *schema, size_t ss, char *table,
+                   size_t ts)
 {
-    const char *s = *p;
-    size_t n = 0;
-    if (*s == '"') {
-        s++;
-        for (;;) {
-            if (*s == '\0')
-                return false;
-            if (*s == '"') {
-                if (s[1] == '"') {
-                    s++;
-                } else {
-                    s++;
-                    break;
-                }
-            }
-            if (n + 1 >= size)
-                return false;
-            out[n++] = *s++;
-        }
-    } else {
-        while (*s && *s != '.') {
-            if (n + 1 >= size)
-                return false;
-            out[n++] = *s++;
-        }
-    }
-    out[n] = '\0';
-    *p = s;
-    return n > 0;
+    char why[400];
+    if (ex_table_name(arg, schema, ss, table, ts, NULL, why, sizeof why))
+        return true;
+    cli_usage(c, "'%s' is not a table name: %s (use table or schema.table)", arg, why);
+    return false;
 }
 
-bool cli_table_name(const char *arg, char *schema, size_t ss, char *table, size_t ts)
+bool cli_check_text(const cli *c, const char *option, const char *value, size_t max)
 {
-    const char *p = arg;
-    char first[256];
-    if (!ident(&p, first, sizeof first))
-        return false;
-    if (*p == '\0') {
-        snprintf(schema, ss, "public");
-        snprintf(table, ts, "%s", first);
-        return strlen(first) < ts;
-    }
-    if (*p != '.')
-        return false;
-    p++;
-    if (!ident(&p, table, ts) || *p != '\0')
-        return false;
-    snprintf(schema, ss, "%s", first);
-    return strlen(first) < ss;
+    size_t len = strlen(value);
+    if (len == 0)
+        cli_usage(c, "%s is empty", option);
+    else if (len > max)
+        cli_usage(c, "%s is %zu bytes, more than %zu", option, len, max);
+    else if (!ex_utf8_valid(value, len))
+        cli_usage(c, "%s is not valid UTF-8", option);
+    else
+        return true;
+    return false;
 }
 
-char *cli_read_file(const char *path, size_t *len)
+char *cli_read_file(const cli *c, const char *path, size_t *len)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0, got;
-    char *buf = malloc(cap + 1);
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *nb = realloc(buf, cap * 2 + 1);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                errno = ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    bool failed = ferror(f);
-    if (f != stdin)
-        fclose(f);
-    if (failed) {
-        free(buf);
-        errno = EIO;
-        return NULL;
-    }
-    if (buf) {
-        buf[n] = '\0';
-        *len = n;
-    }
-    return buf;
+    char why[256];
+    char *text = ex_read_file(path, 0, len, why, sizeof why);
+    if (!text)
+        cli_fail(c, "cannot read %s: %s", strcmp(path, "-") == 0 ? "standard input" : path, why);
+    return text;
 }
 
 void cli_time(char out[32], int64_t usec)

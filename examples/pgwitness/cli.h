@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "excommon.h"
 #include "pgwitness/pgwitness-pq.h"
 
 /* Exit codes: 0 success, 1 failure, 2 usage. */
@@ -34,8 +35,10 @@ typedef struct cli_opt {
     bool *flag;         /* set when !takes_value */
 } cli_opt;
 
-/* Parses argv[1..argc) against opts; positional arguments go to pos (at
- * most max_pos). Prints a usage error and returns false on bad input. */
+/* Parses argv[1..argc) against opts ("--name VALUE", "--name=VALUE", "-c
+ * VALUE"); positional arguments go to pos (at most max_pos). Then checks
+ * the settings every command shares (pgwitness's schema name). Prints a
+ * usage error and returns false on bad input. */
 bool cli_parse(cli *c, int argc, char **argv, const cli_opt *opts, size_t n_opts,
                const char **pos, size_t max_pos, size_t *n_pos);
 
@@ -50,12 +53,18 @@ int cli_fail_err(const cli *c, int rc, const pgw_error *err);
 PGconn *cli_connect(cli *c);
 void cli_disconnect(cli *c);
 
-/* Splits "schema.table", "table" (schema public) or quoted forms
- * ("My Schema"."My.Table") into buffers; false when malformed. */
-bool cli_table_name(const char *arg, char *schema, size_t ss, char *table, size_t ts);
+/* Splits a TABLE argument (excommon.h: `table`, `schema.table`, quoted
+ * parts); on a bad one reports a usage error and returns false. */
+bool cli_table_arg(const cli *c, const char *arg, char *schema, size_t ss, char *table,
+                   size_t ts);
 
-/* Reads a whole file (free()); NULL with errno set on failure. */
-char *cli_read_file(const char *path, size_t *len);
+/* Checks a text option (--reason, --resource): non-empty UTF-8 of at most
+ * `max` bytes; reports a usage error and returns false otherwise. */
+bool cli_check_text(const cli *c, const char *option, const char *value, size_t max);
+
+/* Reads a whole file ("-": stdin) (free()); on failure reports "cannot
+ * read FILE: reason" and returns NULL. */
+char *cli_read_file(const cli *c, const char *path, size_t *len);
 
 /* Prints a JSON value (steals the reference) as one document on stdout;
  * returns 0, or 1 after reporting when it could not be built. */

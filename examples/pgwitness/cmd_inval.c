@@ -4,7 +4,6 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,10 +78,12 @@ static int decide_texts(pgw_verdict *out, const char *deps_json, size_t deps_len
     return rc;
 }
 
-/* --batch: JSON lines {"deps": ..., "write": ...} on stdin, one verdict
- * line out for each; a line that cannot be decided gives an error line
- * {"error": "...", "line": N} so output stays aligned with input. */
-static int decide_batch(cli *c)
+/* --batch: JSON lines {"deps": ..., "write": ...} on stdin — or, with
+ * --deps FILE, write sets (what `pgwitness watch --json` prints) decided
+ * against that one subscription — one verdict line out for each; a line
+ * that cannot be decided gives an error line {"error": "...", "line": N}
+ * so output stays aligned with input. */
+static int decide_batch(cli *c, const char *deps_text)
 {
     char *line = NULL;
     size_t cap = 0;
@@ -98,22 +99,29 @@ static int decide_batch(cli *c)
         json_t *o = json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES, &je);
         const char *problem = NULL;
         char detail[PGW_ERROR_MESSAGE_SIZE + 64];
-        json_t *deps = o ? json_object_get(o, "deps") : NULL;
-        json_t *write = o ? json_object_get(o, "write") : NULL;
+        json_t *deps = o && !deps_text ? json_object_get(o, "deps") : NULL;
+        json_t *write = o && !deps_text ? json_object_get(o, "write") : o;
         if (!o) {
             snprintf(detail, sizeof detail, "not JSON: %s", je.text);
             problem = detail;
-        } else if (!json_is_object(o) || !deps || !write || json_object_size(o) != 2) {
-            problem = "expected {\"deps\": ..., \"write\": ...}";
+        } else if (!deps_text &&
+                   (!json_is_object(o) || !deps || !write || json_object_size(o) != 2)) {
+            problem = json_is_object(o) && json_object_get(o, "op")
+                          ? "expected {\"deps\": ..., \"write\": ...}: this line is a "
+                            "write set alone (pgwitness watch --json): give the subscription "
+                            "with --deps FILE"
+                          : "expected {\"deps\": ..., \"write\": ...}";
         }
         pgw_verdict v;
         if (!problem) {
-            char *dt = json_dumps(deps, JSON_COMPACT), *wt = json_dumps(write, JSON_COMPACT);
+            char *dt = deps_text ? NULL : json_dumps(deps, JSON_COMPACT);
+            char *wt = json_dumps(write, JSON_COMPACT);
+            const char *dtext = deps_text ? deps_text : dt;
             pgw_error err;
             char what[16];
-            int rc = dt && wt ? decide_texts(&v, dt, strlen(dt), wt, strlen(wt), what,
-                                             sizeof what, &err)
-                              : PGW_ENOMEM;
+            int rc = dtext && wt ? decide_texts(&v, dtext, strlen(dtext), wt, strlen(wt), what,
+                                                sizeof what, &err)
+                                 : PGW_ENOMEM;
             if (rc != PGW_OK) {
                 snprintf(detail, sizeof detail, "%s: %s", rc == PGW_ENOMEM ? "memory" : what,
                          rc == PGW_ENOMEM ? "out of memory" : err.message);
@@ -130,6 +138,7 @@ static int decide_batch(cli *c)
             printf("%s\n", t ? t : "{\"error\": \"out of memory\"}");
             free(t);
             json_decref(e);
+            fflush(stdout);
             continue;
         }
         char *t = NULL;
@@ -140,8 +149,8 @@ static int decide_batch(cli *c)
     }
     free(line);
     if (bad)
-        fprintf(stderr, "%s decide: %lu of %lu lines could not be decided\n", c->prog, bad,
-                lineno);
+        fprintf(stderr, "%s decide: %lu of %lu %s could not be decided\n", c->prog, bad, lineno,
+                ex_plural(lineno, "line", "lines"));
     return bad ? 1 : 0;
 }
 
@@ -158,21 +167,40 @@ int cmd_decide(cli *c, int argc, char **argv)
     if (!cli_parse(c, argc, argv, opts, N(opts), pos, 0, &n_pos))
         return EXIT_USAGE;
     if (batch) {
-        if (deps_file || write_file)
-            return cli_usage(c, "--batch reads {\"deps\", \"write\"} lines from stdin: no "
-                                "--deps/--write");
-        return decide_batch(c);
+        if (write_file)
+            return cli_usage(c, "--batch reads the writes from stdin: no --write");
+        if (deps_file && strcmp(deps_file, "-") == 0)
+            return cli_usage(c, "--batch reads stdin: --deps must be a file");
+        char *dt = NULL;
+        if (deps_file) {
+            /* Checked once, up front: a bad subscription is not a bad line. */
+            size_t dl = 0;
+            pgw_deps *d = NULL;
+            pgw_error err;
+            if (!(dt = cli_read_file(c, deps_file, &dl)))
+                return 1;
+            if (pgw_deps_from_json(&d, dt, dl, &err) != PGW_OK) {
+                free(dt);
+                return cli_fail(c, "%s: %s", deps_file, err.message);
+            }
+            pgw_deps_free(d);
+        }
+        int rc = decide_batch(c, dt);
+        free(dt);
+        return rc;
     }
     if (!deps_file || !write_file)
         return cli_usage(c, "give --deps FILE and --write FILE (or --batch)");
+    if (strcmp(deps_file, "-") == 0 && strcmp(write_file, "-") == 0)
+        return cli_usage(c, "only one of --deps and --write can be - (standard input)");
     size_t dl = 0, wl = 0;
-    char *dt = cli_read_file(deps_file, &dl);
+    char *dt = cli_read_file(c, deps_file, &dl);
     if (!dt)
-        return cli_fail(c, "cannot read %s: %s", deps_file, strerror(errno));
-    char *wt = cli_read_file(write_file, &wl);
+        return 1;
+    char *wt = cli_read_file(c, write_file, &wl);
     if (!wt) {
         free(dt);
-        return cli_fail(c, "cannot read %s: %s", write_file, strerror(errno));
+        return 1;
     }
     pgw_verdict v;
     pgw_error err;

@@ -22,15 +22,66 @@
 #define SCHEMA_OPT(c) {"schema", 0, true, &(c)->pgw_schema, NULL}
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Strict: digits only, no sign or junk, no overflow, within [min, max]. */
 static bool parse_size(const char *s, size_t *out, size_t min, size_t max)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *s == '\0' || *end != '\0' || s[0] == '-' || v < min || v > max)
+    unsigned long long v;
+    if (!ex_parse_ull(s, min, max, &v))
         return false;
     *out = (size_t)v;
     return true;
+}
+
+/* The library's bounds for the text a snapshot records. */
+#define MAX_REASON_BYTES 200
+#define MAX_RESOURCE_BYTES 4096
+
+/* A table argument as the CLI takes it: parts quoted when they hold a
+ * dot or start with a quote. */
+static void table_arg_text(char *out, size_t size, const char *schema, const char *table)
+{
+    size_t n = 0;
+    for (int part = 0; part < 2; part++) {
+        const char *name = part ? table : schema;
+        bool quote = strchr(name, '.') || name[0] == '"';
+        if (part && n + 1 < size)
+            out[n++] = '.';
+        if (quote && n + 1 < size)
+            out[n++] = '"';
+        for (const char *p = name; *p; p++) {
+            if (*p == '"' && quote && n + 1 < size)
+                out[n++] = '"';
+            if (n + 1 < size)
+                out[n++] = *p;
+        }
+        if (quote && n + 1 < size)
+            out[n++] = '"';
+    }
+    out[n] = '\0';
+}
+
+/* "no table X" with the real rule about names, and a table whose name
+ * differs only in case when there is one. */
+static int no_such_table(cli *c, PGconn *conn, const char *schema, const char *table)
+{
+    const char *params[2] = {schema, table};
+    PGresult *r = PQexecParams(conn,
+                               "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n "
+                               "ON n.oid = c.relnamespace WHERE lower(n.nspname) = lower($1) "
+                               "AND lower(c.relname) = lower($2) AND c.relkind IN ('r', 'p') "
+                               "ORDER BY 1, 2 LIMIT 1",
+                               2, NULL, params, NULL, NULL, 0);
+    char hint[600] = "";
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+        char name[560];
+        table_arg_text(name, sizeof name, PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1));
+        snprintf(hint, sizeof hint, ": did you mean %s?", name);
+    }
+    PQclear(r);
+    return cli_fail(c,
+                    "no table %s.%s in this database (names are taken as written, nothing is "
+                    "lowercased%s)",
+                    schema, table, hint);
 }
 
 static int print_json_doc(char *json)
@@ -86,11 +137,13 @@ static void print_snapshot(const pgw_snapshot *s)
     cli_time(when, pgw_snapshot_captured_at(s));
     printf("%s.%s (oid %" PRIu32 ") at %s UTC, reason %s\n", pgw_snapshot_schema(s),
            pgw_snapshot_table(s), pgw_snapshot_table_oid(s), when, pgw_snapshot_reason(s));
+    size_t ncol = pgw_snapshot_column_count(s);
     if (pgw_snapshot_row_estimate(s, &rows))
-        printf("  %zu columns, about %" PRId64 " rows, ", pgw_snapshot_column_count(s), rows);
+        printf("  %zu %s, about %" PRId64 " %s, ", ncol, ex_plural(ncol, "column", "columns"),
+               rows, ex_plural((unsigned long long)rows, "row", "rows"));
     else
-        printf("  %zu columns, never analysed (no row estimate), ",
-               pgw_snapshot_column_count(s));
+        printf("  %zu %s, never analysed (no row estimate), ", ncol,
+               ex_plural(ncol, "column", "columns"));
     printf("schema hash %s%s\n", pgw_snapshot_schema_hash(s),
            pgw_snapshot_stats_available(s) ? "" : ", no statistics");
     if (pgw_snapshot_resource(s))
@@ -146,8 +199,13 @@ int cmd_snapshot(cli *c, int argc, char **argv)
     if (n_pos != 1)
         return cli_usage(c, "which table? (pgwitness snapshot TABLE)");
     char schema[256], table[256];
-    if (!cli_table_name(pos[0], schema, sizeof schema, table, sizeof table))
-        return cli_usage(c, "'%s' is not a table name (use table or schema.table)", pos[0]);
+    if (!cli_table_arg(c, pos[0], schema, sizeof schema, table, sizeof table))
+        return EXIT_USAGE;
+    if ((reason && !cli_check_text(c, "--reason", reason, MAX_REASON_BYTES)) ||
+        (resource && !cli_check_text(c, "--resource", resource, MAX_RESOURCE_BYTES)))
+        return EXIT_USAGE;
+    if (file && !file[0])
+        return cli_usage(c, "--output: the file name is empty");
     PGconn *conn = cli_connect(c);
     if (!conn)
         return 1;
@@ -158,9 +216,7 @@ int cmd_snapshot(cli *c, int argc, char **argv)
     pgw_error err;
     int rc = pgw_pq_capture(&s, conn, schema, table, &co, &err);
     if (rc == PGW_ENOTFOUND)
-        return cli_fail(c, "no table %s.%s in this database (names are exact: quote capitals, "
-                           "e.g. '\"MyTable\"')",
-                        schema, table);
+        return no_such_table(c, conn, schema, table);
     if (rc != PGW_OK)
         return cli_fail_err(c, rc, &err);
     char *json = NULL;
@@ -171,10 +227,16 @@ int cmd_snapshot(cli *c, int argc, char **argv)
     }
     if (file) {
         FILE *f = fopen(file, "w");
-        if (!f || fprintf(f, "%s\n", json) < 0 || fclose(f) != 0) {
+        bool wrote = f && fprintf(f, "%s\n", json) >= 0;
+        int saved = errno;
+        if (f && fclose(f) != 0 && wrote) {
+            wrote = false;
+            saved = errno;
+        }
+        if (!wrote) {
             pgw_free(json);
             pgw_snapshot_free(s);
-            return cli_fail(c, "cannot write %s: %s", file, strerror(errno));
+            return cli_fail(c, "cannot write %s: %s", file, strerror(saved));
         }
     }
     int64_t id = 0;
@@ -239,6 +301,11 @@ int cmd_baseline(cli *c, int argc, char **argv)
                          limit_s);
     if (batch_s && !parse_size(batch_s, &o.batch, 1, 10000))
         return cli_usage(c, "--batch takes a number from 1 to 10000, not '%s'", batch_s);
+    if (schema_pattern && !schema_pattern[0])
+        return cli_usage(c, "--schema PATTERN is empty (it is a LIKE pattern of schemas here; "
+                            "pgwitness's own schema is --pgw-schema)");
+    if (table_pattern && !table_pattern[0])
+        return cli_usage(c, "--table PATTERN is empty");
     PGconn *conn = cli_connect(c);
     if (!conn)
         return 1;
@@ -263,7 +330,8 @@ int cmd_baseline(cli *c, int argc, char **argv)
         printf("baseline: every table already has a snapshot of its current OID\n");
         return 0;
     }
-    printf("baseline: captured %zu of %zu tables without a snapshot", r.captured, r.backlog);
+    printf("baseline: captured %zu of %zu %s without a snapshot", r.captured, r.backlog,
+           ex_plural(r.backlog, "table", "tables"));
     if (r.vanished)
         printf(" (%zu dropped meanwhile)", r.vanished);
     if (r.remaining)
@@ -291,13 +359,18 @@ int cmd_drop(cli *c, int argc, char **argv)
         return EXIT_USAGE;
     if (n_pos != 1)
         return cli_usage(c, "which table? (pgwitness drop TABLE --reason REASON)");
-    if (!reason || !reason[0])
+    if (!reason)
         return cli_usage(c, "--reason is required (schema_mismatch_recreate, "
                             "retain_raw_versions, raw_orphan_cleanup, empty_raw_bloat, manual, "
                             "or your own word)");
+    /* Checked here: the funnel never lets a failed snapshot stop a drop,
+     * so a reason the snapshot refuses would drop the table unrecorded. */
+    if (!cli_check_text(c, "--reason", reason, MAX_REASON_BYTES) ||
+        (resource && !cli_check_text(c, "--resource", resource, MAX_RESOURCE_BYTES)))
+        return EXIT_USAGE;
     char schema[256], table[256];
-    if (!cli_table_name(pos[0], schema, sizeof schema, table, sizeof table))
-        return cli_usage(c, "'%s' is not a table name (use table or schema.table)", pos[0]);
+    if (!cli_table_arg(c, pos[0], schema, sizeof schema, table, sizeof table))
+        return EXIT_USAGE;
     PGconn *conn = cli_connect(c);
     if (!conn)
         return 1;
@@ -311,6 +384,11 @@ int cmd_drop(cli *c, int argc, char **argv)
     int rc = pgw_pq_drop_table(&r, conn, schema, table, reason, &o, &err);
     if (rc != PGW_OK)
         return cli_fail_err(c, rc, &err);
+    /* The funnel is idempotent: a missing table is not an error to it (the
+     * attempt is audited), but the operator should not miss it. */
+    if (!r.dropped)
+        fprintf(stderr, "%s drop: warning: there is no table %s.%s: nothing was dropped\n",
+                c->prog, schema, table);
     if (c->json)
         return cli_print_json(
             c, json_pack("{s:s, s:s, s:b, s:b, s:o, s:s?, s:o, s:s?}", "schema", schema, "table",
@@ -320,16 +398,17 @@ int cmd_drop(cli *c, int argc, char **argv)
                          "snapshot_error", r.snapshot_taken ? NULL : r.snapshot_error,
                          "audit_id", r.audit_id ? json_integer(r.audit_id) : json_null(),
                          "audit_error", r.audit_id ? NULL : r.audit_error));
-    if (r.dropped)
-        printf("dropped %s.%s; ", schema, table);
+    if (!r.dropped)
+        printf("no table %s.%s existed: nothing was dropped, no snapshot taken\n", schema,
+               table);
+    else if (r.snapshot_taken)
+        printf("dropped %s.%s; snapshot %" PRId64 " taken first\n", schema, table,
+               r.snapshot_id);
     else
-        printf("%s.%s did not exist (nothing dropped); ", schema, table);
-    if (r.snapshot_taken)
-        printf("snapshot %" PRId64 " taken first\n", r.snapshot_id);
-    else
-        printf("no snapshot: %s\n", r.snapshot_error);
+        printf("dropped %s.%s; no snapshot: %s\n", schema, table, r.snapshot_error);
     if (r.audit_id)
-        printf("audit row %" PRId64 "\n", r.audit_id);
+        printf("audit row %" PRId64 "%s\n", r.audit_id,
+               r.dropped ? "" : " records the attempt");
     else
         printf("no audit row: %s\n", r.audit_error);
     return 0;
@@ -350,14 +429,16 @@ int cmd_history(cli *c, int argc, char **argv)
         return EXIT_USAGE;
     if ((n_pos == 1) == (resource != NULL))
         return cli_usage(c, "give a TABLE or --resource ID (one of them)");
+    if (resource && !cli_check_text(c, "--resource", resource, MAX_RESOURCE_BYTES))
+        return EXIT_USAGE;
     pgw_pq_filter f = PGW_PQ_FILTER_INIT;
     f.newest_first = true;
-    if (limit_s && !parse_size(limit_s, &f.limit, 1, SIZE_MAX))
-        return cli_usage(c, "--limit takes a positive number, not '%s'", limit_s);
+    if (limit_s && !parse_size(limit_s, &f.limit, 1, 2147483647))
+        return cli_usage(c, "--limit takes a number from 1 to 2147483647, not '%s'", limit_s);
     char schema[256], table[256];
     if (n_pos == 1) {
-        if (!cli_table_name(pos[0], schema, sizeof schema, table, sizeof table))
-            return cli_usage(c, "'%s' is not a table name (use table or schema.table)", pos[0]);
+        if (!cli_table_arg(c, pos[0], schema, sizeof schema, table, sizeof table))
+            return EXIT_USAGE;
         f.schema = schema;
         f.table = table;
     } else {
@@ -462,8 +543,10 @@ static void print_diff(const pgw_diff *d, const char *label_a, const char *label
     cli_time(wt, t->captured_at);
     printf("from %s.%s  %s  hash %s  (%s)\n", f->schema, f->table, wf, f->schema_hash, label_a);
     printf("  to %s.%s  %s  hash %s  (%s)\n", t->schema, t->table, wt, t->schema_hash, label_b);
-    printf("class %s; schema %s", pgw_change_class_name(pgw_diff_class(d)),
-           pgw_diff_schema_changed(d) ? "changed" : "unchanged (same column names)");
+    /* schema_changed compares the two stored schema hashes (which leave out
+     * metadata columns, and are kept as written): say just that. */
+    printf("class %s; schema_hash %s", pgw_change_class_name(pgw_diff_class(d)),
+           pgw_diff_schema_changed(d) ? "changed" : "unchanged");
     if (f->has_row_estimate && t->has_row_estimate)
         printf("; rows %" PRId64 " -> %" PRId64, f->row_estimate, t->row_estimate);
     printf("\n");
@@ -524,16 +607,32 @@ static void print_diff(const pgw_diff *d, const char *label_a, const char *label
     }
 }
 
+/* An argument meant as a file: a path, or a name with an extension. */
+static bool looks_like_file(const char *arg)
+{
+    return strchr(arg, '/') || strchr(arg, '.') || strcmp(arg, "-") == 0;
+}
+
 /* A snapshot from a file, a stored id, or NULL with the error reported. */
 static pgw_snapshot *load_one(cli *c, const char *arg, char *label, size_t label_size, int *rc)
 {
     struct stat st;
     pgw_error err;
-    if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
+    size_t id;
+    bool is_id = parse_size(arg, &id, 1, INT64_MAX);
+    int stat_rc = stat(arg, &st), stat_errno = errno;
+    if (stat_rc == 0 || !is_id) {
+        /* A file: an existing one, or what is not an id. */
+        if (stat_rc != 0 && !looks_like_file(arg) && stat_errno == ENOENT) {
+            *rc = cli_usage(c, "'%s' is neither a snapshot file (there is no such file) nor a "
+                               "stored snapshot id",
+                            arg);
+            return NULL;
+        }
         size_t len = 0;
-        char *text = cli_read_file(arg, &len);
+        char *text = cli_read_file(c, arg, &len);
         if (!text) {
-            *rc = cli_fail(c, "cannot read %s: %s", arg, strerror(errno));
+            *rc = 1;
             return NULL;
         }
         pgw_snapshot *s = NULL;
@@ -545,11 +644,6 @@ static pgw_snapshot *load_one(cli *c, const char *arg, char *label, size_t label
         }
         snprintf(label, label_size, "file %s", arg);
         return s;
-    }
-    size_t id;
-    if (!parse_size(arg, &id, 1, INT64_MAX)) {
-        *rc = cli_usage(c, "'%s' is neither a snapshot file nor a stored snapshot id", arg);
-        return NULL;
     }
     PGconn *conn = cli_connect(c);
     if (!conn) {
@@ -597,11 +691,21 @@ int cmd_diff(cli *c, int argc, char **argv)
     if (n_pos == 0)
         return cli_usage(c, "give two snapshots (files or ids) or one TABLE");
     pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
-    if (threshold_s) {
-        char *end;
-        o.rename_threshold = strtod(threshold_s, &end);
-        if (*end || end == threshold_s || !(o.rename_threshold >= 0 && o.rename_threshold <= 1))
-            return cli_usage(c, "--threshold takes a number from 0 to 1, not '%s'", threshold_s);
+    if (threshold_s && !ex_parse_double(threshold_s, 0, 1, &o.rename_threshold))
+        return cli_usage(c, "--threshold takes a number from 0 to 1, not '%s'", threshold_s);
+    if (n_pos == 1) {
+        /* One argument is a TABLE; a file or an id alone is half a diff. */
+        struct stat st;
+        size_t id;
+        size_t len = strlen(pos[0]);
+        const char *what = stat(pos[0], &st) == 0                             ? "a file"
+                           : len > 5 && strcmp(pos[0] + len - 5, ".json") == 0 ? "a file name"
+                           : parse_size(pos[0], &id, 1, INT64_MAX) ? "a snapshot id"
+                                                                    : NULL;
+        if (what)
+            return cli_usage(c, "diff needs two snapshots: '%s' is %s, give the other one too "
+                                "(pgwitness diff A B); one argument alone is a TABLE",
+                             pos[0], what);
     }
     pgw_snapshot *a = NULL, *b = NULL;
     char la[300], lb[300];
@@ -612,9 +716,8 @@ int cmd_diff(cli *c, int argc, char **argv)
             b = load_one(c, pos[1], lb, sizeof lb, &rc);
     } else {
         char schema[256], table[256];
-        if (!cli_table_name(pos[0], schema, sizeof schema, table, sizeof table))
-            return cli_usage(c, "'%s' is not a table name, and one argument must be a TABLE",
-                             pos[0]);
+        if (!cli_table_arg(c, pos[0], schema, sizeof schema, table, sizeof table))
+            return EXIT_USAGE;
         PGconn *conn = cli_connect(c);
         if (!conn)
             return 1;
@@ -685,9 +788,10 @@ static void print_report(const pgw_drift *d)
 {
     size_t pairs = pgw_drift_pairs(d);
     size_t nres = pgw_drift_resource_count(d);
-    printf("drift report: %zu snapshots of %zu resource%s, %zu consecutive pair%s, %zu changed "
+    printf("drift report: %zu snapshot%s of %zu resource%s, %zu consecutive pair%s, %zu changed "
            "shape (%.0f%%)\n",
-           pgw_drift_snapshots(d), nres, nres == 1 ? "" : "s", pairs, pairs == 1 ? "" : "s",
+           pgw_drift_snapshots(d), pgw_drift_snapshots(d) == 1 ? "" : "s", nres,
+           nres == 1 ? "" : "s", pairs, pairs == 1 ? "" : "s",
            pgw_drift_changed_pairs(d), pgw_drift_rate(d) * 100);
     printf("classes:");
     bool any = false;
@@ -774,6 +878,8 @@ int cmd_report(cli *c, int argc, char **argv)
             return cli_usage(c, "--since: %s", err.message);
         f.has_since = true;
     }
+    if (resource && !cli_check_text(c, "--resource", resource, MAX_RESOURCE_BYTES))
+        return EXIT_USAGE;
     f.resource = resource;
     PGconn *conn = cli_connect(c);
     if (!conn)

@@ -132,14 +132,84 @@ static void on_event(const pgw_pq_listener_event *ev, void *userdata)
     fflush(stderr);
 }
 
-/* Splits "a,b,c" in place. */
-static size_t split_commas(char *s, const char **out, size_t max)
+/* Splits "a,b,c" in place; false (usage reported) for an empty or bad
+ * name, or more than `max`. */
+static bool split_values(const cli *c, char *s, const char **out, size_t max, size_t *n)
 {
-    size_t n = 0;
-    for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ","))
-        if (*tok)
-            out[n++] = tok;
-    return n;
+    *n = 0;
+    for (char *p = s;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        const char *problem = ex_name_problem(p);
+        if (problem) {
+            cli_usage(c, "--values: column name %zu %s", *n + 1, problem);
+            return false;
+        }
+        if (*n == max) {
+            cli_usage(c, "--values: at most %zu columns", max);
+            return false;
+        }
+        out[(*n)++] = p;
+        if (!comma)
+            return true;
+        p = comma + 1;
+    }
+}
+
+/* The trigger skips value columns the table does not have; the operator
+ * means columns that exist, so a name that is a column of none of the
+ * watched tables is refused before any trigger changes, and one missing
+ * from some of them is said. Returns 0, or the exit code. */
+static int check_value_columns(cli *c, PGconn *conn, char schemas[][256], char tables[][256],
+                               size_t n_tables, const char *const *cols, size_t n_cols)
+{
+    unsigned found[MAX_VALUES] = {0};
+    for (size_t t = 0; t < n_tables; t++) {
+        const char *params[2] = {schemas[t], tables[t]};
+        PGresult *r = PQexecParams(conn,
+                                   "SELECT a.attname FROM pg_attribute a JOIN pg_class k ON "
+                                   "k.oid = a.attrelid JOIN pg_namespace n ON n.oid = "
+                                   "k.relnamespace WHERE n.nspname = $1 AND k.relname = $2 "
+                                   "AND k.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT "
+                                   "a.attisdropped",
+                                   2, NULL, params, NULL, NULL, 0);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s", PQresultErrorMessage(r));
+            msg[strcspn(msg, "\n")] = '\0';
+            PQclear(r);
+            return cli_fail(c, "reading the columns of %s.%s: %s", schemas[t], tables[t], msg);
+        }
+        if (PQntuples(r) == 0) { /* no such table: pgw_pq_watch_table says so */
+            PQclear(r);
+            continue;
+        }
+        for (size_t k = 0; k < n_cols; k++) {
+            bool here = false;
+            for (int i = 0; i < PQntuples(r) && !here; i++)
+                here = strcmp(PQgetvalue(r, i, 0), cols[k]) == 0;
+            if (here)
+                found[k]++;
+            else if (n_tables > 1)
+                fprintf(stderr, "%s watch: note: %s.%s has no column \"%s\": its writes carry "
+                                "no values of it\n",
+                        c->prog, schemas[t], tables[t], cols[k]);
+        }
+        PQclear(r);
+    }
+    for (size_t k = 0; k < n_cols; k++) {
+        if (found[k])
+            continue;
+        if (n_tables == 1)
+            return cli_usage(c, "--values: \"%s\" is not a column of %s.%s (names are taken "
+                                "as written)",
+                             cols[k], schemas[0], tables[0]);
+        return cli_usage(c, "--values: \"%s\" is a column of none of the %zu watched tables "
+                            "(names are taken as written)",
+                         cols[k], n_tables);
+    }
+    return 0;
 }
 
 int cmd_watch(cli *c, int argc, char **argv)
@@ -162,13 +232,11 @@ int cmd_watch(cli *c, int argc, char **argv)
         return EXIT_USAGE;
     if (n_pos == 0)
         return cli_usage(c, "which tables? (pgwitness watch TABLE...)");
-    long seconds = 0;
-    if (seconds_s) {
-        char *end;
-        seconds = strtol(seconds_s, &end, 10);
-        if (*end || end == seconds_s || seconds < 0)
-            return cli_usage(c, "--seconds takes a number of seconds (0: until interrupted)");
-    }
+    unsigned long long seconds = 0;
+    if (seconds_s && !ex_parse_ull(seconds_s, 0, 2147483647, &seconds))
+        return cli_usage(c, "--seconds takes a number of seconds from 0 (until interrupted) to "
+                            "2147483647, not '%s'",
+                         seconds_s);
     char values_buf[4096] = "";
     const char *value_cols[MAX_VALUES];
     size_t n_values = 0;
@@ -176,15 +244,30 @@ int cmd_watch(cli *c, int argc, char **argv)
         if (strlen(values) >= sizeof values_buf)
             return cli_usage(c, "--values is too long");
         strcpy(values_buf, values);
-        n_values = split_commas(values_buf, value_cols, MAX_VALUES);
+        if (!split_values(c, values_buf, value_cols, MAX_VALUES, &n_values))
+            return EXIT_USAGE;
     }
+    const char *problem = channel ? ex_name_problem(channel) : NULL;
+    if (problem)
+        return cli_usage(c, "--channel: the channel name %s", problem);
+    const char *scope_opts[3][2] = {
+        {"--project", project}, {"--tenant", tenant}, {"--database", database}};
+    for (size_t i = 0; i < 3; i++) /* "" is a value of its own (pgw_scope) */
+        if (scope_opts[i][1] && !ex_utf8_valid(scope_opts[i][1], strlen(scope_opts[i][1])))
+            return cli_usage(c, "%s is not valid UTF-8", scope_opts[i][0]);
     char schemas[MAX_TABLES][256], tables[MAX_TABLES][256];
     for (size_t i = 0; i < n_pos; i++)
-        if (!cli_table_name(pos[i], schemas[i], sizeof schemas[i], tables[i], sizeof tables[i]))
-            return cli_usage(c, "'%s' is not a table name (use table or schema.table)", pos[i]);
+        if (!cli_table_arg(c, pos[i], schemas[i], sizeof schemas[i], tables[i],
+                           sizeof tables[i]))
+            return EXIT_USAGE;
     PGconn *conn = cli_connect(c);
     if (!conn)
         return 1;
+    if (n_values) {
+        int bad = check_value_columns(c, conn, schemas, tables, n_pos, value_cols, n_values);
+        if (bad)
+            return bad;
+    }
     pgw_error err;
     pgw_pq_watch_options wo = PGW_PQ_WATCH_OPTIONS_INIT;
     wo.pgw_schema = c->pgw_schema;
@@ -241,8 +324,8 @@ int cmd_watch(cli *c, int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    long waited_ms = 0;
-    while (!g_stop && (seconds == 0 || waited_ms < seconds * 1000)) {
+    long long waited_ms = 0;
+    while (!g_stop && (seconds == 0 || waited_ms < (long long)seconds * 1000)) {
         rc = pgw_pq_listener_run(l, 200, &err);
         if (rc != PGW_OK)
             break;

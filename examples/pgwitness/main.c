@@ -9,9 +9,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "excommon.h"
 
 static const char *const overview =
-    "usage: pgwitness [-d CONNINFO] [--schema NAME] COMMAND [ARGS] [--json]\n"
+    "usage: pgwitness [-d CONNINFO] [--pgw-schema NAME] COMMAND [ARGS] [--json]\n"
     "\n"
     "pgwitness records what PostgreSQL tables looked like before they are\n"
     "dropped, diffs those snapshots (added, removed, retyped, reordered and\n"
@@ -32,19 +33,23 @@ static const char *const overview =
     "  decide                  decide whether a write must refresh a subscription\n"
     "  watch TABLE...          install triggers and print each write set as it arrives\n"
     "\n"
-    "Options for every command (before or after it):\n"
+    "Options for every command (before or after it; `--name VALUE` or\n"
+    "`--name=VALUE`):\n"
     "  -d, --dbname CONNINFO   libpq connection string or URI (default: the PG*\n"
     "                          environment variables: PGHOST, PGPORT, PGUSER, ...)\n"
-    "  --schema NAME           pgwitness's own schema (default pgwitness; for\n"
-    "                          `baseline`, --schema after the command is the\n"
-    "                          pattern of schemas to cover: use --pgw-schema there)\n"
-    "  --pgw-schema NAME       pgwitness's own schema, unambiguously\n"
-    "  --json                  one JSON document on stdout instead of text\n"
+    "  --pgw-schema NAME       pgwitness's own schema (default pgwitness, or\n"
+    "                          $PGWITNESS_SCHEMA)\n"
+    "  --schema NAME           the same, except after `baseline`, where --schema\n"
+    "                          is the LIKE pattern of schemas to cover\n"
+    "  --json                  JSON on stdout instead of text: one document, or for\n"
+    "                          `watch` and `decide --batch` one JSON object per line\n"
     "  -h, --help              help for pgwitness or for a command\n"
     "  --version               print the version\n"
     "\n"
-    "TABLE is `table` (schema public) or `schema.table`; quote parts that\n"
-    "contain dots or capitals: '\"My Schema\".\"Orders 2025\"'.\n"
+    "TABLE is `table` (schema public) or `schema.table`. Names are taken as\n"
+    "written, nothing is lowercased: T1 and t1 are two tables, and 'My Table'\n"
+    "needs no quotes. Double-quote a part only when it contains a dot:\n"
+    "'\"my.schema\".orders' or 'public.\"orders.2025\"'.\n"
     "Exit status: 0 success, 1 failure, 2 usage error. Errors are one line on\n"
     "stderr. `pgwitness help COMMAND` or `pgwitness COMMAND --help` for more.\n";
 
@@ -93,16 +98,19 @@ int main(int argc, char **argv)
             c.json = true;
             continue;
         }
-        const char **slot = NULL;
-        if (strcmp(a, "-d") == 0 || strcmp(a, "--dbname") == 0)
-            slot = &c.conninfo;
-        else if (strcmp(a, "--schema") == 0 || strcmp(a, "--pgw-schema") == 0)
-            slot = &c.pgw_schema;
-        if (!slot)
+        /* "--name VALUE" or "--name=VALUE", as after the command. */
+        static const struct {
+            const char *name, *short_name;
+        } globals[] = {{"--dbname", "-d"}, {"--schema", NULL}, {"--pgw-schema", NULL}};
+        const char **slots[] = {&c.conninfo, &c.pgw_schema, &c.pgw_schema};
+        int m = 0;
+        for (size_t k = 0; k < 3 && m == 0; k++) {
+            m = ex_opt_value(argc, argv, &i, globals[k].name, globals[k].short_name, slots[k]);
+            if (m < 0)
+                return cli_usage(&c, "option %s needs a value", globals[k].name);
+        }
+        if (m == 0)
             return cli_usage(&c, "unknown option '%s' (see pgwitness --help)", a);
-        if (i + 1 >= argc)
-            return cli_usage(&c, "option %s needs a value", a);
-        *slot = argv[++i];
     }
     if (i >= argc) {
         fputs(overview, stderr);

@@ -13,10 +13,12 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "excommon.h"
 #include "tasks.h"
 
 static void usage(FILE *f)
@@ -27,50 +29,92 @@ static void usage(FILE *f)
           "tasks.list subscriptions of every tenant are kept fresh by one listener.\n"
           "--script runs a fixed sequence of writes (and a forced reconnect) and prints\n"
           "each decision with its reason; --watch prints the decisions for writes made\n"
-          "by others, for SECONDS (0: until interrupted).\n",
+          "by others, for SECONDS (0 to 2147483647; 0: until interrupted). One to four\n"
+          "tenants, each named once (letters, digits, _ and -). Options take their value as `--watch 10` or\n"
+          "`--watch=10`. Exit status: 0 success, 1 failure, 2 usage error.\n",
           f);
 }
 
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("pgwitness-tasks: ", stderr);
+    if (arg)
+        fprintf(stderr, "%s%s", fmt, arg);
+    else
+        fputs(fmt, stderr);
+    fputs(" (see pgwitness-tasks --help)\n", stderr);
+    return 2;
+}
+
+#define MAX_TENANTS 4
+
 int main(int argc, char **argv)
 {
-    tasks_tenant tenants[4];
-    char *owned[4] = {NULL};
+    const char *tenant_args[MAX_TENANTS];
     size_t n = 0;
-    int mode = 0, seconds = 0;
+    bool script = false;
+    const char *watch_s = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v = NULL;
+        int m;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(a, "--tenant") == 0 && i + 1 < argc) {
-            char *eq = strchr(argv[i + 1], '=');
-            if (!eq || eq == argv[i + 1] || n == 4) {
-                fprintf(stderr, "pgwitness-tasks: --tenant NAME=CONNINFO (at most 4)\n");
-                return 2;
-            }
-            owned[n] = strdup(argv[++i]);
-            char *e = strchr(owned[n], '=');
-            *e = '\0';
-            tenants[n].name = owned[n];
-            tenants[n].conninfo = e + 1;
-            n++;
+        } else if ((m = ex_opt_value(argc, argv, &i, "--tenant", NULL, &v)) != 0) {
+            if (m < 0)
+                return usage_error("--tenant needs NAME=CONNINFO", NULL);
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v)
+                return usage_error("--tenant takes NAME=CONNINFO, not ", v);
+            /* The name is the scope's tenant, printed and put in JSON. */
+            if (eq - v > 63 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_-") != (size_t)(eq - v))
+                return usage_error("a tenant NAME is 1 to 63 letters, digits, _ or -, not ", v);
+            if (n == MAX_TENANTS)
+                return usage_error("at most 4 tenants", NULL);
+            for (size_t k = 0; k < n; k++)
+                if (strncmp(tenant_args[k], v, (size_t)(eq - v) + 1) == 0)
+                    return usage_error("a tenant is named twice: ", v);
+            tenant_args[n++] = v;
         } else if (strcmp(a, "--script") == 0) {
-            mode = 1;
-        } else if (strcmp(a, "--watch") == 0 && i + 1 < argc) {
-            mode = 2;
-            seconds = atoi(argv[++i]);
+            script = true;
+        } else if ((m = ex_opt_value(argc, argv, &i, "--watch", NULL, &v)) != 0) {
+            if (m < 0)
+                return usage_error("--watch needs a number of seconds", NULL);
+            watch_s = v;
         } else {
-            fprintf(stderr, "pgwitness-tasks: unknown option %s (see --help)\n", a);
-            return 2;
+            return usage_error("unknown option ", a);
         }
     }
-    if (n == 0 || mode == 0) {
+    unsigned long long seconds = 0;
+    if (watch_s && !ex_parse_ull(watch_s, 0, 2147483647, &seconds))
+        return usage_error("--watch takes a number of seconds from 0 (until interrupted) to "
+                           "2147483647, not ",
+                           watch_s);
+    if (script && watch_s)
+        return usage_error("--script and --watch cannot be combined: choose one", NULL);
+    if (n == 0 || (!script && !watch_s)) {
         usage(stderr);
         return 2;
     }
+    tasks_tenant tenants[MAX_TENANTS];
+    char *owned[MAX_TENANTS] = {NULL};
+    for (size_t k = 0; k < n; k++) {
+        owned[k] = strdup(tenant_args[k]);
+        if (!owned[k]) {
+            for (size_t j = 0; j < k; j++)
+                free(owned[j]);
+            fputs("pgwitness-tasks: out of memory\n", stderr);
+            return 1;
+        }
+        char *e = strchr(owned[k], '=');
+        *e = '\0';
+        tenants[k].name = owned[k];
+        tenants[k].conninfo = e + 1;
+    }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int rc = mode == 1 ? tasks_script(stdout, tenants, n)
-                       : tasks_watch(stdout, tenants, n, seconds);
+    int rc = script ? tasks_script(stdout, tenants, n)
+                    : tasks_watch(stdout, tenants, n, (int)seconds);
     for (size_t i = 0; i < n; i++)
         free(owned[i]);
     return rc;

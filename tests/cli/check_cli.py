@@ -1,35 +1,97 @@
 #!/usr/bin/env python3
-"""The `pgwitness` CLI against the real server tests/run starts (issue 7).
+"""The `pgwitness` CLI and the example programs `pgwitness-ingest` and
+`pgwitness-tasks` against the real server tests/run starts (issue 7).
 
 Every bad input gives one clear line on stderr naming what is wrong, a
 non-zero exit (2 usage, 1 failure), and changes nothing in the database;
 the commands print what they say on real data. Prints TAP.
 
-usage: check_cli.py PGWITNESS INGEST DATA_DIR FIXTURE_DIR
+usage: check_cli.py PGWITNESS INGEST DATA_DIR FIXTURE_DIR [TASKS]
+
+TASKS defaults to ../tasks/pgwitness-tasks beside INGEST's directory.
+PGW_TEST_WRAPPER in the environment (e.g. "valgrind --error-exitcode=99
+...") is split on whitespace and put before every run of the three
+programs; waits for their output are then ten times longer.
 """
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 CLI, INGEST, DATA, FIXTURES = sys.argv[1:5]
+TASKS = sys.argv[5] if len(sys.argv) > 5 else os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(INGEST))), "tasks", "pgwitness-tasks")
+WRAP = os.environ.get("PGW_TEST_WRAPPER", "").split()
+SLOW = 10 if WRAP else 1  # valgrind runs the programs some ten times slower
 DB = "pgwt_cli_%d" % os.getpid()
+NOSERVER = "host=/nonexistent-pgw port=1"
 results = []
 
 
-def run(args, stdin=None, env=None, db=True):
+def run(args, stdin=None, env=None, db=True, timeout=120):
     e = dict(os.environ)
     if db:
         e["PGDATABASE"] = DB
     if env:
         e.update(env)
-    p = subprocess.run(args, input=stdin, capture_output=True, text=True, env=e, timeout=120)
+    try:
+        p = subprocess.run(WRAP + args, input=stdin, capture_output=True, text=True, env=e,
+                           timeout=timeout * SLOW)
+    except subprocess.TimeoutExpired as t:
+        out = t.stdout.decode(errors="replace") if isinstance(t.stdout, bytes) else t.stdout
+        return "timeout", out or "", "timed out after %ss" % (timeout * SLOW)
     return p.returncode, p.stdout, p.stderr
 
 
 def cli(*args, **kw):
     return run([CLI] + list(args), **kw)
+
+
+def ingest(*args, **kw):
+    return run([INGEST] + list(args), **kw)
+
+
+def tasks(*args, **kw):
+    return run([TASKS] + list(args), **kw)
+
+
+def popen(args, **kw):
+    """A program started in the background (stdout and stderr pipes, bytes)."""
+    e = dict(os.environ, PGDATABASE=DB)
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    return subprocess.Popen(WRAP + args, env=e, **kw)
+
+
+def read_lines(proc, n, timeout):
+    """What proc printed on stdout once it has n lines, or at the deadline."""
+    fd, buf = proc.stdout.fileno(), b""
+    deadline = time.time() + timeout * SLOW
+    while buf.count(b"\n") < n and time.time() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            buf += chunk
+    return buf
+
+
+def stop(proc, timeout=30):
+    """SIGTERM, then what is left of stdout and stderr (text), and the exit code."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=timeout * SLOW)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    return proc.returncode, (out or b"").decode(errors="replace"), (err or b"").decode(
+        errors="replace")
 
 
 def check(name, cond, detail=""):
@@ -38,13 +100,15 @@ def check(name, cond, detail=""):
 
 def one_error_line(name, rc, out, err, code, needle):
     lines = [l for l in err.splitlines() if l.strip()]
-    ok = rc == code and len(lines) == 1 and needle in err and out == ""
-    check(name, ok, f"rc={rc} stdout={out!r} stderr={err!r} (want rc {code}, one line with {needle!r})")
+    needles = needle if isinstance(needle, (list, tuple)) else [needle]
+    ok = rc == code and len(lines) == 1 and all(n in err for n in needles) and out == ""
+    check(name, ok, f"rc={rc} stdout={out!r} stderr={err!r} (want rc {code}, one line with "
+          f"{needles!r})")
 
 
 def psql(sql):
     e = dict(os.environ, PGDATABASE=DB)
-    p = subprocess.run(["psql", "-Atqc", sql], capture_output=True, text=True, env=e)
+    p = subprocess.run(["psql", "-XAtqc", sql], capture_output=True, text=True, env=e)
     return p.stdout.strip()
 
 
@@ -52,6 +116,17 @@ def counts():
     return psql("SELECT (SELECT count(*) FROM pgwitness.snapshots) || '/' || "
                 "(SELECT count(*) FROM pgwitness.drop_audit) || '/' || "
                 "(SELECT count(*) FROM pg_tables WHERE schemaname = 'public')")
+
+
+def wait_listening(n=1, channel="pgwitness"):
+    """Waits until n sessions of this database LISTEN on the channel."""
+    deadline = time.time() + 10 * SLOW
+    while time.time() < deadline:
+        if psql(f"SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                f"AND query = 'LISTEN \"{channel}\"'") == str(n):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def main():
@@ -78,7 +153,47 @@ def main():
 
 def body():
     tmp = tempfile.mkdtemp()
-    # Usage errors: exit 2, one line.
+    usage_errors()
+    numbers(tmp)
+
+    # Every command documents itself.
+    for c in ["install", "snapshot", "baseline", "drop", "history", "diff", "report", "prune",
+              "decide", "watch"]:
+        rc, out, err = cli(c, "--help")
+        check(f"{c} --help", rc == 0 and out.startswith("usage: pgwitness " + c) and err == "",
+              out[:200])
+    rc, out, err = cli("--help")
+    check("pgwitness --help: the real rule for names, --pgw-schema, JSON lines",
+          rc == 0 and "nothing is lowercased" in out and "capitals" not in out and
+          "--pgw-schema NAME" in out and "one JSON object per line" in out, out)
+
+    # Unreachable server; schema not installed.
+    one_error_line("unreachable server", *cli("-d", NOSERVER, "history", "t"), 1,
+                   "cannot connect to the database")
+    one_error_line("schema not installed", *cli("history", "penguins"), 1,
+                   "pgwitness is not installed in schema \"pgwitness\"")
+    one_error_line("schema not installed (another name)",
+                   *cli("--schema", "nope", "report"), 1, "`pgwitness install`")
+
+    rc, out, err = cli("install")
+    check("install", rc == 0 and out == 'installed pgwitness schema "pgwitness" (version 2)\n',
+          out + err)
+    rc, out, err = cli("install")
+    check("install again is a no-op", rc == 0 and "is up to date (version 2)" in out, out + err)
+
+    real_data(tmp)
+    diffs(tmp)
+    failures_change_nothing()
+    names_and_drop()
+    ingest_reloads(tmp)
+    ingest_bad_input(tmp)
+    watch_and_decide(tmp)
+    decide_files(tmp)
+    tasks_example()
+
+
+def usage_errors():
+    """Usage errors: exit 2, one line, before any connection."""
     rc, out, err = cli()
     check("no command: usage on stderr, exit 2", rc == 2 and "usage: pgwitness" in err and out == "")
     one_error_line("unknown command", *cli("bogus"), 2, "unknown command 'bogus'")
@@ -91,41 +206,150 @@ def body():
     one_error_line("report with a bad timestamp", *cli("report", "--since", "yesterday"), 2,
                    "is not an RFC 3339 timestamp")
     one_error_line("decide without files", *cli("decide"), 2, "give --deps FILE and --write FILE")
-    one_error_line("bad table name", *cli("snapshot", '"unterminated'), 2, "is not a table name")
+    one_error_line("bad table name", *cli("snapshot", '"unterminated'), 2,
+                   ["is not a table name", "unterminated quote"])
+    # An empty schema name is a usage error, not SQL's "zero-length delimited identifier".
+    for args in (["--schema", "", "history", "t1"], ["history", "t1", "--pgw-schema="],
+                 ["--pgw-schema=", "report"]):
+        one_error_line(f"empty pgwitness schema: {args}", *cli("-d", NOSERVER, *args), 2,
+                       "pgwitness's schema name (--pgw-schema, --schema or PGWITNESS_SCHEMA) "
+                       "is empty")
+    # Bad text options are usage errors found before connecting (exit 2, not 1).
+    long = "x" * 300
+    one_error_line("snapshot --reason ''", *cli("-d", NOSERVER, "snapshot", "t1", "--reason", ""),
+                   2, "--reason is empty")
+    one_error_line("snapshot --reason of 300 bytes",
+                   *cli("-d", NOSERVER, "snapshot", "t1", "--reason", long), 2,
+                   "--reason is 300 bytes, more than 200")
+    one_error_line("drop --reason of 300 bytes", *cli("-d", NOSERVER, "drop", "t1", "--reason",
+                                                      long), 2, "--reason is 300 bytes")
+    one_error_line("drop --reason=''", *cli("-d", NOSERVER, "drop", "t1", "--reason="), 2,
+                   "--reason is empty")
+    one_error_line("history --resource ''", *cli("-d", NOSERVER, "history", "--resource", ""), 2,
+                   "--resource is empty")
+    one_error_line("snapshot -o ''", *cli("-d", NOSERVER, "snapshot", "t1", "-o", ""), 2,
+                   "--output: the file name is empty")
+    one_error_line("baseline --schema '' (a pattern there)",
+                   *cli("-d", NOSERVER, "baseline", "--schema", ""), 2,
+                   "--schema PATTERN is empty")
+    # --opt=value works for global options too, as for command options.
+    one_error_line("--dbname=X before the command", *cli(f"--dbname={NOSERVER}", "history", "t"),
+                   1, "cannot connect to the database")
+    one_error_line("-d X after the command", *cli("history", "t", "-d", NOSERVER), 1,
+                   "cannot connect to the database")
+    one_error_line("--dbname=X after the command", *cli("history", "t", f"--dbname={NOSERVER}"),
+                   1, "cannot connect to the database")
+    one_error_line("global option without its value", *cli("--dbname"), 2,
+                   "option --dbname needs a value")
+    # Table names: as written, at most two parts, each a valid name.
+    one_error_line("a.b.c is not a table name", *cli("-d", NOSERVER, "snapshot", "a.b.c"), 2,
+                   "'a.b.c' has more than two parts")
+    one_error_line("a name over 63 bytes", *cli("-d", NOSERVER, "snapshot", "t" * 64), 2,
+                   "is longer than 63 bytes")
+    one_error_line("an empty table name", *cli("-d", NOSERVER, "snapshot", "public."), 2,
+                   "the table name in 'public.' is empty")
+    # diff: a missing file is named as such; one file alone is half a diff.
+    one_error_line("diff A missing.json", *cli("-d", NOSERVER, "diff", "/nonexistent/a.json",
+                                               "missing.json"), 1,
+                   "cannot read /nonexistent/a.json: No such file or directory")
+    one_error_line("diff a directory", *cli("-d", NOSERVER, "diff", "/", "/"), 1,
+                   "cannot read /: it is a directory")
+    one_error_line("diff with one file name", *cli("-d", NOSERVER, "diff", "a.json"), 2,
+                   ["diff needs two snapshots", "'a.json' is a file name"])
+    one_error_line("diff with one id", *cli("-d", NOSERVER, "diff", "3"), 2,
+                   ["diff needs two snapshots", "'3' is a snapshot id"])
+    one_error_line("diff with a word that is no file and no id",
+                   *cli("-d", NOSERVER, "diff", "penguins", "3"), 2,
+                   "'penguins' is neither a snapshot file (there is no such file) nor a stored "
+                   "snapshot id")
+    # decide: files that cannot be read say why.
+    one_error_line("decide --deps DIRECTORY", *cli("decide", "--deps", "/", "--write", "w.json"),
+                   1, "cannot read /: it is a directory")
+    one_error_line("decide --deps MISSING", *cli("decide", "--deps", "/nonexistent/d.json",
+                                                 "--write", "w.json"), 1,
+                   "cannot read /nonexistent/d.json: No such file or directory")
+    # watch: value columns and channel are names.
+    one_error_line("watch --values a,,b", *cli("-d", NOSERVER, "watch", "t", "--values", "a,,b"),
+                   2, "--values: column name 2 is empty")
+    one_error_line("watch --channel ''", *cli("-d", NOSERVER, "watch", "t", "--channel", ""), 2,
+                   "--channel: the channel name is empty")
+    # The example programs: the same rules.
+    one_error_line("ingest: --table a.b.c is rejected as by pgwitness",
+                   *ingest("-d", NOSERVER, "--table", "a.b.c", "x.csv"), 2,
+                   "'a.b.c' has more than two parts")
+    one_error_line("ingest: --table ''", *ingest("-d", NOSERVER, "--table", "", "x.csv"), 2,
+                   "the table name in '' is empty")
+    one_error_line("ingest: --table=s.t with --schema", *ingest("-d", NOSERVER, "--table=s.t",
+                                                              "--schema", "u", "x.csv"), 2,
+                   "give the schema once")
+    one_error_line("ingest: --schema ''", *ingest("-d", NOSERVER, "--table", "t", "--schema=",
+                                                 "x.csv"), 2, "--schema: the name is empty")
+    one_error_line("ingest: --dbname=X", *ingest(f"--dbname={NOSERVER}", "--table=t", "x.csv"), 1,
+                   "cannot connect to the database")
+    one_error_line("ingest: an option without its value", *ingest("x.csv", "--table"), 2,
+                   "option --table needs a value")
+    one_error_line("ingest: two files", *ingest("--table", "t", "a.csv", "b.csv"), 2,
+                   "one CSV file at a time")
+    one_error_line("tasks: --script and --watch together", *tasks("--tenant", "a=dbname=x",
+                                                                 "--script", "--watch", "1"), 2,
+                   "--script and --watch cannot be combined")
+    one_error_line("tasks: a tenant named twice", *tasks("--tenant", "a=dbname=x", "--tenant",
+                                                        "a=dbname=y", "--script"), 2,
+                   "a tenant is named twice")
+    one_error_line("tasks: a tenant name that is no word", *tasks("--tenant", 'a"b=dbname=x',
+                                                                 "--script"), 2,
+                   "a tenant NAME is 1 to 63 letters, digits, _ or -")
+    one_error_line("tasks: --watch without a value", *tasks("--tenant", "a=dbname=x", "--watch"),
+                   2, "--watch needs a number of seconds")
 
-    # Every command documents itself.
-    for c in ["install", "snapshot", "baseline", "drop", "history", "diff", "report", "prune",
-              "decide", "watch"]:
-        rc, out, err = cli(c, "--help")
-        check(f"{c} --help", rc == 0 and out.startswith("usage: pgwitness " + c) and err == "",
-              out[:200])
 
-    # Unreachable server; schema not installed.
-    one_error_line("unreachable server", *cli("-d", "host=/nonexistent-pgw port=1", "history",
-                                              "t"), 1, "cannot connect to the database")
-    one_error_line("schema not installed", *cli("history", "penguins"), 1,
-                   "pgwitness is not installed in schema \"pgwitness\"")
-    one_error_line("schema not installed (another name)",
-                   *cli("--schema", "nope", "report"), 1, "`pgwitness install`")
+def numbers(tmp):
+    """Strict numbers everywhere: junk, signs, spaces and overflow are usage
+    errors (exit 2) found before connecting; nothing runs forever."""
+    big = "99999999999999999999999"
+    for bad in ["abc", "-1", "+5", " 5", "5x", big, ""]:
+        one_error_line(f"tasks --watch {bad!r}", *tasks("--tenant", "acme=dbname=postgres",
+                                                        "--watch", bad, timeout=20), 2,
+                       f"--watch takes a number of seconds from 0 (until interrupted) to "
+                       f"2147483647, not {bad}")
+    one_error_line("tasks --watch=abc", *tasks("--tenant=acme=dbname=postgres", "--watch=abc",
+                                               timeout=20), 2, "--watch takes a number")
+    cases = [
+        (["history", "t", "--limit"], "--limit takes a number from 1 to 2147483647"),
+        (["baseline", "--limit"], "--limit takes a number of tables from 1 to 10000000"),
+        (["baseline", "--batch"], "--batch takes a number from 1 to 10000"),
+        (["prune", "--keep"], "--keep takes a positive number"),
+        (["watch", "t", "--seconds"], "--seconds takes a number of seconds from 0"),
+        (["diff", "1", "2", "--threshold"], "--threshold takes a number from 0 to 1"),
+    ]
+    for args, needle in cases:
+        for bad in ["abc", "-1", "+5", " 5", "5x", big, "0x10", "1e400", "nan"]:
+            one_error_line(f"{' '.join(args)} {bad!r}", *cli("-d", NOSERVER, *args, bad), 2,
+                           [needle, f"not '{bad}'"])
+    one_error_line("--limit=0", *cli("-d", NOSERVER, "history", "t", "--limit=0"), 2,
+                   "--limit takes a number from 1 to 2147483647, not '0'")
+    one_error_line("--threshold=1.5", *cli("-d", NOSERVER, "diff", "1", "2", "--threshold=1.5"),
+                   2, "--threshold takes a number from 0 to 1, not '1.5'")
+    # Good numbers still pass parsing (and then fail to connect: exit 1).
+    for args in (["history", "t", "--limit=3"], ["diff", "1", "2", "--threshold", "0.75"],
+                 ["diff", "1", "2", "--threshold=1e-1"], ["prune", "--keep", "007"]):
+        one_error_line(f"good number: {' '.join(args)}", *cli("-d", NOSERVER, *args), 1,
+                       "cannot connect")
 
-    rc, out, err = cli("install")
-    check("install", rc == 0 and out == 'installed pgwitness schema "pgwitness" (version 2)\n',
-          out + err)
-    rc, out, err = cli("install")
-    check("install again is a no-op", rc == 0 and "is up to date (version 2)" in out, out + err)
 
+def real_data(tmp):
     # Real data: the three published formats through the example collector.
     penguins = [os.path.join(DATA, "palmerpenguins", f) for f in
                 ("v1_penguins_raw.csv", "v2_penguins_size.csv", "v3_penguins.csv")]
-    rc, out, err = run([INGEST, "--table", "penguins", penguins[0]])
+    rc, out, err = ingest("--table", "penguins", penguins[0])
     check("ingest v1", rc == 0 and "loaded 344 rows, 17 columns" in out, out + err)
     rc, out, err = cli("baseline")
     check("baseline captures the live table", rc == 0 and
-          "captured 1 of 1 tables without a snapshot; none remain" in out, out + err)
+          "captured 1 of 1 table without a snapshot; none remain" in out, out + err)
     rc, out, err = cli("baseline", "--json")
     check("baseline again does nothing", rc == 0 and json.loads(out)["backlog"] == 0, out + err)
     for f in penguins[1:]:
-        rc, out, err = run([INGEST, "--table", "penguins", f])
+        rc, out, err = ingest("--table", "penguins", f)
         check(f"ingest {os.path.basename(f)} recreates through the funnel",
               rc == 0 and "dropped through the funnel, snapshot" in out, out + err)
     rc, out, err = cli("snapshot", "penguins", "-o", os.path.join(tmp, "v3.json"), "--store")
@@ -137,6 +361,8 @@ def body():
     check("history newest first", [h["id"] for h in hist] == [4, 3, 2, 1] and
           [h["reason"] for h in hist] == ["manual", "schema_mismatch_recreate",
                                           "schema_mismatch_recreate", "baseline"], out + err)
+    rc, out, err = cli("history", "penguins", "--limit=2", "--json")
+    check("history --limit=2", rc == 0 and len(json.loads(out)) == 2, out + err)
 
     rc, out, err = cli("diff", "2", "3", "--json")
     d = json.loads(out) if rc == 0 else {}
@@ -154,22 +380,7 @@ def body():
     rc, out, err = cli("diff", "penguins")
     check("diff TABLE: its two newest (v3 live vs v2)", rc == 0 and
           "culmen_length_mm  ->  bill_length_mm" in out and "added (1)" in out and
-          "year  integer" in out, out + err)
-
-    # A file diff needs no database at all.
-    with open(os.path.join(tmp, "bad.json"), "w") as f:
-        f.write('{"format": 1, "schema": ')
-    rc, out, err = cli("-d", "host=/nonexistent-pgw port=1", "diff",
-                       os.path.join(tmp, "v3.json"), os.path.join(tmp, "v3.json"), "--json")
-    check("file diff works without a server", rc == 0 and
-          json.loads(out)["class"] == "unchanged", out + err)
-    one_error_line("malformed snapshot file", *cli("diff", os.path.join(tmp, "bad.json"),
-                                                   os.path.join(tmp, "v3.json")), 1,
-                   "bad.json is not a pgwitness snapshot: invalid JSON")
-    one_error_line("missing snapshot id", *cli("diff", "1", "999"), 1,
-                   "no stored snapshot with id 999")
-    one_error_line("neither file nor id", *cli("diff", "nofile.json", "1"), 2,
-                   "'nofile.json' is neither a snapshot file nor a stored snapshot id")
+          "year  integer" in out and "schema_hash changed" in out, out + err)
 
     rc, out, err = cli("report")
     check("report: both format changes, renames from values",
@@ -180,66 +391,252 @@ def body():
     rc, out, err = cli("report", "--json")
     check("report --json", rc == 0 and json.loads(out)["changed_pairs"] == 2, err)
 
-    # Failures change nothing.
+
+def diffs(tmp):
+    v3 = os.path.join(tmp, "v3.json")
+    # A file diff needs no database at all.
+    with open(os.path.join(tmp, "bad.json"), "w") as f:
+        f.write('{"format": 1, "schema": ')
+    rc, out, err = cli("-d", NOSERVER, "diff", v3, v3, "--json")
+    check("file diff works without a server", rc == 0 and
+          json.loads(out)["class"] == "unchanged", out + err)
+    one_error_line("malformed snapshot file", *cli("diff", os.path.join(tmp, "bad.json"), v3), 1,
+                   "bad.json is not a pgwitness snapshot: invalid JSON")
+    one_error_line("missing snapshot id", *cli("diff", "1", "999"), 1,
+                   "no stored snapshot with id 999")
+    one_error_line("diff FILE MISSING-FILE", *cli("diff", v3, os.path.join(tmp, "nofile.json")),
+                   1, f"cannot read {tmp}/nofile.json: No such file or directory")
+    one_error_line("diff with one existing file", *cli("-d", NOSERVER, "diff", v3), 2,
+                   ["diff needs two snapshots", "is a file"])
+    # schema_changed compares the stored schema hashes, kept as written: with
+    # the same hash and other columns the CLI must not claim the same names.
+    with open(v3) as f:
+        doc = json.load(f)
+    doc["columns"][0]["name"] = "renamed_" + doc["columns"][0]["name"]
+    other = os.path.join(tmp, "same_hash_other_columns.json")
+    with open(other, "w") as f:
+        json.dump(doc, f)
+    rc, out, err = cli("-d", NOSERVER, "diff", v3, other)
+    check("diff with equal stored hashes: 'schema_hash unchanged', no claim of same names",
+          rc == 0 and "schema_hash unchanged" in out and "same column names" not in out and
+          "renamed (1)" in out, out + err)
+
+
+def failures_change_nothing():
     before = counts()
     one_error_line("snapshot of a missing table", *cli("snapshot", "no_such_table", "--store"), 1,
-                   "no table public.no_such_table")
+                   ["no table public.no_such_table", "names are taken as written"])
     one_error_line("history under a schema that is not installed",
                    *cli("--schema", "nope", "history", "penguins"), 1, "not installed")
+    one_error_line("drop with a reason the snapshot would refuse",
+                   *cli("drop", "penguins", "--reason", "x" * 201), 2, "--reason is 201 bytes")
     check("failed commands changed nothing", counts() == before, f"{before} -> {counts()}")
+
+
+def names_and_drop():
+    # Names are taken as written: no lowercasing, no quoting needed for
+    # capitals or spaces; the hint says so and names a near miss.
+    psql('CREATE TABLE t1 (a int); CREATE TABLE "Mixed Case" (a int); '
+         'CREATE TABLE "dot.ted" (a int)')
+    rc, out, err = cli("snapshot", "Mixed Case")
+    check("snapshot 'Mixed Case' needs no quotes", rc == 0 and
+          out.startswith("public.Mixed Case (oid"), out + err)
+    rc, out, err = cli("snapshot", 'public."dot.ted"')
+    check("snapshot a quoted name with a dot", rc == 0 and out.startswith("public.dot.ted (oid"),
+          out + err)
+    rc, out, err = cli("snapshot", "T1")
+    one_error_line("snapshot T1 when t1 exists: the real rule and the near miss", rc, out, err, 1,
+                   ["no table public.T1 in this database (names are taken as written, nothing "
+                    "is lowercased: did you mean public.t1?)"])
+    check("the old misleading hint is gone", "quote capitals" not in err, err)
+    rc, out, err = cli("snapshot", "t1")
+    check("1 column, singular", rc == 0 and "  1 column, never analysed" in out, out + err)
 
     # The funnel from the CLI, then prune.
     psql("CREATE TABLE scratch (a int)")
     rc, out, err = cli("drop", "scratch", "--reason", "raw_orphan_cleanup")
     check("drop through the funnel", rc == 0 and "dropped public.scratch; snapshot 5 taken first"
-          in out, out + err)
+          in out and err == "", out + err)
+    audits = psql("SELECT count(*) FROM pgwitness.drop_audit")
     rc, out, err = cli("drop", "scratch", "--reason", "raw_orphan_cleanup")
-    check("drop of a missing table: nothing dropped, audited", rc == 0 and
-          "public.scratch did not exist (nothing dropped); no snapshot: snapshot failed: no table "
-          "public.scratch (already dropped?)" in out, out + err)
+    check("drop of a missing table: said on stdout and stderr, audited, exit 0",
+          rc == 0 and out.startswith("no table public.scratch existed: nothing was dropped, no "
+                                     "snapshot taken\n") and
+          "records the attempt" in out and
+          err == "pgwitness drop: warning: there is no table public.scratch: nothing was "
+          "dropped\n" and
+          psql("SELECT count(*) FROM pgwitness.drop_audit") == str(int(audits) + 1), out + err)
+    rc, out, err = cli("drop", "scratch", "--reason", "manual", "--json")
+    check("drop --json of a missing table: dropped false, the warning on stderr",
+          rc == 0 and json.loads(out)["dropped"] is False and "warning" in err, out + err)
     rc, out, err = cli("prune", "--keep", "1", "--json")
     check("prune keeps both sides of every change", rc == 0 and json.loads(out) ==
           {"removed": 1, "resources": 1, "kept": 4}, out + err)
 
-    # watch: triggers and a listener; its JSON lines feed decide --batch.
+
+def ingest_reloads(tmp):
+    """The collector's usual case: the same header again."""
+    v2 = os.path.join(DATA, "palmerpenguins", "v2_penguins_size.csv")
+    rc, out, err = ingest("--table", "same2", v2)
+    check("ingest a new table", rc == 0 and "  new table" in out, out + err)
+    rc, out, err = ingest("--table=same2", v2)
+    check("ingest the same header again: emptied and refilled, the existing types",
+          rc == 0 and out == "public.same2: loaded 344 rows, 7 columns "
+          "(text,text,numeric,numeric,integer,integer,text)\n"
+          "  same header: table emptied and refilled\n" and err == "", out + err)
+    # A value that no longer fits its column's type: named, nothing changed.
+    lines = open(v2).read().split("\n")
+    lines[1] = lines[1].replace("39.1", "abc", 1)
+    bad = os.path.join(tmp, "v2_bad_value.csv")
+    with open(bad, "w") as f:
+        f.write("\n".join(lines))
+    before = psql("SELECT count(*), sum(culmen_length_mm) FROM same2")
+    one_error_line("ingest a value that no longer fits: the column named", *ingest(
+        "--table", "same2", bad), 1,
+        ['column "culmen_length_mm" of public.same2 is numeric',
+         'invalid input syntax for type numeric: "abc"', "nothing was changed"])
+    check("... and the table is as it was", psql(
+        "SELECT count(*), sum(culmen_length_mm) FROM same2") == before, before)
+    one_tiny = os.path.join(tmp, "one.csv")
+    with open(one_tiny, "w") as f:
+        f.write("n\n7\n")
+    rc, out, err = ingest("--table", "tiny", one_tiny)
+    check("1 row, 1 column, singular", rc == 0 and
+          out.startswith("public.tiny: loaded 1 row, 1 column (integer)\n"), out + err)
+    # Names that need the most quoting: 63 double quotes (126 bytes quoted),
+    # capitals and spaces; loaded twice (created, then refilled with casts).
+    odd = os.path.join(tmp, "odd_names.csv")
+    with open(odd, "w") as f:
+        f.write('"' + '""' * 63 + '",Mixed Case,"a,b"\n1,2.5,x\n3,,y\n')
+    outs = [ingest("--table", "odd", odd) for _ in range(2)]
+    check("ingest names needing the most quoting, twice", [o[0] for o in outs] == [0, 0] and
+          "loaded 2 rows, 3 columns (integer,numeric,text)" in outs[0][1] and
+          "same header" in outs[1][1] and
+          psql('SELECT count(*) FROM odd WHERE "Mixed Case" = 2.5 AND "a,b" = \'x\' AND "'
+               + '""' * 63 + '" = 1') == "1", str(outs))
+    rc, out, err = ingest("--table", '"dot.ted.csv"', one_tiny)
+    check("ingest --table with a quoted dotted name", rc == 0 and
+          out.startswith("public.dot.ted.csv: loaded 1 row") and
+          psql("SELECT count(*) FROM \"dot.ted.csv\"") == "1", out + err)
+
+
+def ingest_bad_input(tmp):
+    """Bad files and headers: one clear line, exit 1, no table created."""
+    def write(name, data):
+        path = os.path.join(tmp, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    tables = psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+    cases = [
+        ("invalid UTF-8 in the header", write("bad.csv", b"\xff\xfe,b\n1,2\n"),
+         "bad.csv: the header (first line) is not valid UTF-8"),
+        ("an empty column name", write("e.csv", b"a,,b\n1,2,3\n"),
+         "e.csv: column 2 of the header has an empty name"),
+        ("a duplicate column name", write("d.csv", b"a,b,a\n1,2,3\n"),
+         'd.csv: the header names column "a" twice (columns 1 and 3)'),
+        ("a name over 63 bytes", write("long.csv", b"x" * 64 + b"\n1\n"),
+         "long.csv: the name of column 1 of the header is 64 bytes, longer than PostgreSQL's "
+         "limit of 63"),
+        ("an unterminated quote", write("q.csv", b'"a,b\n1,2\n'),
+         "q.csv: the header (first line) has an unterminated quote in column 1"),
+        ("an empty file", write("empty.csv", b""),
+         "empty.csv is empty: its first line must be the CSV header"),
+        ("a directory", tmp, f"cannot read {tmp}: it is a directory"),
+        ("a missing file", os.path.join(tmp, "missing.csv"),
+         f"cannot read {tmp}/missing.csv: No such file or directory"),
+    ]
+    for name, path, needle in cases:
+        one_error_line(f"ingest: {name}", *ingest("--table", "p", path), 1, needle)
+    check("ingest: no table was created by the bad files", psql(
+        "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == tables, tables)
+
+
+def watch_and_decide(tmp):
+    """watch: triggers and a listener; its JSON lines feed decide --batch."""
     psql("CREATE TABLE tasks (id int PRIMARY KEY, title text, status text, updated_at int)")
-    e = dict(os.environ, PGDATABASE=DB)
-    w = subprocess.Popen([CLI, "watch", "tasks", "--json", "--values", "status", "--project", "p1",
-                          "--tenant", "acme", "--database", "app", "--seconds", "4"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
-    import time
-    deadline = time.time() + 3
-    while time.time() < deadline and psql("SELECT count(*) FROM pg_stat_activity WHERE "
-                                           "query = 'LISTEN \"pgwitness\"'") != "1":
-        time.sleep(0.05)
+    deps = os.path.join(FIXTURES, "tasks_open.deps.json")
+    # Unknown value columns are refused before any trigger is installed.
+    one_error_line("watch --values nosuchcol", *cli("watch", "tasks", "--values",
+                                                    "status,nosuchcol", "--seconds", "1"), 2,
+                   '--values: "nosuchcol" is not a column of public.tasks')
+    check("... and no trigger was installed",
+          psql("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'tasks'::regclass") == "0")
+    rc, out, err = cli("watch", "--help")
+    check("watch --help names the working pipeline",
+          "pgwitness decide --batch --deps FILE" in out and
+          "one JSON object per line" in out, out)
+
+    scope = ["--project", "p1", "--tenant", "acme", "--database", "app"]
+    w = popen([CLI, "watch", "tasks", "--json", "--values", "status"] + scope)
+    listening = wait_listening()
     psql("INSERT INTO tasks VALUES (17, 'a', 'open', 1), (42, 'b', 'open', 2)")
     psql("UPDATE tasks SET status = 'closed', updated_at = 3 WHERE id = 17")
     psql("UPDATE tasks SET notes_free = 1 WHERE false")  # fails: no such column, sends nothing
     psql("UPDATE tasks SET title = 'c' WHERE id = 42")
-    wout, werr = w.communicate(timeout=30)
-    lines = [json.loads(l) for l in wout.splitlines()]
+    got = read_lines(w, 4, 10).decode()
+    rc, rest, werr = stop(w)
+    wout = got + rest
+    try:
+        lines = [json.loads(l) for l in wout.splitlines()]
+    except ValueError:
+        lines = []
     check("watch: a scope reset first, then one write set per statement",
+          listening and rc == 0 and
           [l["op"] for l in lines] == ["reset", "insert", "update", "update"] and
           lines[1]["ids"] == ["17", "42"] and lines[2]["columns"] == ["status", "updated_at"] and
           lines[2]["old"] == [{"status": "open"}] and lines[2]["new"] == [{"status": "closed"}] and
           lines[3]["columns"] == ["title"] and
           all(l["scope"] == {"project": "p1", "tenant": "acme", "database": "app"} for l in lines),
-          wout + werr)
+          f"rc={rc}\n{wout}{werr}")
     check("watch: status lines on stderr", "listening" in werr and "4 write sets seen" in werr,
           werr)
-    with open(os.path.join(FIXTURES, "tasks_open.deps.json")) as f:
-        d_obj = json.load(f)
-    batch = "".join(json.dumps({"deps": d_obj, "write": l}) + "\n" for l in lines)
-    rc, out, err = cli("decide", "--batch", stdin=batch)
-    check("watch | decide --batch: the verdicts",
-          rc == 0 and [json.loads(l) for l in out.splitlines()] == [
+    # A bare write-set line without --deps: the error says what to add.
+    rc, out, err = cli("decide", "--batch", stdin=json.dumps(lines[1] if lines else {"op": 1}))
+    check("decide --batch with watch's line alone: the error says --deps FILE",
+          rc == 1 and "give the subscription with --deps FILE" in out, out + err)
+
+    # The documented pipeline, as a real pipe: watch --json | decide --batch --deps FILE.
+    psql("DELETE FROM tasks")
+    w = popen([CLI, "watch", "tasks", "--json", "--values", "status"] + scope)
+    d = popen([CLI, "decide", "--batch", "--deps", deps], stdin=w.stdout)
+    w.stdout.close()  # decide holds the pipe now: it sees EOF when watch ends
+    listening = wait_listening()
+    psql("INSERT INTO tasks VALUES (17, 'a', 'open', 1), (42, 'b', 'open', 2)")
+    psql("UPDATE tasks SET status = 'closed', updated_at = 3 WHERE id = 17")
+    psql("UPDATE tasks SET notes = NULL WHERE false")  # fails: sends nothing
+    psql("UPDATE tasks SET title = 'c' WHERE id = 42")
+    got = read_lines(d, 4, 10).decode()
+    wrc, _, werr = stop(w)
+    try:
+        drest, derr = d.communicate(timeout=30 * SLOW)
+    except subprocess.TimeoutExpired:
+        d.kill()
+        drest, derr = d.communicate()
+    out = got + drest.decode()
+    try:
+        verdicts = [json.loads(l) for l in out.splitlines()]
+    except ValueError:
+        verdicts = []
+    check("pgwitness watch --json | pgwitness decide --batch --deps FILE: the verdicts",
+          listening and wrc == 0 and d.returncode == 0 and verdicts == [
               {"verdict": "refresh", "reason": "SCOPE_RESET"},
               {"verdict": "refresh", "reason": "INSERT_MAY_ENTER"},
               {"verdict": "refresh", "reason": "ROW_IN_RESULT"},
-              {"verdict": "refresh", "reason": "ROW_IN_RESULT"}], out + err)
+              {"verdict": "refresh", "reason": "ROW_IN_RESULT"}],
+          f"watch rc={wrc} {werr}\ndecide rc={d.returncode} {out}{derr.decode()}")
     one_error_line("watch a missing table", *cli("watch", "no_such_table", "--seconds", "1"), 1,
                    "cannot watch public.no_such_table")
+    rc, out, err = cli("watch", "tasks", "t1", "--values", "status", "--seconds", "1")
+    check("watch two tables, a value column of one: a note for the other, not an error",
+          rc == 0 and 'note: public.t1 has no column "status"' in err, out + err)
+    rc, out, err = cli("watch", "tasks", "--seconds=1", "--json")
+    check("watch --seconds=1 stops by itself", rc == 0 and '"op":"reset"' in out.replace(" ", ""),
+          out + err)
 
+
+def decide_files(tmp):
     # decide, without a database.
     deps = os.path.join(FIXTURES, "tasks_open.deps.json")
     rc, out, err = cli("-d", "host=/nonexistent-pgw", "decide", "--deps", deps, "--write",
@@ -266,6 +663,25 @@ def body():
           json.loads(outs[0]) == {"verdict": "refresh", "reason": "ROW_IN_RESULT"} and
           json.loads(outs[1])["line"] == 2 and "1 of 2 lines could not be decided" in err,
           out + err)
+    rc, out, err = cli("decide", "--batch", "--deps", deps, stdin=json.dumps(w_obj) + "\n")
+    check("decide --batch --deps FILE: write-set lines", rc == 0 and
+          json.loads(out) == {"verdict": "refresh", "reason": "ROW_IN_RESULT"}, out + err)
+    one_error_line("decide --batch --deps with a malformed subscription",
+                   *cli("decide", "--batch", "--deps",
+                        os.path.join(FIXTURES, "close_17.write.json"), stdin=""), 1,
+                   "close_17.write.json: ")
+    one_error_line("decide --batch --write", *cli("decide", "--batch", "--write", deps), 2,
+                   "--batch reads the writes from stdin: no --write")
+
+
+def tasks_example():
+    """pgwitness-tasks with one tenant: singular counts, and the statement
+    that touches no row says why nothing reruns."""
+    rc, out, err = tasks("--tenant", f"solo=dbname={DB}", "--script", timeout=120)
+    check("tasks --script with one tenant", rc == 0 and
+          out.startswith("pgwitness tasks example: 1 tenant, subscriptions") and
+          "solo> UPDATE tasks SET status = 'open' WHERE id = 999\n  no row changed: a statement "
+          "that changes no row sends no notification, so nothing reruns\n" in out, out + err)
 
 
 if __name__ == "__main__":

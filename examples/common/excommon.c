@@ -1,0 +1,280 @@
+/*
+ * examples/common/excommon.c — see excommon.h.
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "excommon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool ex_parse_ull(const char *s, unsigned long long min, unsigned long long max,
+                  unsigned long long *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    unsigned long long v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (~0ULL - d) / 10)
+            return false; /* overflow */
+        v = v * 10 + d;
+    }
+    if (v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool ex_parse_double(const char *s, double min, double max, double *out)
+{
+    if (!s)
+        return false;
+    /* The shape first: [digits][.digits][e[+-]digits], with a digit. */
+    const char *p = s;
+    bool digit = false;
+    while (*p >= '0' && *p <= '9')
+        p++, digit = true;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9')
+            p++, digit = true;
+    }
+    if (!digit)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (*p < '0' || *p > '9')
+            return false;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p != '\0')
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end != '\0' || !isfinite(v) || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+int ex_opt_value(int argc, char **argv, int *i, const char *name, const char *short_name,
+                 const char **value)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) == 0 && a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (strcmp(a, name) != 0 && !(short_name && strcmp(a, short_name) == 0))
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+bool ex_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
+        unsigned c = *p;
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        size_t n;
+        unsigned cp, min;
+        if (c >= 0xC2 && c <= 0xDF)
+            n = 1, cp = c & 0x1F, min = 0x80;
+        else if (c >= 0xE0 && c <= 0xEF)
+            n = 2, cp = c & 0x0F, min = 0x800;
+        else if (c >= 0xF0 && c <= 0xF4)
+            n = 3, cp = c & 0x07, min = 0x10000;
+        else
+            return false;
+        if ((size_t)(end - p) <= n)
+            return false;
+        for (size_t k = 1; k <= n; k++) {
+            if ((p[k] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (p[k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        p += n + 1;
+    }
+    return true;
+}
+
+const char *ex_name_problem(const char *name)
+{
+    if (!name || !name[0])
+        return "is empty";
+    size_t len = strlen(name);
+    if (!ex_utf8_valid(name, len))
+        return "is not valid UTF-8";
+    if (len > EX_MAX_NAME_BYTES)
+        return "is longer than 63 bytes (PostgreSQL's limit for a name)";
+    return NULL;
+}
+
+/* Copies one name from *p: "..." with "" for a quote, or up to the next
+ * '.'. Returns false with why filled. */
+static bool one_name(const char **p, char *out, size_t size, const char *arg, char *why,
+                     size_t why_size)
+{
+    const char *s = *p;
+    size_t n = 0;
+    if (*s == '"') {
+        s++;
+        for (;;) {
+            if (*s == '\0') {
+                snprintf(why, why_size, "'%s' has an unterminated quote", arg);
+                return false;
+            }
+            if (*s == '"') {
+                if (s[1] != '"') {
+                    s++;
+                    break;
+                }
+                s++;
+            }
+            if (n + 1 >= size) {
+                snprintf(why, why_size, "a name in '%s' is too long", arg);
+                return false;
+            }
+            out[n++] = *s++;
+        }
+    } else {
+        while (*s && *s != '.') {
+            if (n + 1 >= size) {
+                snprintf(why, why_size, "a name in '%s' is too long", arg);
+                return false;
+            }
+            out[n++] = *s++;
+        }
+    }
+    out[n] = '\0';
+    *p = s;
+    return true;
+}
+
+bool ex_table_name(const char *arg, char *schema, size_t schema_size, char *table,
+                   size_t table_size, bool *qualified_out, char *why, size_t why_size)
+{
+    const char *p = arg;
+    char first[256], second[256];
+    const char *problem;
+    if (!one_name(&p, first, sizeof first, arg, why, why_size))
+        return false;
+    bool qualified = *p == '.';
+    if (qualified) {
+        p++;
+        if (!one_name(&p, second, sizeof second, arg, why, why_size))
+            return false;
+    }
+    if (*p != '\0') {
+        snprintf(why, why_size,
+                 *p == '.' ? "'%s' has more than two parts (use table or schema.table; quote a "
+                             "name that contains a dot: '\"my.table\"')"
+                           : "'%s' has text after a closing quote",
+                 arg);
+        return false;
+    }
+    if ((problem = ex_name_problem(first)) != NULL) {
+        snprintf(why, why_size, "the %s name in '%s' %s", qualified ? "schema" : "table", arg,
+                 problem);
+        return false;
+    }
+    if (qualified && (problem = ex_name_problem(second)) != NULL) {
+        snprintf(why, why_size, "the table name in '%s' %s", arg, problem);
+        return false;
+    }
+    if (qualified_out)
+        *qualified_out = qualified;
+    snprintf(schema, schema_size, "%s", qualified ? first : "public");
+    snprintf(table, table_size, "%s", qualified ? second : first);
+    return true;
+}
+
+char *ex_read_file(const char *path, size_t max, size_t *len, char *why, size_t why_size)
+{
+    bool std_in = strcmp(path, "-") == 0;
+    int fd = std_in ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, why_size, "%s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, why_size, "%s", strerror(errno));
+        if (!std_in)
+            close(fd);
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(why, why_size, "it is a directory");
+        if (!std_in)
+            close(fd);
+        return NULL;
+    }
+    size_t cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 1 << 16;
+    size_t n = 0;
+    char *buf = malloc(cap + 1);
+    const char *fail = buf ? NULL : "out of memory";
+    while (!fail) {
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) {
+                fail = "out of memory";
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            fail = strerror(errno);
+            break;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+        if (max && n > max) {
+            snprintf(why, why_size, "it is larger than %zu bytes", max);
+            fail = why;
+        }
+    }
+    if (!std_in)
+        close(fd);
+    if (fail) {
+        if (fail != why)
+            snprintf(why, why_size, "%s", fail);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+const char *ex_plural(unsigned long long n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}

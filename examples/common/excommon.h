@@ -1,0 +1,69 @@
+/*
+ * examples/common/excommon.h — small pieces the example programs share
+ * (`pgwitness`, `pgwitness-ingest`, `pgwitness-tasks`), so that they parse
+ * numbers, options, names and files the same way and say the same things
+ * about bad input.
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef PGW_EXCOMMON_H
+#define PGW_EXCOMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* PostgreSQL's limit for a name (NAMEDATALEN - 1): longer names are
+ * truncated by the server, so they are refused before any SQL runs. */
+#define EX_MAX_NAME_BYTES 63
+
+/* Strict unsigned decimal: digits only (no sign, no spaces, no junk), no
+ * overflow, within [min, max]. */
+bool ex_parse_ull(const char *s, unsigned long long min, unsigned long long max,
+                  unsigned long long *out);
+
+/* Strict decimal number (digits, optional fraction and exponent; no hex,
+ * inf or nan, no spaces), within [min, max]. */
+bool ex_parse_double(const char *s, double min, double max, double *out);
+
+/*
+ * Matches argv[*i] against the long option `name` ("--table") taking a
+ * value, as "--table VALUE" or "--table=VALUE" (and `short_name`, e.g.
+ * "-d", as "-d VALUE"; NULL for none). Returns 1 with *value set (and *i
+ * advanced past a separate value), 0 when argv[*i] is another option, -1
+ * when it is this option but its value is missing.
+ */
+int ex_opt_value(int argc, char **argv, int *i, const char *name, const char *short_name,
+                 const char **value);
+
+/* True when s[0..len) is well-formed UTF-8 (no overlong forms, no
+ * surrogates, nothing above U+10FFFF). */
+bool ex_utf8_valid(const char *s, size_t len);
+
+/* What is wrong with a name for PostgreSQL ("is empty", "is not valid
+ * UTF-8", "is longer than 63 bytes (PostgreSQL's limit)"), or NULL. */
+const char *ex_name_problem(const char *name);
+
+/*
+ * Splits a table argument: `table` (schema public), `schema.table`, or
+ * either part in double quotes ("My Schema"."My.Table", "" for a quote
+ * inside), the only way to name a part that contains a dot. Names are
+ * taken as written: nothing is lowercased, T1 and t1 are two tables.
+ * Returns true with both parts filled (and *qualified, when not NULL, true
+ * when the argument named the schema); false with `why` saying what is
+ * wrong.
+ */
+bool ex_table_name(const char *arg, char *schema, size_t schema_size, char *table,
+                   size_t table_size, bool *qualified, char *why, size_t why_size);
+
+/*
+ * Reads a whole file ("-" is standard input) into a NUL-terminated buffer
+ * (free()). On failure returns NULL and writes the reason into `why`
+ * ("No such file or directory", "it is a directory", "it is larger than
+ * N bytes", ...), for messages like "cannot read FILE: why". `max` bounds
+ * the size (0: no bound).
+ */
+char *ex_read_file(const char *path, size_t max, size_t *len, char *why, size_t why_size);
+
+/* "1 row", "2 rows": the noun in the form the count needs. */
+const char *ex_plural(unsigned long long n, const char *one, const char *many);
+
+#endif
