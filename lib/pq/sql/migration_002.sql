@@ -50,18 +50,20 @@
 --    pgw_pq_watch_table() are followed. The fast path (below) uses the key
 --    of TG_ARGV[1..3] only when the relation cache and the system caches
 --    confirm it at each call: pg_get_replica_identity_index() of the table
---    is that index (under the default replica identity, the primary key:
---    so the key is still there; an index's columns and their types never
+--    is that index (under the default replica identity, the primary key: so
+--    the key is still there; an index's columns and their types never
 --    change, a column changing type gets a new index, a new OID), and
---    pg_get_indexdef() still prints the column's name (it was not
---    renamed). Anything else - a key dropped, replaced or renamed, a
---    REINDEX CONCURRENTLY (a new index OID), another replica identity -
---    takes the general path, which reads the key from the catalog. Watching
---    the table again restores the fast path. (A table watched without a key
---    is taken to still have none while pg_get_replica_identity_index() is
+--    pg_get_indexdef() still prints the column's name (it was not renamed).
+--    Anything else - a key dropped, replaced or renamed, a REINDEX
+--    CONCURRENTLY (a new index OID), another replica identity - takes the
+--    general path, which reads the key from the catalog. Watching the table
+--    again restores the fast path. (The one assumption: an index OID is not
+--    reused for another index of the same table, its replica identity, on a
+--    column of the same name but another type - which takes the 32-bit OID
+--    counter wrapping around onto it.) A table watched without a key is
+--    taken to still have none while pg_get_replica_identity_index() is
 --    null: should it get a key while its replica identity is not the
---    default, its IDs stay unknown - conservative - until it is watched
---    again.)
+--    default, its IDs stay unknown (conservative) until it is watched again.
 --  * UPDATE: old and new rows are paired by key and compared column by
 --    column as text (the JSON text of each column, which is exact: floats
 --    print all their digits under extra_float_digits = 3, numeric keeps
@@ -240,10 +242,10 @@ BEGIN
         EXCEPTION
             WHEN no_data_found THEN
                 RETURN NULL;  -- the statement touched no row
-            WHEN too_many_rows THEN
-                _general := true;
             WHEN OTHERS THEN
-                _failed := true;
+                -- several rows (too_many_rows), or anything else: the
+                -- general path describes it, or fails the same way
+                _general := true;
         END;
     ELSE
         _general := true;
