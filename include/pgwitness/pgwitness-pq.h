@@ -478,17 +478,20 @@ typedef struct pgw_pq_watch_options {
  * The triggers are AFTER ... FOR EACH STATEMENT: pgwitness_insert
  * (REFERENCING NEW TABLE), pgwitness_update (OLD TABLE and NEW TABLE),
  * pgwitness_delete (OLD TABLE) and pgwitness_truncate, all calling the one
- * installed function `<pgw_schema>.notify_statement()` with the channel and
- * the value columns as trigger arguments (the configuration lives there:
- * writers need no privilege on the library schema). What the function
- * sends — primary-key IDs (at most 500), changed columns (at most 100),
- * values, fewer than 8000 bytes, degrading to the table-level form — and
- * why it can never make the writer's transaction fail are described in
+ * installed function `<pgw_schema>.notify_statement()` with the channel,
+ * the table's primary key as this call finds it, and the value columns as
+ * trigger arguments (the configuration lives there: writers need no
+ * privilege on the library schema). What the function sends — primary-key
+ * IDs (at most 500), changed columns (at most 100), values, fewer than
+ * 8000 bytes, degrading to the table-level form — and why it can never
+ * make the writer's transaction fail are described in
  * lib/pq/sql/migration_002.sql. NOTIFY is delivered at commit and never
- * after a rollback (PostgreSQL documentation, NOTIFY). The primary key is
- * read from the catalog when each statement runs, so key and column
- * changes after this call are followed; a table without a primary key
- * sends unknown IDs.
+ * after a rollback (PostgreSQL documentation, NOTIFY). The key in the
+ * arguments only spares a catalog query: each statement checks it against
+ * PostgreSQL's caches and reads the catalog when it no longer holds, so key
+ * and column changes after this call are followed (watching again after a
+ * key change or a REINDEX CONCURRENTLY brings back the cheaper path); a
+ * table without a primary key sends unknown IDs.
  *
  * Idempotent: watching a watched table replaces its triggers (new channel
  * or value columns take effect). Only ordinary tables that are not

@@ -67,8 +67,9 @@ static int unit_end(PGconn *conn, bool own, int rc, pgw_error *e)
     return rc;
 }
 
-/* The library schema's trigger arguments as a text[] literal:
- * {"channel","col",...} with every element quoted. */
+/* The channel and the value columns as a text[] literal,
+ * {"channel","col",...} with every element quoted (watch.sql adds the
+ * description of the table's key after the channel). */
 static char *args_literal(const char *channel, const char *const *cols, size_t n,
                           pgw_error *err)
 {

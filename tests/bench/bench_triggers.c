@@ -12,6 +12,11 @@
  * medians and their ratio. PGW_BENCH_SECONDS and PGW_BENCH_ROUNDS override
  * the defaults (8 s, 3 pairs). For reference it also runs a round with a
  * trigger that only calls pg_notify(): the cost of NOTIFY itself.
+ * On Linux every round also says where the CPU went, per transaction: the
+ * server's backends that served pgbench (what the postmaster reaped), the
+ * backend of the LISTEN connection, the listener (this process) and pgbench
+ * itself (/proc/<pid>/stat, getrusage; 10 ms resolution per round). The
+ * machine has two cores for all of them.
  * SPDX-License-Identifier: MIT
  */
 #define _DEFAULT_SOURCE
@@ -22,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,17 +72,87 @@ static pid_t spawn(char *const *args, const char *log)
     return pid;
 }
 
-static double tps_of(const char *log)
+/* TPS and transactions of a pgbench log. */
+static double tps_of(const char *log, long *tx)
 {
     FILE *f = fopen(log, "r");
     char line[512];
     double tps = -1;
-    while (f && fgets(line, sizeof line, f))
+    *tx = 0;
+    while (f && fgets(line, sizeof line, f)) {
         if (strncmp(line, "tps = ", 6) == 0)
             tps = atof(line + 6);
+        else if (strncmp(line, "number of transactions actually processed: ", 43) == 0)
+            *tx = atol(line + 43);
+    }
     if (f)
         fclose(f);
     return tps;
+}
+
+/* CPU seconds of a process from /proc/<pid>/stat: its own (utime + stime)
+ * or its reaped children's (cutime + cstime); 0 when unknown. */
+static double proc_cpu(long pid, bool children)
+{
+#ifdef __linux__
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = pid > 0 ? fopen(path, "r") : NULL;
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold anything */
+    double t[4];
+    /* fields after the name: state ppid ... utime(14) stime cutime cstime */
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lf %lf %lf %lf", &t[0],
+                     &t[1], &t[2], &t[3]) != 4)
+        return 0;
+    return (children ? t[2] + t[3] : t[0] + t[1]) / (double)sysconf(_SC_CLK_TCK);
+#else
+    (void)pid;
+    (void)children;
+    return 0;
+#endif
+}
+
+static double rusage_cpu(int who)
+{
+    struct rusage ru;
+    getrusage(who, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Where a round's CPU went: seconds, cumulative. */
+typedef struct cpu {
+    double server, listen_backend, listener, client;
+} cpu;
+
+static long postmaster_pid, listen_backend_pid;
+
+static cpu cpu_now(void)
+{
+    cpu c = {proc_cpu(postmaster_pid, true), proc_cpu(listen_backend_pid, false),
+             rusage_cpu(RUSAGE_SELF), rusage_cpu(RUSAGE_CHILDREN)};
+    return c;
+}
+
+typedef struct round {
+    double tps;
+    long tx;
+    cpu used; /* during the round */
+} round;
+
+static void print_cpu(const round *r)
+{
+    if (r->tx <= 0 || postmaster_pid <= 0)
+        return;
+    double k = 1e6 / (double)r->tx;
+    printf(" [CPU per transaction: server %.0f us, LISTEN backend %.0f us, listener %.0f us, "
+           "pgbench %.0f us]",
+           r->used.server * k, r->used.listen_backend * k, r->used.listener * k,
+           r->used.client * k);
 }
 
 typedef struct ctx {
@@ -121,9 +197,10 @@ static void serve(ctx *x, int ms)
     drain(x->idx);
 }
 
-/* One pgbench round while the listener serves; returns its TPS. */
-static double round_tps(ctx *x, const char *db, int seconds, const char *log)
+/* One pgbench round while the listener serves. */
+static round run_round(ctx *x, const char *db, int seconds, const char *log)
 {
+    cpu c0 = cpu_now();
     char secs[16];
     snprintf(secs, sizeof secs, "%d", seconds);
     char *args[] = {(char *)pgbench_path(), "-n", "-c", "4", "-j", "2", "-T", secs, (char *)db,
@@ -138,7 +215,14 @@ static double round_tps(ctx *x, const char *db, int seconds, const char *log)
     }
     for (int i = 0; i < 10; i++)
         serve(x, 5);
-    return tps_of(log);
+    cpu c1 = cpu_now();
+    round r;
+    r.tps = tps_of(log, &r.tx);
+    r.used.server = c1.server - c0.server;
+    r.used.listen_backend = c1.listen_backend - c0.listen_backend;
+    r.used.listener = c1.listener - c0.listener;
+    r.used.client = c1.client - c0.client;
+    return r;
 }
 
 static void set_triggers(PGconn *c, int mode)
@@ -239,6 +323,30 @@ int main(void)
         pgw_pq_listener_tenant(&ti, x.l, t, NULL);
     } while (ti.state != PGW_PQ_TENANT_LISTENING);
 
+    {
+        /* The processes whose CPU the rounds count (Linux). */
+        char *v = NULL;
+        PGresult *r = PQexec(c, "SELECT pg_backend_pid()");
+        long me = PQresultStatus(r) == PGRES_TUPLES_OK ? atol(PQgetvalue(r, 0, 0)) : 0;
+        PQclear(r);
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%ld/stat", me);
+        FILE *f = me > 0 ? fopen(path, "r") : NULL;
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = '\0';
+        const char *p = strrchr(buf, ')');
+        if (p && sscanf(p + 2, "%*c %ld", &postmaster_pid) != 1)
+            postmaster_pid = 0;
+        r = PQexec(c, "SELECT pid FROM pg_stat_activity "
+                      "WHERE application_name = 'pgwitness-listener' AND datname = current_database()");
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+            v = PQgetvalue(r, 0, 0);
+        listen_backend_pid = v ? atol(v) : 0;
+        PQclear(r);
+    }
+
     printf("pgbench TPC-B-like, scale 10, 4 clients, 2 threads, %d s per round, %d rounds "
            "each, interleaved; the listener drains notifications in this process\n",
            seconds, rounds);
@@ -246,19 +354,28 @@ int main(void)
     int n_only = rounds > 1 ? rounds - 1 : 1;
     for (int k = 0; k < rounds; k++) {
         set_triggers(c, 0);
-        off[k] = round_tps(&x, db, seconds, log);
+        round r = run_round(&x, db, seconds, log);
+        off[k] = r.tps;
+        printf("  round %d: without triggers %.0f tps", k + 1, off[k]);
+        print_cpu(&r);
+        printf("\n");
         set_triggers(c, 1);
         long before = x.notifications;
-        on[k] = round_tps(&x, db, seconds, log);
+        r = run_round(&x, db, seconds, log);
+        on[k] = r.tps;
         long got = x.notifications - before;
-        printf("  round %d: without triggers %.0f tps, with triggers %.0f tps (%.2f), %ld "
-               "notifications\n",
-               k + 1, off[k], on[k], on[k] / off[k], got);
+        printf("           with triggers %.0f tps (%.2f), %ld notifications", on[k],
+               on[k] / off[k], got);
+        print_cpu(&r);
+        printf("\n");
         if (k < n_only) {
             set_triggers(c, 2);
-            only[k] = round_tps(&x, db, seconds, log);
-            printf("           a trigger that only calls pg_notify: %.0f tps (%.2f)\n", only[k],
+            r = run_round(&x, db, seconds, log);
+            only[k] = r.tps;
+            printf("           a trigger that only calls pg_notify: %.0f tps (%.2f)", only[k],
                    only[k] / off[k]);
+            print_cpu(&r);
+            printf("\n");
         }
         fflush(stdout);
     }

@@ -284,6 +284,191 @@ START_TEST(table_without_key_and_truncate)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* the key after watching; the one-row path                             */
+
+/* The write set of a statement on public.<table> without values, IDs and
+ * columns as JSON ("[\"1\"]", "null", ...), no truncation, no key change. */
+static void expect_write(PGconn *lc, const char *table, const char *op, const char *ids,
+                         const char *columns)
+{
+    char want[1024];
+    snprintf(want, sizeof want,
+             "\"schema\":\"public\",\"table\":\"%s\",\"op\":\"%s\",\"ids\":%s,"
+             "\"ids_truncated\":false,\"columns\":%s,\"columns_truncated\":false,"
+             "\"pk_changed\":false}",
+             table, op, ids, columns);
+    pgwt_expect_write(lc, want);
+}
+
+/* The function describes the key it found when the table was watched only
+ * while the catalog caches confirm it; every change of the key after
+ * pgw_pq_watch_table() is followed. */
+START_TEST(key_changes_after_watching)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY, other int NOT NULL, v text); "
+                 "INSERT INTO t VALUES (1, 101, 'a')");
+    watch(c, "t", NULL, 0);
+    pgwt_exec(c, "UPDATE t SET v = 'b' WHERE id = 1");
+    expect_write(lc, "t", "update", "[\"1\"]", "[\"v\"]");
+    /* The names swapped: the column called id now is not the key. */
+    pgwt_exec(c, "ALTER TABLE t RENAME id TO tmp; ALTER TABLE t RENAME other TO id; "
+                 "ALTER TABLE t RENAME tmp TO other");
+    pgwt_exec(c, "INSERT INTO t VALUES (2, 102, 'x')");
+    expect_write(lc, "t", "insert", "[\"2\"]", "null");
+    pgwt_exec(c, "UPDATE t SET v = 'c' WHERE other = 1");
+    expect_write(lc, "t", "update", "[\"1\"]", "[\"v\"]");
+    /* Another key. */
+    pgwt_exec(c, "ALTER TABLE t DROP CONSTRAINT t_pkey; ALTER TABLE t ADD PRIMARY KEY (id)");
+    pgwt_exec(c, "DELETE FROM t WHERE other = 2");
+    expect_write(lc, "t", "delete", "[\"102\"]", "null");
+    /* The key's type changes: IDs are the new type's text (a timestamp's
+     * output text, not its JSON text "2024-01-02T03:05:41"). */
+    pgwt_exec(c, "ALTER TABLE t ALTER id TYPE timestamp "
+                 "USING timestamp '2024-01-02 03:04:00' + id * interval '1 second'");
+    pgwt_exec(c, "UPDATE t SET v = 'd'");
+    expect_write(lc, "t", "update", "[\"2024-01-02 03:05:41\"]", "[\"v\"]");
+    /* A new index for the same key (REINDEX CONCURRENTLY), another replica
+     * identity: the key is read from the catalog. */
+    pgwt_exec(c, "ALTER TABLE t ALTER id TYPE int USING 7");
+    pgwt_exec(c, "REINDEX TABLE CONCURRENTLY t");
+    pgwt_exec(c, "UPDATE t SET v = 'e'");
+    expect_write(lc, "t", "update", "[\"7\"]", "[\"v\"]");
+    pgwt_exec(c, "ALTER TABLE t REPLICA IDENTITY FULL");
+    pgwt_exec(c, "UPDATE t SET v = 'f'");
+    expect_write(lc, "t", "update", "[\"7\"]", "[\"v\"]");
+    /* No key: unknown IDs and columns. */
+    pgwt_exec(c, "ALTER TABLE t DROP CONSTRAINT t_pkey");
+    pgwt_exec(c, "UPDATE t SET v = 'g'");
+    expect_write(lc, "t", "update", "null", "null");
+    /* Watched again, with the key of now. */
+    pgwt_exec(c, "ALTER TABLE t REPLICA IDENTITY DEFAULT; ALTER TABLE t ADD PRIMARY KEY (other)");
+    watch(c, "t", NULL, 0);
+    pgwt_exec(c, "UPDATE t SET v = 'h'");
+    expect_write(lc, "t", "update", "[\"1\"]", "[\"v\"]");
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* Columns a primary key INCLUDEs are not part of the key. */
+START_TEST(key_with_included_columns)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE i1 (id int, x text, PRIMARY KEY (id) INCLUDE (x)); "
+                 "CREATE TABLE i2 (a int, b text, x text, PRIMARY KEY (a, b) INCLUDE (x))");
+    watch(c, "i1", NULL, 0);
+    watch(c, "i2", NULL, 0);
+    pgwt_exec(c, "INSERT INTO i1 VALUES (1, 'a')");
+    expect_write(lc, "i1", "insert", "[\"1\"]", "null");
+    pgwt_exec(c, "INSERT INTO i1 VALUES (2, 'b'), (3, 'c')");
+    expect_write(lc, "i1", "insert", "[\"2\",\"3\"]", "null");
+    pgwt_exec(c, "UPDATE i1 SET x = 'z' WHERE id = 1");
+    expect_write(lc, "i1", "update", "[\"1\"]", "[\"x\"]");
+    pgwt_exec(c, "INSERT INTO i2 VALUES (1, 'k', 'a')");
+    expect_write(lc, "i2", "insert", "[[\"1\",\"k\"]]", "null");
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* A table watched without a key and without value columns. */
+START_TEST(table_without_key_followed)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE log (at int NOT NULL, msg text); "
+                 "CREATE TABLE log2 (at int NOT NULL, msg text)");
+    watch(c, "log", NULL, 0);
+    watch(c, "log2", NULL, 0);
+    pgwt_exec(c, "INSERT INTO log VALUES (1, 'a')");
+    expect_write(lc, "log", "insert", "null", "null");
+    pgwt_exec(c, "INSERT INTO log VALUES (2, 'b'), (3, 'c')");
+    expect_write(lc, "log", "insert", "null", "null");
+    pgwt_exec(c, "UPDATE log SET msg = 'x' WHERE false");
+    pgwt_exec(c, "UPDATE log SET msg = 'x' WHERE at = 1");
+    expect_write(lc, "log", "update", "null", "null");
+    pgwt_exec(c, "DELETE FROM log WHERE at = 3");
+    expect_write(lc, "log", "delete", "null", "null");
+    /* A key added later is followed. */
+    pgwt_exec(c, "ALTER TABLE log ADD PRIMARY KEY (at)");
+    pgwt_exec(c, "UPDATE log SET msg = 'y' WHERE at = 1");
+    expect_write(lc, "log", "update", "[\"1\"]", "[\"msg\"]");
+    /* Unless the replica identity changed in between (the function cannot
+     * tell a key from the replica identity cheaply): unknown IDs, which is
+     * conservative, until the table is watched again. */
+    pgwt_exec(c, "ALTER TABLE log2 REPLICA IDENTITY FULL; ALTER TABLE log2 ADD PRIMARY KEY (at); "
+                 "INSERT INTO log2 VALUES (1, 'a')");
+    expect_write(lc, "log2", "insert", "null", "null");
+    watch(c, "log2", NULL, 0);
+    pgwt_exec(c, "INSERT INTO log2 VALUES (2, 'b')");
+    expect_write(lc, "log2", "insert", "[\"2\"]", "null");
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* Changed columns of one row, for values and names that look like the
+ * JSON around them. */
+START_TEST(changed_columns_of_one_row)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE s (id int PRIMARY KEY, a text, b int, c text, f float8, "
+                 "  n numeric); "
+                 "INSERT INTO s VALUES (1, 'x', 1, 'y', 0, 1.0); "
+                 "CREATE TABLE e (id text PRIMARY KEY, s text, j json, arr int[]); "
+                 "INSERT INTO e (id, s) VALUES ('k\"1', 's'); "
+                 "CREATE TABLE q (id int PRIMARY KEY, \"a,\"\"b\" text, \"c\\d\" text, "
+                 "  \"x\"\":y\" text); "
+                 "INSERT INTO q VALUES (1, 'a', 'c', 'x'); "
+                 "CREATE TABLE w (id int PRIMARY KEY, \"e,\" int, v text); "
+                 "INSERT INTO w VALUES (1, 1, 'v')");
+    watch(c, "s", NULL, 0);
+    watch(c, "e", NULL, 0);
+    watch(c, "q", NULL, 0);
+    watch(c, "w", NULL, 0);
+    pgwt_exec(c, "UPDATE s SET c = 'z'");
+    expect_write(lc, "s", "update", "[\"1\"]", "[\"c\"]");
+    pgwt_exec(c, "UPDATE s SET c = 'z', b = 2, a = a");
+    expect_write(lc, "s", "update", "[\"1\"]", "[\"b\"]");
+    pgwt_exec(c, "UPDATE s SET a = 'p', c = 'q', b = b + 1");
+    expect_write(lc, "s", "update", "[\"1\"]", "[\"a\",\"b\",\"c\"]");
+    pgwt_exec(c, "UPDATE s SET a = a");
+    expect_write(lc, "s", "update", "[]", "[]");
+    /* Texts differ, values are equal: 0 and -0, 1.0 and 1.00. */
+    pgwt_exec(c, "UPDATE s SET f = -f, n = 1.00");
+    expect_write(lc, "s", "update", "[\"1\"]", "[\"f\",\"n\"]");
+    /* Strings ending with a comma, on one side, then both. */
+    pgwt_exec(c, "UPDATE e SET s = 'x,'");
+    expect_write(lc, "e", "update", "[\"k\\\"1\"]", "[\"s\"]");
+    pgwt_exec(c, "UPDATE e SET s = 'y,\",'");
+    expect_write(lc, "e", "update", "[\"k\\\"1\"]", "[\"s\"]");
+    /* json as written (blanks and all), arrays. */
+    pgwt_exec(c, "UPDATE e SET j = '  {\"a\": 1, \"b\": [1, \"x\"]}'");
+    expect_write(lc, "e", "update", "[\"k\\\"1\"]", "[\"j\"]");
+    pgwt_exec(c, "UPDATE e SET j = '  {\"a\": 1,  \"b\": [1, \"x\"]}', s = 'z'");
+    expect_write(lc, "e", "update", "[\"k\\\"1\"]", "[\"s\",\"j\"]");
+    pgwt_exec(c, "UPDATE e SET arr = '{1,2}'");
+    expect_write(lc, "e", "update", "[\"k\\\"1\"]", "[\"arr\"]");
+    /* Names with a quote, a backslash, a quote and a colon, ending with a
+     * comma. */
+    pgwt_exec(c, "UPDATE q SET \"a,\"\"b\" = 'q', \"c\\d\" = 'r'");
+    expect_write(lc, "q", "update", "[\"1\"]", "[\"a,\\\"b\",\"c\\\\d\"]");
+    pgwt_exec(c, "UPDATE q SET \"x\"\":y\" = 's'");
+    expect_write(lc, "q", "update", "[\"1\"]", "[\"x\\\":y\"]");
+    pgwt_exec(c, "UPDATE w SET \"e,\" = 2");
+    expect_write(lc, "w", "update", "[\"1\"]", "[\"e,\"]");
+    pgwt_exec(c, "UPDATE w SET v = 'x'");
+    expect_write(lc, "w", "update", "[\"1\"]", "[\"v\"]");
+    pgwt_expect_marker(c, lc, CH, "end");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(zero_row_statements_send_nothing)
 {
     PGconn *c = setup(), *lc = pgwt_listen(CH);
@@ -428,7 +613,24 @@ START_TEST(text_forms_do_not_depend_on_the_session)
     /* An update: unchanged key columns pair the rows; a change in the
      * 17th significant digit of a float is a change (the writer's
      * extra_float_digits = -3 does not round it away). */
-    pgwt_exec(c, "UPDATE ty SET f8 = f8 + 1e-17 * 2");
+    /* The general path (value columns) pins the print settings for its own
+     * duration: the writer's are its own again right after the statement,
+     * inside its transaction as after it. */
+    static const char *const SHOW =
+        "SELECT concat_ws('|', current_setting('TimeZone'), current_setting('DateStyle'), "
+        "current_setting('IntervalStyle'), current_setting('extra_float_digits'), "
+        "current_setting('bytea_output'), current_setting('plan_cache_mode'), "
+        "current_setting('enable_seqscan'), current_setting('search_path'))";
+    static const char *const WRITER =
+        "America/New_York|SQL, DMY|sql_standard|-3|escape|auto|on|\"$user\", public";
+    pgwt_exec(c, "BEGIN; UPDATE ty SET f8 = f8 + 1e-17 * 2");
+    char *settings = pgwt_value(c, SHOW);
+    ck_assert_str_eq(settings, WRITER);
+    free(settings);
+    pgwt_exec(c, "COMMIT");
+    settings = pgwt_value(c, SHOW);
+    ck_assert_str_eq(settings, WRITER);
+    free(settings);
     free(p);
     free(got);
     p = pgwt_next_payload(lc, 5000, NULL);
@@ -941,6 +1143,10 @@ static Suite *suite(void)
     tcase_add_test(tc, delete_single_and_multi_row);
     tcase_add_test(tc, composite_key);
     tcase_add_test(tc, table_without_key_and_truncate);
+    tcase_add_test(tc, key_changes_after_watching);
+    tcase_add_test(tc, key_with_included_columns);
+    tcase_add_test(tc, table_without_key_followed);
+    tcase_add_test(tc, changed_columns_of_one_row);
     tcase_add_test(tc, zero_row_statements_send_nothing);
     tcase_add_test(tc, transactions_commit_rollback_savepoints);
     tcase_add_test(tc, text_forms_do_not_depend_on_the_session);

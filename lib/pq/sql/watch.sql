@@ -4,9 +4,16 @@
 -- first, so watching again replaces them; trigger names are fixed, see
 -- unwatch.sql). Parameters:
 --   $1 text    the table's schema      $2 text    the table's name
---   $3 text    the library schema      $4 text[]  the trigger arguments:
---                                                 the channel, then the
+--   $3 text    the library schema      $4 text[]  the channel, then the
 --                                                 value columns
+-- The trigger arguments are the channel, what the table's primary key is
+-- now (three arguments, read by the function's fast path and checked by it
+-- at each call: lib/pq/sql/migration_002.sql, TG_ARGV), then the value
+-- columns. The key is described when it has one column of a type whose
+-- JSON text is its output text, and this table's replica identity index is
+-- that key's index (the default replica identity); a table without a
+-- primary key under the default replica identity is '0'; anything else is
+-- '' (the function reads the catalog).
 -- The DDL comes as one text, statements separated by semicolons. No row:
 -- there is no such table. EXECUTE PROCEDURE (not FUNCTION) keeps
 -- PostgreSQL 10 working. By hand (psql; then run the ddl column):
@@ -39,6 +46,27 @@ SELECT c.relkind::text AS relkind,
                    $1::text, $2::text, $3::text, a.args)], ';' || chr(10)) AS ddl
   FROM pg_catalog.pg_class c
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
- CROSS JOIN (SELECT string_agg(quote_literal(u.arg), ', ' ORDER BY u.i) AS args
-               FROM unnest($4::text[]) WITH ORDINALITY AS u(arg, i)) a
+ CROSS JOIN LATERAL (
+       SELECT coalesce(
+                (SELECT CASE WHEN i.indnkeyatts = 1
+                               AND pg_get_replica_identity_index(c.oid) = i.indexrelid
+                               AND CASE WHEN ty.typtype = 'd' THEN ty.typbasetype ELSE ty.oid END
+                                   IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype,
+                                       'oid'::regtype, 'numeric'::regtype, 'float4'::regtype,
+                                       'float8'::regtype, 'text'::regtype, 'varchar'::regtype,
+                                       'bpchar'::regtype, 'name'::regtype, 'uuid'::regtype)
+                             THEN ARRAY[i.indexrelid::text, at.attname::text,
+                                        pg_get_indexdef(i.indexrelid, 1, false)]
+                             ELSE ARRAY['', '', ''] END
+                   FROM pg_catalog.pg_index i
+                   JOIN pg_catalog.pg_attribute at
+                     ON at.attrelid = i.indrelid AND at.attnum = i.indkey[0]
+                   JOIN pg_catalog.pg_type ty ON ty.oid = at.atttypid
+                  WHERE i.indrelid = c.oid AND i.indisprimary),
+                CASE WHEN c.relreplident = 'd' THEN ARRAY['0', '', ''] ELSE ARRAY['', '', ''] END)
+              AS key) k
+ CROSS JOIN LATERAL (
+       SELECT string_agg(quote_literal(u.arg), ', ' ORDER BY u.i) AS args
+         FROM unnest(ARRAY[($4::text[])[1]] || k.key || ($4::text[])[2:])
+              WITH ORDINALITY AS u(arg, i)) a
  WHERE n.nspname = $1::text AND c.relname = $2::text;
