@@ -1,5 +1,5 @@
 -- pgwitness migration 2: the statement trigger function of query
--- invalidation (DESIGN.md "The notification wire format"; docs/wire.md).
+-- invalidation (docs/wire.md, "What the statement trigger sends").
 -- Applied by pgw_pq_install; by hand (after migration_001.sql):
 --   psql -v schema=pgwitness -f lib/pq/sql/migration_002.sql
 --
