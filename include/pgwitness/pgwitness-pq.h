@@ -485,8 +485,12 @@ typedef struct pgw_pq_watch_options {
  * IDs (at most 500), changed columns (at most 100), values, fewer than
  * 8000 bytes, degrading to the table-level form — and why it can never
  * make the writer's transaction fail are described in
- * lib/pq/sql/migration_002.sql. NOTIFY is delivered at commit and never
- * after a rollback (PostgreSQL documentation, NOTIFY). The key in the
+ * lib/pq/sql/migration_002.sql — with one exception outside its reach: when
+ * PostgreSQL's notification queue is full (a session that executed LISTEN
+ * has stayed in one transaction for a long time) transactions that sent a
+ * notification fail at commit (docs/wire.md; PostgreSQL documentation,
+ * NOTIFY, "Notes"). NOTIFY is delivered at commit and never after a
+ * rollback (PostgreSQL documentation, NOTIFY). The key in the
  * arguments only spares a catalog query: each statement checks it against
  * PostgreSQL's caches and reads the catalog when it no longer holds, so key
  * and column changes after this call are followed (watching again after a

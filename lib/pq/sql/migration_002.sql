@@ -90,7 +90,8 @@
 --    and the table-level form is sent instead, and if even that fails,
 --    nothing (the writer's transaction goes on). query_canceled is not
 --    caught by WHEN OTHERS, by PostgreSQL's design: a statement timeout
---    still cancels the statement.
+--    still cancels the statement. A full notification queue fails the
+--    writer's commit, after this function has returned (docs/wire.md).
 --
 -- Cost. The function runs while the writer holds the locks of the rows it
 -- changed, once per statement; what costs is executor start-up (each SQL
