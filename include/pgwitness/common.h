@@ -51,8 +51,12 @@ extern "C" {
 #  define PGW_API
 #endif
 
-/** Flag for every JSON encoder of the library: indent with two spaces
- *  instead of the canonical compact form. */
+/** Flag for the JSON encoders that take a `flags` argument
+ *  (pgw_snapshot_to_json, pgw_diff_to_json, pgw_drift_to_json): indent with
+ *  two spaces instead of the canonical compact form. The invalidation
+ *  encoders (pgw_deps_to_json, pgw_write_to_json, pgw_verdict_to_json,
+ *  pgw_payload_encode) always write the compact form: their output is one
+ *  line, as JSON lines and NOTIFY payloads need. */
 #define PGW_JSON_PRETTY 1u
 
 /**

@@ -237,6 +237,12 @@ PGW_API int pgw_diff_snapshots(pgw_diff **out, const pgw_snapshot *a, const pgw_
 /** Frees a diff. NULL is ignored. */
 PGW_API void pgw_diff_free(pgw_diff *d);
 
+/*
+ * Accessors. What they return is owned by the diff and valid until
+ * pgw_diff_free(). Given a NULL diff they return NULL, 0, false or
+ * PGW_CHANGE_UNCHANGED and never fail; an index out of range gives NULL.
+ */
+
 /** The older side ("from"). */
 PGW_API const pgw_diff_side *pgw_diff_from(const pgw_diff *d);
 /** The newer side ("to"). */

@@ -142,15 +142,22 @@ typedef struct pgw_column {
 /** Frees a snapshot and everything it handed out. NULL is ignored. */
 PGW_API void pgw_snapshot_free(pgw_snapshot *snap);
 
-/** Schema (namespace) of the table. Never NULL. */
+/*
+ * Accessors. What they return is owned by the snapshot and valid until
+ * pgw_snapshot_free(). Given a NULL snapshot they return NULL, 0, false,
+ * PGW_PROFILE_RAW or -1 (pgw_snapshot_find_column) and never fail.
+ */
+
+/** Schema (namespace) of the table. Never NULL for a snapshot. */
 PGW_API const char *pgw_snapshot_schema(const pgw_snapshot *snap);
-/** Name of the table. Never NULL. */
+/** Name of the table. Never NULL for a snapshot. */
 PGW_API const char *pgw_snapshot_table(const pgw_snapshot *snap);
 /** The table's OID at capture time (pg_class.oid); 0 when unknown. */
 PGW_API uint32_t pgw_snapshot_table_oid(const pgw_snapshot *snap);
 /** The upstream resource this table holds, or NULL when none was given. */
 PGW_API const char *pgw_snapshot_resource(const pgw_snapshot *snap);
-/** Why the snapshot was taken (see PGW_REASON_*, or a host's own word). */
+/** Why the snapshot was taken (see PGW_REASON_*, or a host's own word).
+ *  Never NULL for a snapshot. */
 PGW_API const char *pgw_snapshot_reason(const pgw_snapshot *snap);
 /** When it was taken: microseconds since the Unix epoch, UTC. */
 PGW_API int64_t pgw_snapshot_captured_at(const pgw_snapshot *snap);
@@ -169,7 +176,8 @@ PGW_API pgw_profile_mode pgw_snapshot_profile_mode(const pgw_snapshot *snap);
 /** True when profiles were left out because the table had more columns
  *  than pgw_snapshot_options.max_profiled_columns. */
 PGW_API bool pgw_snapshot_profiles_omitted(const pgw_snapshot *snap);
-/** The schema hash: 16 lowercase hex digits (see schema_hash.h). */
+/** The schema hash: 16 lowercase hex digits (see schema_hash.h). Never
+ *  NULL for a snapshot. */
 PGW_API const char *pgw_snapshot_schema_hash(const pgw_snapshot *snap);
 /** The `extra` JSON object as canonical compact text ("{}" when empty). */
 PGW_API const char *pgw_snapshot_extra(const pgw_snapshot *snap);
