@@ -278,3 +278,40 @@ const char *ex_plural(unsigned long long n, const char *one, const char *many)
 {
     return n == 1 ? one : many;
 }
+/* Why a write to stdout first failed, when ex_flush saw it (a failed
+ * fflush drops what it could not write: a later one may succeed). */
+static int stdout_errno;
+
+bool ex_flush(FILE *f)
+{
+    errno = 0;
+    if (fflush(f) == 0 && !ferror(f))
+        return true;
+    if (f == stdout && !stdout_errno)
+        stdout_errno = errno;
+    return false;
+}
+
+int ex_finish_stdout(const char *prog, int rc)
+{
+    bool failed = ferror(stdout) != 0;
+    errno = 0;
+    if (fflush(stdout) != 0)
+        failed = true;
+    int e = errno;
+    errno = 0;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = true;
+        e = errno;
+    }
+    if (!failed)
+        return rc;
+    if (stdout_errno)
+        e = stdout_errno;
+    if (e)
+        fprintf(stderr, "%s: writing standard output: %s\n", prog, strerror(e));
+    else
+        fprintf(stderr, "%s: writing standard output failed\n", prog);
+    return rc ? rc : 1;
+}
+

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* PostgreSQL's limit for a name (NAMEDATALEN - 1): longer names are
  * truncated by the server, so they are refused before any SQL runs. */
@@ -65,5 +66,20 @@ char *ex_read_file(const char *path, size_t max, size_t *len, char *why, size_t 
 
 /* "1 row", "2 rows": the noun in the form the count needs. */
 const char *ex_plural(unsigned long long n, const char *one, const char *many);
+
+/*
+ * Standard output at the end of a program: flushes and closes it, and
+ * when any write to it failed (a full disk, a closed descriptor) prints
+ * "PROG: writing standard output: REASON" on stderr and returns 1 (or rc
+ * when that already says failure); otherwise returns rc. Call it last:
+ * `return ex_finish_stdout("pgwitness", rc);`.
+ */
+int ex_finish_stdout(const char *prog, int rc);
+
+/* fflush(f), false when it or an earlier write to f failed. For stdout
+ * the reason is kept for ex_finish_stdout (the failed data is dropped, so
+ * the final flush may not see it). Long-running output (watch) stops at
+ * false. */
+bool ex_flush(FILE *f);
 
 #endif

@@ -33,7 +33,8 @@ static void usage(FILE *f)
           "  --schema NAME      the table's schema (default public)\n"
           "  --pgw-schema NAME  pgwitness's own schema (default pgwitness)\n"
           "  --resource ID      the upstream resource, recorded with the snapshot\n"
-          "Exit status: 0 loaded, 1 failure (nothing changed), 2 usage error.\n",
+          "Exit status: 0 loaded, 1 failure (nothing changed, unless what failed is\n"
+          "writing the summary to stdout, after the load), 2 usage error.\n",
           f);
 }
 
@@ -50,7 +51,7 @@ static int usage_error(const char *fmt, ...)
     return 2;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     const char *conninfo = "", *schema_opt = NULL, *pgw_schema = NULL, *table_arg = NULL,
                *resource = NULL, *file = NULL;
@@ -146,4 +147,10 @@ int main(int argc, char **argv)
         printf("  new table\n");
     }
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    /* A failed write on stdout (a full disk) is a failure, whatever ran. */
+    return ex_finish_stdout("pgwitness-ingest", run(argc, argv));
 }

@@ -138,14 +138,18 @@ static int decide_batch(cli *c, const char *deps_text)
             printf("%s\n", t ? t : "{\"error\": \"out of memory\"}");
             free(t);
             json_decref(e);
-            fflush(stdout);
-            continue;
+        } else {
+            char *t = NULL;
+            if (pgw_verdict_to_json(&t, NULL, &v, NULL) == PGW_OK)
+                printf("%s\n", t);
+            pgw_free(t);
         }
-        char *t = NULL;
-        if (pgw_verdict_to_json(&t, NULL, &v, NULL) == PGW_OK)
-            printf("%s\n", t);
-        pgw_free(t);
-        fflush(stdout);
+        /* Output that cannot be written (a full disk) ends the run; main
+         * says why (ex_finish_stdout). */
+        if (!ex_flush(stdout)) {
+            free(line);
+            return 1;
+        }
     }
     free(line);
     if (bad)

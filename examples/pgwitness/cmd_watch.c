@@ -99,7 +99,10 @@ static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *userdata
         json_decref(o);
     }
     pgw_free(t);
-    fflush(stdout);
+    /* Nobody reads what cannot be written (a full disk): stop; main says
+     * why (ex_finish_stdout). */
+    if (!ex_flush(stdout))
+        g_stop = 1;
 }
 
 static void on_event(const pgw_pq_listener_event *ev, void *userdata)

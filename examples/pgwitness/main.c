@@ -73,7 +73,7 @@ static const command *find(const char *name)
     return NULL;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     cli c;
     memset(&c, 0, sizeof c);
@@ -140,4 +140,10 @@ int main(int argc, char **argv)
     int rc = cmd->run(&c, argc - i, argv + i);
     cli_disconnect(&c);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    /* A failed write on stdout (a full disk) is a failure, whatever ran. */
+    return ex_finish_stdout("pgwitness", run(argc, argv));
 }

@@ -5,6 +5,8 @@
 #define _DEFAULT_SOURCE
 #include "tasks.h"
 
+#include "excommon.h"
+
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,6 +339,7 @@ static void step(host *h, PGconn *writer, int t, const char *sql, long notificat
         h->failed = 1;
     }
     rerun_dirty(h);
+    ex_flush(h->out); /* each step shows as it happens */
 }
 
 int tasks_script(FILE *out, const tasks_tenant *tenants, size_t n)
@@ -417,14 +420,15 @@ int tasks_watch(FILE *out, const tasks_tenant *tenants, size_t n, int seconds)
     if (rc == 0) {
         fprintf(out, "watching; write to the tasks tables (e.g. psql: INSERT INTO tasks VALUES "
                      "(1, 'x', 'open', NULL, 1))\n");
-        fflush(out);
+        ex_flush(out);
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         long long end = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + seconds * 1000LL;
         for (;;) {
             pgw_pq_listener_run(h->l, 200, NULL);
             rerun_dirty(h);
-            fflush(out);
+            if (!ex_flush(out)) /* nobody reads it (a full disk): stop */
+                break;
             clock_gettime(CLOCK_MONOTONIC, &ts);
             if (seconds > 0 && (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 >= end)
                 break;

@@ -17,6 +17,7 @@ import json
 import os
 import select
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -32,19 +33,25 @@ NOSERVER = "host=/nonexistent-pgw port=1"
 results = []
 
 
-def run(args, stdin=None, env=None, db=True, timeout=120):
+def run(args, stdin=None, env=None, db=True, timeout=120, stdout=None):
+    """Runs a program: (exit code, stdout, stderr). stdout="/dev/full" sends
+    its standard output to that file instead (stdout is then "")."""
     e = dict(os.environ)
     if db:
         e["PGDATABASE"] = DB
     if env:
         e.update(env)
+    out_file = open(stdout, "w") if stdout else None
     try:
-        p = subprocess.run(WRAP + args, input=stdin, capture_output=True, text=True, env=e,
-                           timeout=timeout * SLOW)
+        p = subprocess.run(WRAP + args, input=stdin, text=True, env=e, timeout=timeout * SLOW,
+                           stdout=out_file or subprocess.PIPE, stderr=subprocess.PIPE)
     except subprocess.TimeoutExpired as t:
         out = t.stdout.decode(errors="replace") if isinstance(t.stdout, bytes) else t.stdout
         return "timeout", out or "", "timed out after %ss" % (timeout * SLOW)
-    return p.returncode, p.stdout, p.stderr
+    finally:
+        if out_file:
+            out_file.close()
+    return p.returncode, p.stdout or "", p.stderr
 
 
 def cli(*args, **kw):
@@ -96,6 +103,15 @@ def stop(proc, timeout=30):
 
 def check(name, cond, detail=""):
     results.append((name, bool(cond), detail))
+
+
+def exact_error(name, rc, out, err, code, line):
+    """Exit code `code`, nothing on stdout, and exactly this one line on stderr."""
+    check(name, rc == code and out == "" and err == line + "\n",
+          f"rc={rc} stdout={out!r} stderr={err!r} (want rc {code} and {line!r})")
+
+
+FULL = "writing standard output: No space left on device"
 
 
 def one_error_line(name, rc, out, err, code, needle):
@@ -190,12 +206,23 @@ def body():
     watch_and_decide(tmp)
     decide_files(tmp)
     tasks_example()
+    # Last: these store snapshots, which would shift the ids checked above.
+    stdout_and_partial_writes(tmp)
 
 
 def usage_errors():
     """Usage errors: exit 2, one line, before any connection."""
     rc, out, err = cli()
     check("no command: usage on stderr, exit 2", rc == 2 and "usage: pgwitness" in err and out == "")
+    # A write error on stdout is a failure, said once, in every program.
+    for name, prog, args in [("pgwitness --help", cli, ["--help"]),
+                             ("pgwitness --version", cli, ["--version"]),
+                             ("pgwitness help diff", cli, ["help", "diff"]),
+                             ("pgwitness-ingest --help", ingest, ["--help"]),
+                             ("pgwitness-tasks --help", tasks, ["--help"])]:
+        prog_name = name.split()[0]
+        exact_error(f"{name} > /dev/full: exit 1, one line", *prog(*args, stdout="/dev/full"), 1,
+                    f"{prog_name}: {FULL}")
     one_error_line("unknown command", *cli("bogus"), 2, "unknown command 'bogus'")
     one_error_line("unknown option", *cli("history", "t", "--frobnicate"), 2,
                    "unknown option '--frobnicate'")
@@ -500,6 +527,9 @@ def ingest_reloads(tmp):
     one_tiny = os.path.join(tmp, "one.csv")
     with open(one_tiny, "w") as f:
         f.write("n\n7\n")
+    exact_error("ingest > /dev/full: exit 1, one line", *ingest("--table", "tiny0", one_tiny,
+                                                               stdout="/dev/full"), 1,
+                "pgwitness-ingest: " + FULL)
     rc, out, err = ingest("--table", "tiny", one_tiny)
     check("1 row, 1 column, singular", rc == 0 and
           out.startswith("public.tiny: loaded 1 row, 1 column (integer)\n"), out + err)
@@ -672,6 +702,11 @@ def decide_files(tmp):
                    "close_17.write.json: ")
     one_error_line("decide --batch --write", *cli("decide", "--batch", "--write", deps), 2,
                    "--batch reads the writes from stdin: no --write")
+    exact_error("decide --batch > /dev/full: stops, one line",
+                *cli("decide", "--batch", "--deps", deps, stdin=json.dumps(w_obj) + "\n",
+                     stdout="/dev/full"), 1, "pgwitness: " + FULL)
+    exact_error("decide > /dev/full", *cli("decide", "--deps", deps, "--write", os.path.join(
+        FIXTURES, "close_17.write.json"), stdout="/dev/full"), 1, "pgwitness: " + FULL)
 
 
 def tasks_example():
@@ -682,6 +717,34 @@ def tasks_example():
           out.startswith("pgwitness tasks example: 1 tenant, subscriptions") and
           "solo> UPDATE tasks SET status = 'open' WHERE id = 999\n  no row changed: a statement "
           "that changes no row sends no notification, so nothing reruns\n" in out, out + err)
+    exact_error("tasks --script > /dev/full: exit 1, one line",
+                *tasks("--tenant", f"solo=dbname={DB}", "--script", stdout="/dev/full",
+                       timeout=120), 1, "pgwitness-tasks: " + FULL)
+
+
+def stdout_and_partial_writes(tmp):
+    """Output that cannot be written fails the command; a failed command
+    leaves no partial write (no triggers, no file)."""
+    psql("CREATE TABLE w2 (a int)")
+    exact_error("history t1 > /dev/full", *cli("history", "t1", stdout="/dev/full"), 1,
+                "pgwitness: " + FULL)
+    exact_error("snapshot t1 --json > /dev/full",
+                *cli("snapshot", "t1", "--json", stdout="/dev/full"), 1, "pgwitness: " + FULL)
+    s1 = os.path.join(tmp, "s1.json")
+    rc, out, err = cli("snapshot", "t1", "-o", s1)
+    check("snapshot -o s1.json", rc == 0 and out.endswith(f"written to {s1}\n"), out + err)
+    exact_error("diff s1.json s1.json > /dev/full", *cli("diff", s1, s1, stdout="/dev/full"), 1,
+                "pgwitness: " + FULL)
+    exact_error("snapshot -o /dev/full (written directly: a device is not replaced)",
+                *cli("snapshot", "t1", "-o", "/dev/full"), 1,
+                "pgwitness snapshot: cannot write /dev/full: No space left on device")
+    check("... and /dev/full is still the device", stat.S_ISCHR(os.stat("/dev/full").st_mode))
+
+    rc, out, err = cli("watch", "w2", "--json", "--seconds", "120", stdout="/dev/full",
+                       timeout=60)
+    check("watch --json > /dev/full stops at once, the reason last", rc == 1 and
+          err.endswith("\npgwitness: " + FULL + "\n"), f"rc={rc} {err}")
+
 
 
 if __name__ == "__main__":
