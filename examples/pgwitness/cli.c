@@ -37,9 +37,55 @@ int cli_fail(const cli *c, const char *fmt, ...)
     return 1;
 }
 
-int cli_fail_err(const cli *c, int rc, const pgw_error *err)
+/* A name as a shell word: as it is when that is safe, else in single
+ * quotes. */
+static void shell_word(char *out, size_t size, const char *s)
+{
+    if (s[0] != '-' && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                  "0123456789_.-") == strlen(s)) {
+        snprintf(out, size, "%s", s);
+        return;
+    }
+    size_t n = 0;
+    out[n++] = '\'';
+    for (const char *p = s; *p && n + 5 < size; p++) {
+        if (*p == '\'') {
+            memcpy(out + n, "'\\''", 4);
+            n += 4;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n++] = '\'';
+    out[n] = '\0';
+}
+
+const char *cli_err_message(const cli *c, int rc, const pgw_error *err, char *rewritten,
+                            size_t size)
 {
     const char *msg = err && err->message[0] ? err->message : pgw_strerror(rc);
+    /* The library says to run pgw_pq_install(); the operator runs this
+     * CLI's install, for the schema they asked for. */
+    const char *call = strstr(msg, "pgw_pq_install()");
+    if (call) {
+        const char *rest = call + strlen("pgw_pq_install()");
+        const char *also = " (or `pgwitness install`)";
+        if (strncmp(rest, also, strlen(also)) == 0)
+            rest += strlen(also);
+        char word[300] = "";
+        if (c->pgw_schema)
+            shell_word(word, sizeof word, c->pgw_schema);
+        snprintf(rewritten, size, "%.*s`pgwitness %s%s%sinstall`%s", (int)(call - msg), msg,
+                 c->pgw_schema ? "--pgw-schema " : "", word, c->pgw_schema ? " " : "", rest);
+        msg = rewritten;
+    }
+    return msg;
+}
+
+int cli_fail_err(const cli *c, int rc, const pgw_error *err)
+{
+    char buf[CLI_ERR_MESSAGE_SIZE];
+    const char *msg = cli_err_message(c, rc, err, buf, sizeof buf);
     const char *hint = "";
     if (rc == PGW_EPG && err && strcmp(err->sqlstate, "42501") == 0)
         hint = " (the database role lacks a privilege)";

@@ -186,10 +186,13 @@ def body():
     # Unreachable server; schema not installed.
     one_error_line("unreachable server", *cli("-d", NOSERVER, "history", "t"), 1,
                    "cannot connect to the database")
-    one_error_line("schema not installed", *cli("history", "penguins"), 1,
-                   "pgwitness is not installed in schema \"pgwitness\"")
-    one_error_line("schema not installed (another name)",
-                   *cli("--schema", "nope", "report"), 1, "`pgwitness install`")
+    exact_error("schema not installed: the command to run", *cli("history", "penguins"), 1,
+                "pgwitness history: pgwitness is not installed in schema \"pgwitness\": run "
+                "`pgwitness install` first")
+    exact_error("schema not installed (another name): the command names it",
+                *cli("--schema", "nope", "report"), 1,
+                "pgwitness report: pgwitness is not installed in schema \"nope\": run "
+                "`pgwitness --pgw-schema nope install` first")
 
     rc, out, err = cli("install")
     check("install", rc == 0 and out == 'installed pgwitness schema "pgwitness" (version 2)\n',
