@@ -215,6 +215,21 @@ static int check_value_columns(cli *c, PGconn *conn, char schemas[][256], char t
     return 0;
 }
 
+/* Runs a transaction command; on failure reports it and returns false. */
+static bool sql_ok(cli *c, PGconn *conn, const char *sql)
+{
+    PGresult *r = PQexec(conn, sql);
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!ok) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", PQresultErrorMessage(r));
+        msg[strcspn(msg, "\n")] = '\0';
+        cli_fail(c, "%s: %s", sql, msg);
+    }
+    PQclear(r);
+    return ok;
+}
+
 int cmd_watch(cli *c, int argc, char **argv)
 {
     const char *channel = NULL, *values = NULL, *project = NULL, *tenant = NULL,
@@ -277,11 +292,22 @@ int cmd_watch(cli *c, int argc, char **argv)
     wo.channel = channel;
     wo.value_columns = n_values ? value_cols : NULL;
     wo.n_value_columns = n_values;
+    /* All or nothing: the tables are watched in one transaction (each call
+     * then uses a savepoint), rolled back when one of them fails. */
+    if (!sql_ok(c, conn, "BEGIN"))
+        return 1;
     for (size_t i = 0; i < n_pos; i++) {
         int rc = pgw_pq_watch_table(conn, schemas[i], tables[i], &wo, &err);
-        if (rc != PGW_OK)
-            return cli_fail(c, "cannot watch %s.%s: %s", schemas[i], tables[i], err.message);
+        if (rc != PGW_OK) {
+            PQclear(PQexec(conn, "ROLLBACK"));
+            char buf[CLI_ERR_MESSAGE_SIZE];
+            return cli_fail(c, "cannot watch %s.%s: %s%s", schemas[i], tables[i],
+                            cli_err_message(c, rc, &err, buf, sizeof buf),
+                            n_pos > 1 ? " (no trigger was changed)" : "");
+        }
     }
+    if (!sql_ok(c, conn, "COMMIT"))
+        return 1;
     /* The scope of what arrives: the connection's database, and the
      * project and tenant the operator names (to match a deps file). */
     pgw_scope scope = {project, tenant, database ? database : PQdb(conn)};

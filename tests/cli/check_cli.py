@@ -743,6 +743,20 @@ def stdout_and_partial_writes(tmp):
                 "pgwitness snapshot: cannot write /dev/full: No space left on device")
     check("... and /dev/full is still the device", stat.S_ISCHR(os.stat("/dev/full").st_mode))
 
+    # watch: all tables or none.
+    exact_error("watch w2 nope: fails", *cli("watch", "w2", "nope", "--seconds", "1"), 1,
+                "pgwitness watch: cannot watch public.nope: no table public.nope (no trigger was "
+                "changed)")
+    triggers = "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'w2'::regclass"
+    check("... and leaves no trigger on w2", psql(triggers) == "0", psql(triggers))
+    rc, out, err = cli("watch", "w2", "t1", "--seconds=1")
+    check("watch w2 t1: the triggers are committed", rc == 0 and psql(triggers) == "4",
+          out + err)
+    exact_error("watch under a schema that is not installed: the command to run",
+                *cli("--pgw-schema", "notinstalled", "watch", "t1", "--seconds", "1"), 1,
+                'pgwitness watch: cannot watch public.t1: schema "notinstalled" has no pgwitness '
+                "trigger function (notify_statement): run `pgwitness --pgw-schema notinstalled "
+                "install` to install or upgrade it")
     rc, out, err = cli("watch", "w2", "--json", "--seconds", "120", stdout="/dev/full",
                        timeout=60)
     check("watch --json > /dev/full stops at once, the reason last", rc == 1 and
