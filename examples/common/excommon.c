@@ -2,7 +2,7 @@
  * examples/common/excommon.c — see excommon.h.
  * SPDX-License-Identifier: MIT
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "excommon.h"
 
 #include <errno.h>
@@ -315,3 +315,110 @@ int ex_finish_stdout(const char *prog, int rc)
     return rc ? rc : 1;
 }
 
+/* Writes all of data to fd; false with errno set. */
+static bool write_all(int fd, const char *data, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return false;
+        data += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+static bool file_fail(ex_file *f, int e, char *why, size_t why_size)
+{
+    snprintf(why, why_size, "%s", strerror(e));
+    ex_file_abort(f);
+    return false;
+}
+
+bool ex_file_prepare(ex_file *f, const char *path, const char *data, size_t len, char *why,
+                     size_t why_size)
+{
+    memset(f, 0, sizeof *f);
+    f->data = data;
+    f->len = len;
+    struct stat lst, st;
+    bool exists = lstat(path, &lst) == 0;
+    if (!exists && errno != ENOENT)
+        return file_fail(f, errno, why, why_size);
+    bool regular = exists && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    if (exists && !regular) { /* a device, a FIFO, a directory, a dangling link */
+        if (!(f->target = strdup(path)))
+            return file_fail(f, ENOMEM, why, why_size);
+        return true;
+    }
+    /* The file a link names is the one replaced; the link stays. */
+    errno = 0;
+    f->target = regular && S_ISLNK(lst.st_mode) ? realpath(path, NULL) : strdup(path);
+    if (!f->target)
+        return file_fail(f, errno ? errno : ENOMEM, why, why_size);
+    const char *slash = strrchr(f->target, '/');
+    size_t dir_len = slash ? (size_t)(slash - f->target) + 1 : 0;
+    size_t size = strlen(f->target) + 16;
+    if (!(f->tmp = malloc(size)))
+        return file_fail(f, ENOMEM, why, why_size);
+    snprintf(f->tmp, size, "%.*s.%s.XXXXXX", (int)dir_len, f->target, f->target + dir_len);
+    int fd = mkstemp(f->tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(f->tmp);
+        f->tmp = NULL; /* nothing to remove */
+        return file_fail(f, e, why, why_size);
+    }
+    mode_t mode;
+    if (regular) {
+        mode = st.st_mode & 07777;
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    if (fchmod(fd, mode) != 0 || !write_all(fd, data, len) || fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        return file_fail(f, e, why, why_size);
+    }
+    if (close(fd) != 0)
+        return file_fail(f, errno, why, why_size);
+    return true;
+}
+
+bool ex_file_commit(ex_file *f, char *why, size_t why_size)
+{
+    if (f->tmp) {
+        if (rename(f->tmp, f->target) != 0)
+            return file_fail(f, errno, why, why_size);
+        free(f->tmp);
+        f->tmp = NULL;
+        ex_file_abort(f);
+        return true;
+    }
+    int fd = open(f->target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return file_fail(f, errno, why, why_size);
+    if (!write_all(fd, f->data, f->len)) {
+        int e = errno;
+        close(fd);
+        return file_fail(f, e, why, why_size);
+    }
+    if (close(fd) != 0)
+        return file_fail(f, errno, why, why_size);
+    ex_file_abort(f);
+    return true;
+}
+
+void ex_file_abort(ex_file *f)
+{
+    if (f->tmp)
+        unlink(f->tmp);
+    free(f->tmp);
+    free(f->target);
+    f->tmp = NULL;
+    f->target = NULL;
+}

@@ -82,4 +82,28 @@ int ex_finish_stdout(const char *prog, int rc);
  * false. */
 bool ex_flush(FILE *f);
 
+/*
+ * Writes a whole file so that a failure never leaves it partial or
+ * clobbered: ex_file_prepare writes the data into a temporary file in the
+ * target's directory (mode: the existing file's, or 0666 less the umask),
+ * ex_file_commit renames it over the target (a symbolic link is followed:
+ * the file it names is replaced), ex_file_abort removes it. A target that
+ * is neither a regular file nor absent (a device such as /dev/stdout, a
+ * FIFO, a dangling link) cannot be replaced: it is written directly by
+ * ex_file_commit. Each failing call returns false with the reason in
+ * `why` ("Permission denied", ...) and removes the temporary file; the
+ * caller says "cannot write PATH: why". `data` must outlive the commit.
+ */
+typedef struct ex_file {
+    char *target; /* where the data goes (a link resolved) */
+    char *tmp;    /* the temporary file, or NULL when written directly */
+    const char *data;
+    size_t len;
+} ex_file;
+
+bool ex_file_prepare(ex_file *f, const char *path, const char *data, size_t len, char *why,
+                     size_t why_size);
+bool ex_file_commit(ex_file *f, char *why, size_t why_size);
+void ex_file_abort(ex_file *f);
+
 #endif

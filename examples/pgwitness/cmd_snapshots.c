@@ -225,25 +225,47 @@ int cmd_snapshot(cli *c, int argc, char **argv)
         pgw_snapshot_free(s);
         return cli_fail_err(c, rc, &err);
     }
+    /* All or nothing: the file is written aside first, the snapshot stored,
+     * then the file put in place; a failure before that leaves neither. */
+    ex_file out = {0};
+    char *doc = NULL, why[256];
     if (file) {
-        FILE *f = fopen(file, "w");
-        bool wrote = f && fprintf(f, "%s\n", json) >= 0;
-        int saved = errno;
-        if (f && fclose(f) != 0 && wrote) {
-            wrote = false;
-            saved = errno;
-        }
-        if (!wrote) {
+        size_t len = strlen(json);
+        doc = malloc(len + 2);
+        if (!doc) {
             pgw_free(json);
             pgw_snapshot_free(s);
-            return cli_fail(c, "cannot write %s: %s", file, strerror(saved));
+            return cli_fail(c, "out of memory");
+        }
+        memcpy(doc, json, len);
+        memcpy(doc + len, "\n", 2);
+        if (!ex_file_prepare(&out, file, doc, len + 1, why, sizeof why)) {
+            free(doc);
+            pgw_free(json);
+            pgw_snapshot_free(s);
+            return cli_fail(c, "cannot write %s: %s", file, why);
         }
     }
     int64_t id = 0;
     if (store && (rc = pgw_pq_store(&id, conn, c->pgw_schema, s, &err)) != PGW_OK) {
+        ex_file_abort(&out);
+        free(doc);
         pgw_free(json);
         pgw_snapshot_free(s);
         return cli_fail_err(c, rc, &err);
+    }
+    if (file) {
+        bool wrote = ex_file_commit(&out, why, sizeof why);
+        free(doc);
+        if (!wrote) {
+            pgw_free(json);
+            pgw_snapshot_free(s);
+            if (store)
+                return cli_fail(c, "cannot write %s: %s (the snapshot was stored as snapshot "
+                                   "%" PRId64 ")",
+                                file, why, id);
+            return cli_fail(c, "cannot write %s: %s", file, why);
+        }
     }
     if (c->json) {
         printf("%s\n", json);

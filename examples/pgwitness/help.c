@@ -29,7 +29,9 @@ static const struct {
      "  --reason R       why (default manual)\n"
      "  --resource ID    the upstream resource the table holds\n"
      "  --store          also store it in pgwitness's schema (needs install)\n"
-     "  -o, --output F   also write the snapshot document to file F\n"
+     "  -o, --output F   also write the snapshot document to file F (through a\n"
+     "                   temporary file beside it, renamed over F once the snapshot is\n"
+     "                   captured and stored: a failure leaves F as it was)\n"
      "Run ANALYZE on the table first for value profiles; a table never analysed\n"
      "has names and types but no row estimate and no profiles.\n"},
     {"baseline",

@@ -762,6 +762,36 @@ def stdout_and_partial_writes(tmp):
     check("watch --json > /dev/full stops at once, the reason last", rc == 1 and
           err.endswith("\npgwitness: " + FULL + "\n"), f"rc={rc} {err}")
 
+    # snapshot -o FILE --store: the store first, the file through a temporary.
+    part = os.path.join(tmp, "part.json")
+    fail = ("pgwitness snapshot: pgwitness is not installed in schema \"notinstalled\": run "
+            "`pgwitness --pgw-schema notinstalled install` first")
+    exact_error("snapshot -o part.json --store, not installed: fails",
+                *cli("--pgw-schema", "notinstalled", "snapshot", "t1", "-o", part, "--store"), 1,
+                fail)
+    check("... and writes no part.json, leaves no temporary file",
+          not os.path.exists(part) and not [f for f in os.listdir(tmp) if f.startswith(".")],
+          str(os.listdir(tmp)))
+    keep = os.path.join(tmp, "keep.json")
+    with open(keep, "w") as f:
+        f.write("old\n")
+    os.chmod(keep, 0o640)
+    exact_error("snapshot -o EXISTING --store, not installed: fails",
+                *cli("--pgw-schema", "notinstalled", "snapshot", "t1", "-o", keep, "--store"), 1,
+                fail)
+    check("... and the existing file is as it was", open(keep).read() == "old\n")
+    link = os.path.join(tmp, "link.json")
+    os.symlink("keep.json", link)
+    rc, out, err = cli("snapshot", "t1", "-o", link)
+    check("snapshot -o LINK: the file it names is replaced (its mode kept), the link stays",
+          rc == 0 and os.path.islink(link) and json.load(open(keep))["table"] == "t1" and
+          stat.S_IMODE(os.stat(keep).st_mode) == 0o640 and
+          not [f for f in os.listdir(tmp) if f.startswith(".")], out + err)
+    missing = os.path.join(tmp, "nodir", "x.json")
+    exact_error("snapshot -o into a missing directory", *cli("snapshot", "t1", "-o", missing), 1,
+                f"pgwitness snapshot: cannot write {missing}: No such file or directory")
+
+
 
 
 if __name__ == "__main__":
