@@ -305,6 +305,25 @@ static void on_progress(size_t done, size_t total, void *ud)
     fflush(stderr);
 }
 
+/* A LIKE pattern of names: UTF-8, of a sane length (names have at most 63
+ * bytes; % repeated matches no more), and not ending in LIKE's escape
+ * character, which PostgreSQL refuses. Reports a usage error. */
+#define MAX_PATTERN_BYTES 1024
+static bool check_pattern(const cli *c, const char *option, const char *pattern)
+{
+    if (!cli_check_text(c, option, pattern, MAX_PATTERN_BYTES))
+        return false;
+    size_t len = strlen(pattern), backslashes = 0;
+    while (backslashes < len && pattern[len - 1 - backslashes] == '\\')
+        backslashes++;
+    if (backslashes % 2) {
+        cli_usage(c, "%s ends with LIKE's escape character \\ (write \\\\ for a backslash)",
+                  option);
+        return false;
+    }
+    return true;
+}
+
 int cmd_baseline(cli *c, int argc, char **argv)
 {
     const char *schema_pattern = NULL, *table_pattern = NULL, *limit_s = NULL, *batch_s = NULL;
@@ -328,6 +347,9 @@ int cmd_baseline(cli *c, int argc, char **argv)
                             "pgwitness's own schema is --pgw-schema)");
     if (table_pattern && !table_pattern[0])
         return cli_usage(c, "--table PATTERN is empty");
+    if ((schema_pattern && !check_pattern(c, "--schema PATTERN", schema_pattern)) ||
+        (table_pattern && !check_pattern(c, "--table PATTERN", table_pattern)))
+        return EXIT_USAGE;
     PGconn *conn = cli_connect(c);
     if (!conn)
         return 1;

@@ -46,7 +46,9 @@ static const struct {
      "  --table PATTERN   SQL LIKE pattern of tables (default: all)\n"
      "  --limit N         tables per run (default 1000)\n"
      "  --batch N         tables per catalog query (default 250)\n"
-     "  --pgw-schema NAME pgwitness's own schema (--schema means the pattern here)\n"},
+     "  --pgw-schema NAME pgwitness's own schema (--schema means the pattern here)\n"
+     "A PATTERN is UTF-8 of at most 1024 bytes: _ matches one character, % any\n"
+     "run of them, \\ takes the next character literally (\\\\ is a backslash).\n"},
     {"drop",
      "usage: pgwitness drop TABLE --reason R [--resource ID] [--no-snapshot] [--json]\n"
      "\n"

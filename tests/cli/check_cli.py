@@ -262,6 +262,21 @@ def usage_errors():
     one_error_line("baseline --schema '' (a pattern there)",
                    *cli("-d", NOSERVER, "baseline", "--schema", ""), 2,
                    "--schema PATTERN is empty")
+    # The baseline's patterns are checked before connecting, like every option.
+    for opt in ("--schema", "--table"):
+        exact_error(f"baseline {opt} with invalid UTF-8",
+                    *cli("-d", NOSERVER, "baseline", opt, "\udcff"), 2,
+                    f"pgwitness baseline: {opt} PATTERN is not valid UTF-8")
+        exact_error(f"baseline {opt} of 1025 bytes", *cli("-d", NOSERVER, "baseline",
+                                                         f"{opt}=" + "%" * 1025), 2,
+                    f"pgwitness baseline: {opt} PATTERN is 1025 bytes, more than 1024")
+        exact_error(f"baseline {opt} ending in LIKE's escape character",
+                    *cli("-d", NOSERVER, "baseline", opt, "pg\\"), 2,
+                    f"pgwitness baseline: {opt} PATTERN ends with LIKE's escape character \\ "
+                    f"(write \\\\ for a backslash)")
+    one_error_line("baseline --table 'a\\\\' (an escaped backslash) is a good pattern",
+                   *cli("-d", NOSERVER, "baseline", "--table", "a\\\\"), 1,
+                   "cannot connect to the database")
     # --opt=value works for global options too, as for command options.
     one_error_line("--dbname=X before the command", *cli(f"--dbname={NOSERVER}", "history", "t"),
                    1, "cannot connect to the database")
