@@ -173,6 +173,17 @@ static bool one_name(const char **p, char *out, size_t size, const char *arg, ch
     return true;
 }
 
+/* The hint every message about a table argument ends with, once. */
+#define TABLE_HINT "use table or schema.table"
+
+static bool table_name_fail(char *why, size_t why_size)
+{
+    size_t n = strlen(why);
+    if (n < why_size)
+        snprintf(why + n, why_size - n, " (" TABLE_HINT ")");
+    return false;
+}
+
 bool ex_table_name(const char *arg, char *schema, size_t schema_size, char *table,
                    size_t table_size, bool *qualified_out, char *why, size_t why_size)
 {
@@ -180,29 +191,32 @@ bool ex_table_name(const char *arg, char *schema, size_t schema_size, char *tabl
     char first[256], second[256];
     const char *problem;
     if (!one_name(&p, first, sizeof first, arg, why, why_size))
-        return false;
+        return table_name_fail(why, why_size);
     bool qualified = *p == '.';
     if (qualified) {
         p++;
         if (!one_name(&p, second, sizeof second, arg, why, why_size))
-            return false;
+            return table_name_fail(why, why_size);
     }
-    if (*p != '\0') {
+    if (*p == '.') {
         snprintf(why, why_size,
-                 *p == '.' ? "'%s' has more than two parts (use table or schema.table; quote a "
-                             "name that contains a dot: '\"my.table\"')"
-                           : "'%s' has text after a closing quote",
+                 "'%s' has more than two parts (" TABLE_HINT "; quote a name that contains a "
+                 "dot: '\"my.table\"')",
                  arg);
         return false;
+    }
+    if (*p != '\0') {
+        snprintf(why, why_size, "'%s' has text after a closing quote", arg);
+        return table_name_fail(why, why_size);
     }
     if ((problem = ex_name_problem(first)) != NULL) {
         snprintf(why, why_size, "the %s name in '%s' %s", qualified ? "schema" : "table", arg,
                  problem);
-        return false;
+        return table_name_fail(why, why_size);
     }
     if (qualified && (problem = ex_name_problem(second)) != NULL) {
         snprintf(why, why_size, "the table name in '%s' %s", arg, problem);
-        return false;
+        return table_name_fail(why, why_size);
     }
     if (qualified_out)
         *qualified_out = qualified;

@@ -50,7 +50,7 @@ const char *ex_name_problem(const char *name);
  * taken as written: nothing is lowercased, T1 and t1 are two tables.
  * Returns true with both parts filled (and *qualified, when not NULL, true
  * when the argument named the schema); false with `why` saying what is
- * wrong.
+ * wrong, ending with its one hint (use table or schema.table).
  */
 bool ex_table_name(const char *arg, char *schema, size_t schema_size, char *table,
                    size_t table_size, bool *qualified, char *why, size_t why_size);

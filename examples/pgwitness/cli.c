@@ -195,7 +195,7 @@ bool cli_table_arg(const cli *c, const char *arg, char *schema, size_t ss, char 
     char why[400];
     if (ex_table_name(arg, schema, ss, table, ts, NULL, why, sizeof why))
         return true;
-    cli_usage(c, "'%s' is not a table name: %s (use table or schema.table)", arg, why);
+    cli_usage(c, "'%s' is not a table name: %s", arg, why);
     return false;
 }
 

@@ -287,8 +287,14 @@ def usage_errors():
     one_error_line("global option without its value", *cli("--dbname"), 2,
                    "option --dbname needs a value")
     # Table names: as written, at most two parts, each a valid name.
-    one_error_line("a.b.c is not a table name", *cli("-d", NOSERVER, "snapshot", "a.b.c"), 2,
-                   "'a.b.c' has more than two parts")
+    exact_error("a.b.c is not a table name: the hint once", *cli("-d", NOSERVER, "snapshot",
+                                                                  "a.b.c"), 2,
+                "pgwitness snapshot: 'a.b.c' is not a table name: 'a.b.c' has more than two "
+                "parts (use table or schema.table; quote a name that contains a dot: "
+                "'\"my.table\"')")
+    exact_error("an unterminated quote: the hint once", *cli("-d", NOSERVER, "snapshot", '"t'),
+                2, "pgwitness snapshot: '\"t' is not a table name: '\"t' has an unterminated "
+                "quote (use table or schema.table)")
     one_error_line("a name over 63 bytes", *cli("-d", NOSERVER, "snapshot", "t" * 64), 2,
                    "is longer than 63 bytes")
     one_error_line("an empty table name", *cli("-d", NOSERVER, "snapshot", "public."), 2,
