@@ -153,6 +153,11 @@ static bool split_values(const cli *c, char *s, const char **out, size_t max, si
             cli_usage(c, "--values: at most %zu columns", max);
             return false;
         }
+        for (size_t k = 0; k < *n; k++)
+            if (strcmp(out[k], p) == 0) {
+                cli_usage(c, "--values: column \"%s\" is named twice", p);
+                return false;
+            }
         out[(*n)++] = p;
         if (!comma)
             return true;
@@ -274,10 +279,18 @@ int cmd_watch(cli *c, int argc, char **argv)
         if (scope_opts[i][1] && !ex_utf8_valid(scope_opts[i][1], strlen(scope_opts[i][1])))
             return cli_usage(c, "%s is not valid UTF-8", scope_opts[i][0]);
     char schemas[MAX_TABLES][256], tables[MAX_TABLES][256];
-    for (size_t i = 0; i < n_pos; i++)
+    for (size_t i = 0; i < n_pos; i++) {
         if (!cli_table_arg(c, pos[i], schemas[i], sizeof schemas[i], tables[i],
                            sizeof tables[i]))
             return EXIT_USAGE;
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(schemas[k], schemas[i]) == 0 && strcmp(tables[k], tables[i]) == 0) {
+                if (strcmp(pos[k], pos[i]) == 0)
+                    return cli_usage(c, "table '%s' is named twice", pos[i]);
+                return cli_usage(c, "table %s.%s is named twice (as '%s' and '%s')",
+                                 schemas[i], tables[i], pos[k], pos[i]);
+            }
+    }
     PGconn *conn = cli_connect(c);
     if (!conn)
         return 1;

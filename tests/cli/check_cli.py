@@ -324,6 +324,15 @@ def usage_errors():
                    2, "--values: column name 2 is empty")
     one_error_line("watch --channel ''", *cli("-d", NOSERVER, "watch", "t", "--channel", ""), 2,
                    "--channel: the channel name is empty")
+    # Duplicates are usage errors naming the duplicate.
+    exact_error("watch --values v,v", *cli("-d", NOSERVER, "watch", "t1", "--values", "v,w,v"),
+                2, 'pgwitness watch: --values: column "v" is named twice')
+    exact_error("watch t1 t1", *cli("-d", NOSERVER, "watch", "t1", "t1"), 2,
+                "pgwitness watch: table 't1' is named twice")
+    exact_error("watch t1 public.t1", *cli("-d", NOSERVER, "watch", "t1", "w2", "public.t1"), 2,
+                "pgwitness watch: table public.t1 is named twice (as 't1' and 'public.t1')")
+    one_error_line("watch T1 t1 are two tables: no duplicate (then no server)",
+                   *cli("-d", NOSERVER, "watch", "T1", "t1"), 1, "cannot connect to the database")
     # The example programs: the same rules.
     one_error_line("ingest: --table a.b.c is rejected as by pgwitness",
                    *ingest("-d", NOSERVER, "--table", "a.b.c", "x.csv"), 2,
