@@ -26,7 +26,9 @@ static void on_signal(int sig)
 typedef struct watch_state {
     cli *c;
     const pgw_scope *scope;
-    unsigned long writes;
+    unsigned long writes;   /* write sets seen (not counting resets) */
+    unsigned long resets;   /* scope resets: one per (re)connection */
+    unsigned long listened; /* times the listener started listening */
 } watch_state;
 
 /* The JSON form of a write set (one line). */
@@ -72,7 +74,10 @@ static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *userdata
 {
     (void)tenant;
     watch_state *st = userdata;
-    st->writes++;
+    if (pgw_write_op(w) == PGW_OP_RESET)
+        st->resets++;
+    else
+        st->writes++;
     char *t = write_json(w);
     if (!t)
         return;
@@ -113,7 +118,7 @@ static void on_event(const pgw_pq_listener_event *ev, void *userdata)
         /* NOTIFY is not durable: what happened while not listening is
          * lost, so the scope is reset. Say so in the stream too. */
         fprintf(stderr, "%s watch: listening%s\n", st->c->prog,
-                st->writes ? " again (reconnected; writes in between were not seen)" : "");
+                st->listened++ ? " again (reconnected; writes in between were not seen)" : "");
         pgw_write *w = NULL;
         if (pgw_write_new_reset(&w, st->scope, NULL) == PGW_OK)
             on_write(ev->tenant, w, userdata);
@@ -324,7 +329,7 @@ int cmd_watch(cli *c, int argc, char **argv)
     /* The scope of what arrives: the connection's database, and the
      * project and tenant the operator names (to match a deps file). */
     pgw_scope scope = {project, tenant, database ? database : PQdb(conn)};
-    watch_state st = {c, &scope, 0};
+    watch_state st = {c, &scope, 0, 0, 0};
     pgw_pq_listener_options lo = PGW_PQ_LISTENER_OPTIONS_INIT;
     lo.channel = channel;
     lo.idle_timeout_ms = 0;
@@ -377,7 +382,7 @@ int cmd_watch(cli *c, int argc, char **argv)
     pgw_pq_listener_free(l);
     if (rc != PGW_OK)
         return cli_fail_err(c, rc, &err);
-    fprintf(stderr, "%s watch: %lu write set%s seen\n", c->prog, st.writes,
-            st.writes == 1 ? "" : "s");
+    fprintf(stderr, "%s watch: %lu write set%s seen, %lu scope reset%s\n", c->prog, st.writes,
+            st.writes == 1 ? "" : "s", st.resets, st.resets == 1 ? "" : "s");
     return 0;
 }

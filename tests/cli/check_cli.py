@@ -653,8 +653,8 @@ def watch_and_decide(tmp):
           lines[3]["columns"] == ["title"] and
           all(l["scope"] == {"project": "p1", "tenant": "acme", "database": "app"} for l in lines),
           f"rc={rc}\n{wout}{werr}")
-    check("watch: status lines on stderr", "listening" in werr and "4 write sets seen" in werr,
-          werr)
+    check("watch: status lines on stderr; the reset is not counted as a write set",
+          "listening" in werr and "3 write sets seen, 1 scope reset\n" in werr, werr)
     # A bare write-set line without --deps: the error says what to add.
     rc, out, err = cli("decide", "--batch", stdin=json.dumps(lines[1] if lines else {"op": 1}))
     check("decide --batch with watch's line alone: the error says --deps FILE",
