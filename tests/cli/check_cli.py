@@ -735,6 +735,11 @@ def decide_files(tmp):
                    "close_17.write.json: ")
     one_error_line("decide --batch --write", *cli("decide", "--batch", "--write", deps), 2,
                    "--batch reads the writes from stdin: no --write")
+    # A NUL byte is named as such, not as an early end of the JSON text.
+    rc, out, err = cli("decide", "--batch", stdin='{"deps": {}, \0"write": {}}\n')
+    check("decide --batch: a line with a NUL byte says so", rc == 1 and
+          out == '{"error":"not JSON: the line contains a NUL byte (byte 14)","line":1}\n' and
+          err == "pgwitness decide: 1 of 1 line could not be decided\n", out + err)
     exact_error("decide --batch > /dev/full: stops, one line",
                 *cli("decide", "--batch", "--deps", deps, stdin=json.dumps(w_obj) + "\n",
                      stdout="/dev/full"), 1, "pgwitness: " + FULL)
