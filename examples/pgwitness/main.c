@@ -112,18 +112,14 @@ static int run(int argc, char **argv)
         if (m == 0)
             return cli_usage(&c, "unknown option '%s' (see pgwitness --help)", a);
     }
-    if (i >= argc) {
-        fputs(overview, stderr);
-        return EXIT_USAGE;
-    }
+    if (i >= argc)
+        return cli_usage(&c, "no command given; see pgwitness --help");
     const char *name = argv[i];
     if (strcmp(name, "help") == 0) {
-        if (i + 1 < argc && find(argv[i + 1])) {
-            fputs(cli_help(argv[i + 1]), stdout);
-            return 0;
-        }
-        fputs(overview, stdout);
-        return i + 1 < argc ? EXIT_USAGE : 0;
+        if (i + 1 < argc && !find(argv[i + 1]))
+            return cli_usage(&c, "unknown command '%s' (see pgwitness --help)", argv[i + 1]);
+        fputs(i + 1 < argc ? cli_help(argv[i + 1]) : overview, stdout);
+        return 0;
     }
     const command *cmd = find(name);
     if (!cmd)

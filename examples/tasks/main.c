@@ -93,10 +93,10 @@ static int run(int argc, char **argv)
                            watch_s);
     if (script && watch_s)
         return usage_error("--script and --watch cannot be combined: choose one", NULL);
-    if (n == 0 || (!script && !watch_s)) {
-        usage(stderr);
-        return 2;
-    }
+    if (n == 0)
+        return usage_error("give at least one --tenant NAME=CONNINFO", NULL);
+    if (!script && !watch_s)
+        return usage_error("give --script or --watch SECONDS", NULL);
     tasks_tenant tenants[MAX_TENANTS];
     char *owned[MAX_TENANTS] = {NULL};
     for (size_t k = 0; k < n; k++) {

@@ -215,8 +215,17 @@ def body():
 
 def usage_errors():
     """Usage errors: exit 2, one line, before any connection."""
-    rc, out, err = cli()
-    check("no command: usage on stderr, exit 2", rc == 2 and "usage: pgwitness" in err and out == "")
+    exact_error("no command: one line, exit 2", *cli(), 2,
+                "pgwitness: no command given; see pgwitness --help")
+    exact_error("no command after global options: one line, exit 2",
+                *cli("-d", NOSERVER, "--json"), 2,
+                "pgwitness: no command given; see pgwitness --help")
+    exact_error("help for an unknown command: one line, exit 2", *cli("help", "bogus"), 2,
+                "pgwitness: unknown command 'bogus' (see pgwitness --help)")
+    rc, out, err = cli("--help")
+    check("--help: the whole help on stdout, exit 0",
+          rc == 0 and out.startswith("usage: pgwitness") and "Exit status" in out and err == "",
+          err)
     # A write error on stdout is a failure, said once, in every program.
     for name, prog, args in [("pgwitness --help", cli, ["--help"]),
                              ("pgwitness --version", cli, ["--version"]),
@@ -226,6 +235,12 @@ def usage_errors():
         prog_name = name.split()[0]
         exact_error(f"{name} > /dev/full: exit 1, one line", *prog(*args, stdout="/dev/full"), 1,
                     f"{prog_name}: {FULL}")
+    exact_error("tasks without arguments: one line, exit 2", *tasks(), 2,
+                "pgwitness-tasks: give at least one --tenant NAME=CONNINFO (see pgwitness-tasks "
+                "--help)")
+    exact_error("tasks without --script or --watch: one line, exit 2",
+                *tasks("--tenant", "a=dbname=x"), 2,
+                "pgwitness-tasks: give --script or --watch SECONDS (see pgwitness-tasks --help)")
     one_error_line("unknown command", *cli("bogus"), 2, "unknown command 'bogus'")
     one_error_line("unknown option", *cli("history", "t", "--frobnicate"), 2,
                    "unknown option '--frobnicate'")
