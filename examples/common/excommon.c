@@ -292,6 +292,58 @@ const char *ex_plural(unsigned long long n, const char *one, const char *many)
 {
     return n == 1 ? one : many;
 }
+
+/* Length of the well-formed UTF-8 sequence at p (at most `left` bytes),
+ * with its code point; 0 when the bytes there are not UTF-8. */
+static size_t utf8_char(const unsigned char *p, size_t left, unsigned *cp)
+{
+    size_t n = p[0] < 0x80 ? 1 : p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3 : 4;
+    if (n > left || !ex_utf8_valid((const char *)p, n))
+        return 0;
+    unsigned v = n == 1 ? p[0] : p[0] & (0xFF >> (n + 1));
+    for (size_t k = 1; k < n; k++)
+        v = (v << 6) | (p[k] & 0x3F);
+    *cp = v;
+    return n;
+}
+
+const char *ex_text(const char *s)
+{
+    static char *bufs[16];
+    static size_t caps[16];
+    static unsigned next;
+    if (!s)
+        return "(null)";
+    unsigned k = next++ % 16;
+    size_t len = strlen(s), need = len * 6 + 1; /* the longest: \uNNNN for 2 bytes */
+    if (caps[k] < need) {
+        char *nb = realloc(bufs[k], need);
+        if (!nb)
+            return "?";
+        bufs[k] = nb;
+        caps[k] = need;
+    }
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    char *q = bufs[k];
+    while (p < end) {
+        unsigned cp;
+        size_t n = utf8_char(p, (size_t)(end - p), &cp);
+        if (n == 0 || cp < 0x20 || cp == 0x7F) {
+            q += sprintf(q, "\\x%02x", *p); /* a control, or a byte that is not UTF-8 */
+            p++;
+        } else if (cp >= 0x80 && cp <= 0x9F) {
+            q += sprintf(q, "\\u%04x", cp);
+            p += n;
+        } else {
+            memcpy(q, p, n);
+            q += n;
+            p += n;
+        }
+    }
+    *q = '\0';
+    return bufs[k];
+}
+
 /* Why a write to stdout first failed, when ex_flush saw it (a failed
  * fflush drops what it could not write: a later one may succeed). */
 static int stdout_errno;

@@ -68,6 +68,18 @@ char *ex_read_file(const char *path, size_t max, size_t *len, char *why, size_t 
 const char *ex_plural(unsigned long long n, const char *one, const char *many);
 
 /*
+ * Text for people: `s` with its control characters escaped, so that a
+ * name, reason or value from the database or the command line cannot
+ * move the cursor, recolour the terminal or break a line. C0 controls
+ * (newline and tab included) and DEL become \xNN, C1 controls (U+0080 to
+ * U+009F) \uNNNN, and bytes that are not UTF-8 \xNN; everything else,
+ * backslashes included, is kept. Returns one of 16 buffers used in turn
+ * (so up to 16 calls can be arguments of one printf); NULL gives "(null)"
+ * and out of memory "?". Not for JSON output (jansson escapes it).
+ */
+const char *ex_text(const char *s);
+
+/*
  * Standard output at the end of a program: flushes and closes it, and
  * when any write to it failed (a full disk, a closed descriptor) prints
  * "PROG: writing standard output: REASON" on stderr and returns 1 (or rc

@@ -40,14 +40,16 @@ static void usage(FILE *f)
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* One line on stderr: the arguments it quotes have their control
+ * characters escaped (ex_text). */
 static int usage_error(const char *fmt, ...)
 {
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    fputs("pgwitness-ingest: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (see pgwitness-ingest --help)\n", stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "pgwitness-ingest: %s (see pgwitness-ingest --help)\n", ex_text(msg));
     return 2;
 }
 
@@ -116,7 +118,7 @@ static int run(int argc, char **argv)
         char msg[512];
         snprintf(msg, sizeof msg, "%s", PQerrorMessage(c));
         msg[strcspn(msg, "\n")] = '\0';
-        fprintf(stderr, "pgwitness-ingest: cannot connect to the database: %s\n", msg);
+        fprintf(stderr, "pgwitness-ingest: cannot connect to the database: %s\n", ex_text(msg));
         PQfinish(c);
         return 1;
     }
@@ -128,10 +130,10 @@ static int run(int argc, char **argv)
     int rc = ingest_csv(&r, c, file, schema, table, resource, pgw_schema, &err);
     PQfinish(c);
     if (rc != PGW_OK) {
-        fprintf(stderr, "pgwitness-ingest: %s\n", err.message);
+        fprintf(stderr, "pgwitness-ingest: %s\n", ex_text(err.message));
         return 1;
     }
-    printf("%s.%s: loaded %zu %s, %zu %s (%s)\n", schema, table, r.rows,
+    printf("%s.%s: loaded %zu %s, %zu %s (%s)\n", ex_text(schema), ex_text(table), r.rows,
            ex_plural(r.rows, "row", "rows"), r.columns, ex_plural(r.columns, "column", "columns"),
            r.types);
     if (r.recreated) {
@@ -140,7 +142,7 @@ static int run(int argc, char **argv)
         if (r.drop.snapshot_taken)
             printf("snapshot %lld taken\n", (long long)r.drop.snapshot_id);
         else
-            printf("no snapshot: %s\n", r.drop.snapshot_error);
+            printf("no snapshot: %s\n", ex_text(r.drop.snapshot_error));
     } else if (r.existed) {
         printf("  same header: table emptied and refilled\n");
     } else {

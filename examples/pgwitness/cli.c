@@ -11,11 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One line on stderr, whatever the names and messages in it hold: their
+ * control characters are escaped (ex_text). */
 static int vreport(const cli *c, int code, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "%s%s%s: ", c->prog, c->command ? " " : "", c->command ? c->command : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char small[1024], *msg = small;
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL)
+        vsnprintf(msg, (size_t)n + 1, fmt, again);
+    va_end(again);
+    fprintf(stderr, "%s%s%s: %s\n", c->prog, c->command ? " " : "",
+            c->command ? c->command : "", ex_text(msg ? msg : small));
+    if (msg != small)
+        free(msg);
     return code;
 }
 

@@ -60,11 +60,11 @@ static void print_list(const json_t *o, const char *key, const char *truncated_k
         }
         printf("%s", i ? ", " : "");
         if (json_is_string(e)) {
-            printf("%s", json_string_value(e));
+            printf("%s", ex_text(json_string_value(e)));
         } else if (json_is_array(e)) { /* a composite key */
             printf("(");
             for (size_t k = 0; k < json_array_size(e); k++)
-                printf("%s%s", k ? ", " : "", json_string_value(json_array_get(e, k)));
+                printf("%s%s", k ? ", " : "", ex_text(json_string_value(json_array_get(e, k))));
             printf(")");
         }
     }
@@ -88,8 +88,8 @@ static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *userdata
         if (pgw_write_op(w) == PGW_OP_RESET) {
             printf("scope reset: every subscription of this scope must refresh\n");
         } else if (o) {
-            printf("%s %s.%s: rows ", pgw_op_name(pgw_write_op(w)), pgw_write_schema(w),
-                   pgw_write_table(w));
+            printf("%s %s.%s: rows ", pgw_op_name(pgw_write_op(w)),
+                   ex_text(pgw_write_schema(w)), ex_text(pgw_write_table(w)));
             print_list(o, "ids", "ids_truncated", "unknown");
             if (pgw_write_op(w) == PGW_OP_UPDATE) {
                 printf("; columns ");
@@ -98,7 +98,8 @@ static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *userdata
             if (json_is_true(json_object_get(o, "pk_changed")))
                 printf("; primary key changed");
             if (pgw_write_fallback_status(w) != PGW_OK)
-                printf(" (undecodable notification: %s)", pgw_write_fallback_message(w));
+                printf(" (undecodable notification: %s)",
+                       ex_text(pgw_write_fallback_message(w)));
             printf("\n");
         }
         json_decref(o);
@@ -127,11 +128,11 @@ static void on_event(const pgw_pq_listener_event *ev, void *userdata)
     }
     case PGW_PQ_LISTENER_LOST:
         fprintf(stderr, "%s watch: connection lost: %s; retrying in %u ms\n", st->c->prog,
-                ev->message, (unsigned)ev->retry_ms);
+                ex_text(ev->message), (unsigned)ev->retry_ms);
         break;
     case PGW_PQ_LISTENER_FALLBACK:
     case PGW_PQ_LISTENER_RESET:
-        fprintf(stderr, "%s watch: %s\n", st->c->prog, ev->message);
+        fprintf(stderr, "%s watch: %s\n", st->c->prog, ex_text(ev->message));
         break;
     case PGW_PQ_LISTENER_CLOSED_IDLE:
     case PGW_PQ_LISTENER_CLOSED_EVICTED:
@@ -207,7 +208,7 @@ static int check_value_columns(cli *c, PGconn *conn, char schemas[][256], char t
             else if (n_tables > 1)
                 fprintf(stderr, "%s watch: note: %s.%s has no column \"%s\": its writes carry "
                                 "no values of it\n",
-                        c->prog, schemas[t], tables[t], cols[k]);
+                        c->prog, ex_text(schemas[t]), ex_text(tables[t]), ex_text(cols[k]));
         }
         PQclear(r);
     }

@@ -50,8 +50,10 @@ static const char *const overview =
     "written, nothing is lowercased: T1 and t1 are two tables, and 'My Table'\n"
     "needs no quotes. Double-quote a part only when it contains a dot:\n"
     "'\"my.schema\".orders' or 'public.\"orders.2025\"'.\n"
-    "Exit status: 0 success, 1 failure, 2 usage error. Errors are one line on\n"
-    "stderr. `pgwitness help COMMAND` or `pgwitness COMMAND --help` for more.\n";
+    "Exit status: 0 success, 1 failure (a failed write to stdout included), 2\n"
+    "usage error. Errors are one line on stderr; text output escapes control\n"
+    "characters in names and values (ESC as \\x1b). `pgwitness help COMMAND` or\n"
+    "`pgwitness COMMAND --help` for more.\n";
 
 typedef struct command {
     const char *name;

@@ -102,7 +102,7 @@ static void rerun(host *h, int t, int s)
             parts[i] = PQgetvalue(r, i, 0);
             ids[i].parts = &parts[i];
             ids[i].n_parts = 1;
-            fprintf(h->out, " %s", PQgetvalue(r, i, 1));
+            fprintf(h->out, " %s", ex_text(PQgetvalue(r, i, 1))); /* others' titles */
         }
         fputc('\n', h->out);
         pgw_index_ack(h->idx, h->runner[t][s], ids, (size_t)(n < 64 ? n : 64), NULL);
@@ -194,7 +194,7 @@ static void on_event(const pgw_pq_listener_event *ev, void *ud)
         break;
     case PGW_PQ_LISTENER_FALLBACK:
         fprintf(h->out, "%s: a notification could not be read faithfully: %s\n", name,
-                ev->message);
+                ex_text(ev->message));
         break;
     case PGW_PQ_LISTENER_RESET:
         fprintf(h->out, "%s: out of memory reading a notification: scope reset\n", name);

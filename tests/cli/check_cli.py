@@ -211,6 +211,7 @@ def body():
     tasks_example()
     # Last: these store snapshots, which would shift the ids checked above.
     stdout_and_partial_writes(tmp)
+    control_characters()
 
 
 def usage_errors():
@@ -842,6 +843,37 @@ def stdout_and_partial_writes(tmp):
                 f"pgwitness snapshot: cannot write {missing}: No such file or directory")
 
 
+def control_characters():
+    """Names and reasons are printed with their control characters escaped
+    (text output); JSON keeps them as they are (escaped by JSON)."""
+    red = "\x1b[31mred"
+    esc = "\\x1b[31mred"
+    psql(f'CREATE TABLE "{red}" (a int)')
+    rc, out, err = cli("snapshot", red, "--reason", "line\nbreak\u009b", "--store")
+    check("snapshot: the table name and reason escaped",
+          rc == 0 and out.startswith(f"public.{esc} (oid ") and
+          "UTC, reason line\\x0abreak\\u009b\n" in out and "\x1b" not in out and
+          "\u009b" not in out, repr(out + err))
+    rc, out, err = cli("history", red)
+    check("history: escaped", rc == 0 and out.startswith(f"1 snapshot of table {esc}, newest") and
+          f"line\\x0abreak\\u009b" in out and out.rstrip("\n").endswith(f"public.{esc}") and
+          "\x1b" not in out, repr(out + err))
+    rc, out, err = cli("history", red, "--json")
+    check("history --json: the name as it is", rc == 0 and json.loads(out)[0]["table"] == red,
+          repr(out + err))
+    rc, out, err = cli("drop", red, "--reason", "manual")
+    check("drop: escaped", rc == 0 and out.startswith(f"dropped public.{esc}; snapshot ") and
+          "\x1b" not in out, repr(out + err))
+    rc, out, err = cli("report")
+    check("report: escaped", rc == 0 and f"\npublic.{esc}: 2 snapshots" in out and
+          f"public.{esc} -> public.{esc}\n" in out and "\x1b" not in out, repr(out + err))
+    rc, out, err = cli("drop", red, "--reason", "manual")
+    check("drop of a missing table: the warning on stderr escaped too",
+          rc == 0 and err == f"pgwitness drop: warning: there is no table public.{esc}: nothing "
+          "was dropped\n", repr(out + err))
+    one_error_line("an error message quoting a name: escaped, one line",
+                   *cli("snapshot", "bell\x07\nnext"), 1,
+                   "no table public.bell\\x07\\x0anext in this database")
 
 
 if __name__ == "__main__":
