@@ -153,6 +153,11 @@ static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *ud)
         fprintf(h->out, ", %zu row%s%s", pgw_write_n_ids(w), pgw_write_n_ids(w) == 1 ? "" : "s",
                 pgw_write_ids_known(w) ? "" : " (IDs unknown)");
     fputc('\n', h->out);
+    /* docs/wire.md: an UPDATE that touched rows but changed no value (SET
+     * x = x) still notifies, listing no row and no column. */
+    if (pgw_write_op(w) == PGW_OP_UPDATE && pgw_write_ids_known(w) && pgw_write_n_ids(w) == 0)
+        fprintf(h->out, "  rows touched, no value changed: the write set lists no rows and no "
+                        "columns (ids [], columns [])\n");
     for (size_t u = 0; u < h->n; u++)
         for (int s = 0; s < N_SUBS; s++) {
             pgw_verdict v;
@@ -331,7 +336,7 @@ static void step(host *h, PGconn *writer, int t, const char *sql, long notificat
     if (!exec_ok(h, writer, sql))
         return;
     if (notifications == 0)
-        fprintf(h->out, "  no row changed: a statement that changes no row sends no "
+        fprintf(h->out, "  no row touched: a statement that touches no row sends no "
                         "notification, so nothing reruns\n");
     long want = h->notifications + notifications;
     if (!serve_until(h, notifications_reach, &want)) {

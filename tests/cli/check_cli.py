@@ -769,8 +769,11 @@ def tasks_example():
     rc, out, err = tasks("--tenant", f"solo=dbname={DB}", "--script", timeout=120)
     check("tasks --script with one tenant", rc == 0 and
           out.startswith("pgwitness tasks example: 1 tenant, subscriptions") and
-          "solo> UPDATE tasks SET status = 'open' WHERE id = 999\n  no row changed: a statement "
-          "that changes no row sends no notification, so nothing reruns\n" in out, out + err)
+          "solo> UPDATE tasks SET status = 'open' WHERE id = 999\n  no row touched: a statement "
+          "that touches no row sends no notification, so nothing reruns\n" in out and
+          "solo> UPDATE tasks SET status = status\nnotification from solo: update public.tasks, "
+          "0 rows\n  rows touched, no value changed: the write set lists no rows and no columns "
+          "(ids [], columns [])\n" in out and "changes no row" not in out, out + err)
     exact_error("tasks --script > /dev/full: exit 1, one line",
                 *tasks("--tenant", f"solo=dbname={DB}", "--script", stdout="/dev/full",
                        timeout=120), 1, "pgwitness-tasks: " + FULL)
