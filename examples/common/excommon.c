@@ -2,7 +2,7 @@
  * examples/common/excommon.c — see excommon.h.
  * SPDX-License-Identifier: MIT
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "excommon.h"
 
 #include <errno.h>
@@ -173,6 +173,17 @@ static bool one_name(const char **p, char *out, size_t size, const char *arg, ch
     return true;
 }
 
+/* The hint every message about a table argument ends with, once. */
+#define TABLE_HINT "use table or schema.table"
+
+static bool table_name_fail(char *why, size_t why_size)
+{
+    size_t n = strlen(why);
+    if (n < why_size)
+        snprintf(why + n, why_size - n, " (" TABLE_HINT ")");
+    return false;
+}
+
 bool ex_table_name(const char *arg, char *schema, size_t schema_size, char *table,
                    size_t table_size, bool *qualified_out, char *why, size_t why_size)
 {
@@ -180,29 +191,32 @@ bool ex_table_name(const char *arg, char *schema, size_t schema_size, char *tabl
     char first[256], second[256];
     const char *problem;
     if (!one_name(&p, first, sizeof first, arg, why, why_size))
-        return false;
+        return table_name_fail(why, why_size);
     bool qualified = *p == '.';
     if (qualified) {
         p++;
         if (!one_name(&p, second, sizeof second, arg, why, why_size))
-            return false;
+            return table_name_fail(why, why_size);
     }
-    if (*p != '\0') {
+    if (*p == '.') {
         snprintf(why, why_size,
-                 *p == '.' ? "'%s' has more than two parts (use table or schema.table; quote a "
-                             "name that contains a dot: '\"my.table\"')"
-                           : "'%s' has text after a closing quote",
+                 "'%s' has more than two parts (" TABLE_HINT "; quote a name that contains a "
+                 "dot: '\"my.table\"')",
                  arg);
         return false;
+    }
+    if (*p != '\0') {
+        snprintf(why, why_size, "'%s' has text after a closing quote", arg);
+        return table_name_fail(why, why_size);
     }
     if ((problem = ex_name_problem(first)) != NULL) {
         snprintf(why, why_size, "the %s name in '%s' %s", qualified ? "schema" : "table", arg,
                  problem);
-        return false;
+        return table_name_fail(why, why_size);
     }
     if (qualified && (problem = ex_name_problem(second)) != NULL) {
         snprintf(why, why_size, "the table name in '%s' %s", arg, problem);
-        return false;
+        return table_name_fail(why, why_size);
     }
     if (qualified_out)
         *qualified_out = qualified;
@@ -277,4 +291,200 @@ char *ex_read_file(const char *path, size_t max, size_t *len, char *why, size_t 
 const char *ex_plural(unsigned long long n, const char *one, const char *many)
 {
     return n == 1 ? one : many;
+}
+
+/* Length of the well-formed UTF-8 sequence at p (at most `left` bytes),
+ * with its code point; 0 when the bytes there are not UTF-8. */
+static size_t utf8_char(const unsigned char *p, size_t left, unsigned *cp)
+{
+    size_t n = p[0] < 0x80 ? 1 : p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3 : 4;
+    if (n > left || !ex_utf8_valid((const char *)p, n))
+        return 0;
+    unsigned v = n == 1 ? p[0] : p[0] & (0xFF >> (n + 1));
+    for (size_t k = 1; k < n; k++)
+        v = (v << 6) | (p[k] & 0x3F);
+    *cp = v;
+    return n;
+}
+
+const char *ex_text(const char *s)
+{
+    static char *bufs[16];
+    static size_t caps[16];
+    static unsigned next;
+    if (!s)
+        return "(null)";
+    unsigned k = next++ % 16;
+    size_t len = strlen(s), need = len * 6 + 1; /* the longest: \uNNNN for 2 bytes */
+    if (caps[k] < need) {
+        char *nb = realloc(bufs[k], need);
+        if (!nb)
+            return "?";
+        bufs[k] = nb;
+        caps[k] = need;
+    }
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    char *q = bufs[k];
+    while (p < end) {
+        unsigned cp;
+        size_t n = utf8_char(p, (size_t)(end - p), &cp);
+        if (n == 0 || cp < 0x20 || cp == 0x7F) {
+            q += sprintf(q, "\\x%02x", *p); /* a control, or a byte that is not UTF-8 */
+            p++;
+        } else if (cp >= 0x80 && cp <= 0x9F) {
+            q += sprintf(q, "\\u%04x", cp);
+            p += n;
+        } else {
+            memcpy(q, p, n);
+            q += n;
+            p += n;
+        }
+    }
+    *q = '\0';
+    return bufs[k];
+}
+
+/* Why a write to stdout first failed, when ex_flush saw it (a failed
+ * fflush drops what it could not write: a later one may succeed). */
+static int stdout_errno;
+
+bool ex_flush(FILE *f)
+{
+    errno = 0;
+    if (fflush(f) == 0 && !ferror(f))
+        return true;
+    if (f == stdout && !stdout_errno)
+        stdout_errno = errno;
+    return false;
+}
+
+int ex_finish_stdout(const char *prog, int rc)
+{
+    bool failed = ferror(stdout) != 0;
+    errno = 0;
+    if (fflush(stdout) != 0)
+        failed = true;
+    int e = errno;
+    errno = 0;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = true;
+        e = errno;
+    }
+    if (!failed)
+        return rc;
+    if (stdout_errno)
+        e = stdout_errno;
+    if (e)
+        fprintf(stderr, "%s: writing standard output: %s\n", prog, strerror(e));
+    else
+        fprintf(stderr, "%s: writing standard output failed\n", prog);
+    return rc ? rc : 1;
+}
+
+/* Writes all of data to fd; false with errno set. */
+static bool write_all(int fd, const char *data, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return false;
+        data += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+static bool file_fail(ex_file *f, int e, char *why, size_t why_size)
+{
+    snprintf(why, why_size, "%s", strerror(e));
+    ex_file_abort(f);
+    return false;
+}
+
+bool ex_file_prepare(ex_file *f, const char *path, const char *data, size_t len, char *why,
+                     size_t why_size)
+{
+    memset(f, 0, sizeof *f);
+    f->data = data;
+    f->len = len;
+    struct stat lst, st;
+    bool exists = lstat(path, &lst) == 0;
+    if (!exists && errno != ENOENT)
+        return file_fail(f, errno, why, why_size);
+    bool regular = exists && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    if (exists && !regular) { /* a device, a FIFO, a directory, a dangling link */
+        if (!(f->target = strdup(path)))
+            return file_fail(f, ENOMEM, why, why_size);
+        return true;
+    }
+    /* The file a link names is the one replaced; the link stays. */
+    errno = 0;
+    f->target = regular && S_ISLNK(lst.st_mode) ? realpath(path, NULL) : strdup(path);
+    if (!f->target)
+        return file_fail(f, errno ? errno : ENOMEM, why, why_size);
+    const char *slash = strrchr(f->target, '/');
+    size_t dir_len = slash ? (size_t)(slash - f->target) + 1 : 0;
+    size_t size = strlen(f->target) + 16;
+    if (!(f->tmp = malloc(size)))
+        return file_fail(f, ENOMEM, why, why_size);
+    snprintf(f->tmp, size, "%.*s.%s.XXXXXX", (int)dir_len, f->target, f->target + dir_len);
+    int fd = mkstemp(f->tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(f->tmp);
+        f->tmp = NULL; /* nothing to remove */
+        return file_fail(f, e, why, why_size);
+    }
+    mode_t mode;
+    if (regular) {
+        mode = st.st_mode & 07777;
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    if (fchmod(fd, mode) != 0 || !write_all(fd, data, len) || fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        return file_fail(f, e, why, why_size);
+    }
+    if (close(fd) != 0)
+        return file_fail(f, errno, why, why_size);
+    return true;
+}
+
+bool ex_file_commit(ex_file *f, char *why, size_t why_size)
+{
+    if (f->tmp) {
+        if (rename(f->tmp, f->target) != 0)
+            return file_fail(f, errno, why, why_size);
+        free(f->tmp);
+        f->tmp = NULL;
+        ex_file_abort(f);
+        return true;
+    }
+    int fd = open(f->target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return file_fail(f, errno, why, why_size);
+    if (!write_all(fd, f->data, f->len)) {
+        int e = errno;
+        close(fd);
+        return file_fail(f, e, why, why_size);
+    }
+    if (close(fd) != 0)
+        return file_fail(f, errno, why, why_size);
+    ex_file_abort(f);
+    return true;
+}
+
+void ex_file_abort(ex_file *f)
+{
+    if (f->tmp)
+        unlink(f->tmp);
+    free(f->tmp);
+    free(f->target);
+    f->tmp = NULL;
+    f->target = NULL;
 }

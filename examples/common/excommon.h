@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* PostgreSQL's limit for a name (NAMEDATALEN - 1): longer names are
  * truncated by the server, so they are refused before any SQL runs. */
@@ -49,7 +50,7 @@ const char *ex_name_problem(const char *name);
  * taken as written: nothing is lowercased, T1 and t1 are two tables.
  * Returns true with both parts filled (and *qualified, when not NULL, true
  * when the argument named the schema); false with `why` saying what is
- * wrong.
+ * wrong, ending with its one hint (use table or schema.table).
  */
 bool ex_table_name(const char *arg, char *schema, size_t schema_size, char *table,
                    size_t table_size, bool *qualified, char *why, size_t why_size);
@@ -65,5 +66,56 @@ char *ex_read_file(const char *path, size_t max, size_t *len, char *why, size_t 
 
 /* "1 row", "2 rows": the noun in the form the count needs. */
 const char *ex_plural(unsigned long long n, const char *one, const char *many);
+
+/*
+ * Text for people: `s` with its control characters escaped, so that a
+ * name, reason or value from the database or the command line cannot
+ * move the cursor, recolour the terminal or break a line. C0 controls
+ * (newline and tab included) and DEL become \xNN, C1 controls (U+0080 to
+ * U+009F) \uNNNN, and bytes that are not UTF-8 \xNN; everything else,
+ * backslashes included, is kept. Returns one of 16 buffers used in turn
+ * (so up to 16 calls can be arguments of one printf); NULL gives "(null)"
+ * and out of memory "?". Not for JSON output (jansson escapes it).
+ */
+const char *ex_text(const char *s);
+
+/*
+ * Standard output at the end of a program: flushes and closes it, and
+ * when any write to it failed (a full disk, a closed descriptor) prints
+ * "PROG: writing standard output: REASON" on stderr and returns 1 (or rc
+ * when that already says failure); otherwise returns rc. Call it last:
+ * `return ex_finish_stdout("pgwitness", rc);`.
+ */
+int ex_finish_stdout(const char *prog, int rc);
+
+/* fflush(f), false when it or an earlier write to f failed. For stdout
+ * the reason is kept for ex_finish_stdout (the failed data is dropped, so
+ * the final flush may not see it). Long-running output (watch) stops at
+ * false. */
+bool ex_flush(FILE *f);
+
+/*
+ * Writes a whole file so that a failure never leaves it partial or
+ * clobbered: ex_file_prepare writes the data into a temporary file in the
+ * target's directory (mode: the existing file's, or 0666 less the umask),
+ * ex_file_commit renames it over the target (a symbolic link is followed:
+ * the file it names is replaced), ex_file_abort removes it. A target that
+ * is neither a regular file nor absent (a device such as /dev/stdout, a
+ * FIFO, a dangling link) cannot be replaced: it is written directly by
+ * ex_file_commit. Each failing call returns false with the reason in
+ * `why` ("Permission denied", ...) and removes the temporary file; the
+ * caller says "cannot write PATH: why". `data` must outlive the commit.
+ */
+typedef struct ex_file {
+    char *target; /* where the data goes (a link resolved) */
+    char *tmp;    /* the temporary file, or NULL when written directly */
+    const char *data;
+    size_t len;
+} ex_file;
+
+bool ex_file_prepare(ex_file *f, const char *path, const char *data, size_t len, char *why,
+                     size_t why_size);
+bool ex_file_commit(ex_file *f, char *why, size_t why_size);
+void ex_file_abort(ex_file *f);
 
 #endif

@@ -33,24 +33,27 @@ static void usage(FILE *f)
           "  --schema NAME      the table's schema (default public)\n"
           "  --pgw-schema NAME  pgwitness's own schema (default pgwitness)\n"
           "  --resource ID      the upstream resource, recorded with the snapshot\n"
-          "Exit status: 0 loaded, 1 failure (nothing changed), 2 usage error.\n",
+          "Exit status: 0 loaded, 1 failure (nothing changed, unless what failed is\n"
+          "writing the summary to stdout, after the load), 2 usage error.\n",
           f);
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* One line on stderr: the arguments it quotes have their control
+ * characters escaped (ex_text). */
 static int usage_error(const char *fmt, ...)
 {
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    fputs("pgwitness-ingest: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (see pgwitness-ingest --help)\n", stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "pgwitness-ingest: %s (see pgwitness-ingest --help)\n", ex_text(msg));
     return 2;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     const char *conninfo = "", *schema_opt = NULL, *pgw_schema = NULL, *table_arg = NULL,
                *resource = NULL, *file = NULL;
@@ -115,7 +118,7 @@ int main(int argc, char **argv)
         char msg[512];
         snprintf(msg, sizeof msg, "%s", PQerrorMessage(c));
         msg[strcspn(msg, "\n")] = '\0';
-        fprintf(stderr, "pgwitness-ingest: cannot connect to the database: %s\n", msg);
+        fprintf(stderr, "pgwitness-ingest: cannot connect to the database: %s\n", ex_text(msg));
         PQfinish(c);
         return 1;
     }
@@ -127,10 +130,10 @@ int main(int argc, char **argv)
     int rc = ingest_csv(&r, c, file, schema, table, resource, pgw_schema, &err);
     PQfinish(c);
     if (rc != PGW_OK) {
-        fprintf(stderr, "pgwitness-ingest: %s\n", err.message);
+        fprintf(stderr, "pgwitness-ingest: %s\n", ex_text(err.message));
         return 1;
     }
-    printf("%s.%s: loaded %zu %s, %zu %s (%s)\n", schema, table, r.rows,
+    printf("%s.%s: loaded %zu %s, %zu %s (%s)\n", ex_text(schema), ex_text(table), r.rows,
            ex_plural(r.rows, "row", "rows"), r.columns, ex_plural(r.columns, "column", "columns"),
            r.types);
     if (r.recreated) {
@@ -139,11 +142,17 @@ int main(int argc, char **argv)
         if (r.drop.snapshot_taken)
             printf("snapshot %lld taken\n", (long long)r.drop.snapshot_id);
         else
-            printf("no snapshot: %s\n", r.drop.snapshot_error);
+            printf("no snapshot: %s\n", ex_text(r.drop.snapshot_error));
     } else if (r.existed) {
         printf("  same header: table emptied and refilled\n");
     } else {
         printf("  new table\n");
     }
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    /* A failed write on stdout (a full disk) is a failure, whatever ran. */
+    return ex_finish_stdout("pgwitness-ingest", run(argc, argv));
 }

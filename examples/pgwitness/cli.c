@@ -11,11 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One line on stderr, whatever the names and messages in it hold: their
+ * control characters are escaped (ex_text). */
 static int vreport(const cli *c, int code, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "%s%s%s: ", c->prog, c->command ? " " : "", c->command ? c->command : "");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char small[1024], *msg = small;
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL)
+        vsnprintf(msg, (size_t)n + 1, fmt, again);
+    va_end(again);
+    fprintf(stderr, "%s%s%s: %s\n", c->prog, c->command ? " " : "",
+            c->command ? c->command : "", ex_text(msg ? msg : small));
+    if (msg != small)
+        free(msg);
     return code;
 }
 
@@ -37,9 +47,55 @@ int cli_fail(const cli *c, const char *fmt, ...)
     return 1;
 }
 
-int cli_fail_err(const cli *c, int rc, const pgw_error *err)
+/* A name as a shell word: as it is when that is safe, else in single
+ * quotes. */
+static void shell_word(char *out, size_t size, const char *s)
+{
+    if (s[0] != '-' && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                  "0123456789_.-") == strlen(s)) {
+        snprintf(out, size, "%s", s);
+        return;
+    }
+    size_t n = 0;
+    out[n++] = '\'';
+    for (const char *p = s; *p && n + 5 < size; p++) {
+        if (*p == '\'') {
+            memcpy(out + n, "'\\''", 4);
+            n += 4;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n++] = '\'';
+    out[n] = '\0';
+}
+
+const char *cli_err_message(const cli *c, int rc, const pgw_error *err, char *rewritten,
+                            size_t size)
 {
     const char *msg = err && err->message[0] ? err->message : pgw_strerror(rc);
+    /* The library says to run pgw_pq_install(); the operator runs this
+     * CLI's install, for the schema they asked for. */
+    const char *call = strstr(msg, "pgw_pq_install()");
+    if (call) {
+        const char *rest = call + strlen("pgw_pq_install()");
+        const char *also = " (or `pgwitness install`)";
+        if (strncmp(rest, also, strlen(also)) == 0)
+            rest += strlen(also);
+        char word[300] = "";
+        if (c->pgw_schema)
+            shell_word(word, sizeof word, c->pgw_schema);
+        snprintf(rewritten, size, "%.*s`pgwitness %s%s%sinstall`%s", (int)(call - msg), msg,
+                 c->pgw_schema ? "--pgw-schema " : "", word, c->pgw_schema ? " " : "", rest);
+        msg = rewritten;
+    }
+    return msg;
+}
+
+int cli_fail_err(const cli *c, int rc, const pgw_error *err)
+{
+    char buf[CLI_ERR_MESSAGE_SIZE];
+    const char *msg = cli_err_message(c, rc, err, buf, sizeof buf);
     const char *hint = "";
     if (rc == PGW_EPG && err && strcmp(err->sqlstate, "42501") == 0)
         hint = " (the database role lacks a privilege)";
@@ -149,7 +205,7 @@ bool cli_table_arg(const cli *c, const char *arg, char *schema, size_t ss, char 
     char why[400];
     if (ex_table_name(arg, schema, ss, table, ts, NULL, why, sizeof why))
         return true;
-    cli_usage(c, "'%s' is not a table name: %s (use table or schema.table)", arg, why);
+    cli_usage(c, "'%s' is not a table name: %s", arg, why);
     return false;
 }
 

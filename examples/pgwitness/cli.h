@@ -48,6 +48,12 @@ int cli_fail(const cli *c, const char *fmt, ...) __attribute__((format(printf, 2
 /* Reports a pgwitness failure (err's message), with a hint for codes that
  * have a usual fix; returns 1. */
 int cli_fail_err(const cli *c, int rc, const pgw_error *err);
+/* err's message (or rc's) for the operator: where the library says to run
+ * pgw_pq_install(), the `pgwitness install` command for the schema asked
+ * for. Returns the message, or buf holding the rewritten one. */
+#define CLI_ERR_MESSAGE_SIZE (PGW_ERROR_MESSAGE_SIZE + 600)
+const char *cli_err_message(const cli *c, int rc, const pgw_error *err, char *buf,
+                            size_t size);
 
 /* Connects (once); on failure reports it and returns NULL. */
 PGconn *cli_connect(cli *c);

@@ -96,12 +96,19 @@ static int decide_batch(cli *c, const char *deps_text)
         if (len == 0)
             continue;
         json_error_t je;
-        json_t *o = json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES, &je);
+        /* JSON text holds no NUL byte; jansson would only say the input
+         * ended early. */
+        const char *nul = memchr(line, '\0', (size_t)len);
+        json_t *o = nul ? NULL : json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES, &je);
         const char *problem = NULL;
         char detail[PGW_ERROR_MESSAGE_SIZE + 64];
         json_t *deps = o && !deps_text ? json_object_get(o, "deps") : NULL;
         json_t *write = o && !deps_text ? json_object_get(o, "write") : o;
-        if (!o) {
+        if (nul) {
+            snprintf(detail, sizeof detail, "not JSON: the line contains a NUL byte (byte %zu)",
+                     (size_t)(nul - line) + 1);
+            problem = detail;
+        } else if (!o) {
             snprintf(detail, sizeof detail, "not JSON: %s", je.text);
             problem = detail;
         } else if (!deps_text &&
@@ -138,14 +145,18 @@ static int decide_batch(cli *c, const char *deps_text)
             printf("%s\n", t ? t : "{\"error\": \"out of memory\"}");
             free(t);
             json_decref(e);
-            fflush(stdout);
-            continue;
+        } else {
+            char *t = NULL;
+            if (pgw_verdict_to_json(&t, NULL, &v, NULL) == PGW_OK)
+                printf("%s\n", t);
+            pgw_free(t);
         }
-        char *t = NULL;
-        if (pgw_verdict_to_json(&t, NULL, &v, NULL) == PGW_OK)
-            printf("%s\n", t);
-        pgw_free(t);
-        fflush(stdout);
+        /* Output that cannot be written (a full disk) ends the run; main
+         * says why (ex_finish_stdout). */
+        if (!ex_flush(stdout)) {
+            free(line);
+            return 1;
+        }
     }
     free(line);
     if (bad)

@@ -117,11 +117,12 @@ int cmd_install(cli *c, int argc, char **argv)
         return cli_print_json(c, json_pack("{s:s, s:i, s:i}", "schema", schema, "version_before",
                                            before, "version", after));
     } else if (before == after) {
-        printf("pgwitness schema \"%s\" is up to date (version %d)\n", schema, after);
+        printf("pgwitness schema \"%s\" is up to date (version %d)\n", ex_text(schema), after);
     } else if (before == 0) {
-        printf("installed pgwitness schema \"%s\" (version %d)\n", schema, after);
+        printf("installed pgwitness schema \"%s\" (version %d)\n", ex_text(schema), after);
     } else {
-        printf("upgraded pgwitness schema \"%s\" from version %d to %d\n", schema, before, after);
+        printf("upgraded pgwitness schema \"%s\" from version %d to %d\n", ex_text(schema),
+               before, after);
     }
     return 0;
 }
@@ -135,8 +136,9 @@ static void print_snapshot(const pgw_snapshot *s)
     int64_t rows;
     char when[32];
     cli_time(when, pgw_snapshot_captured_at(s));
-    printf("%s.%s (oid %" PRIu32 ") at %s UTC, reason %s\n", pgw_snapshot_schema(s),
-           pgw_snapshot_table(s), pgw_snapshot_table_oid(s), when, pgw_snapshot_reason(s));
+    printf("%s.%s (oid %" PRIu32 ") at %s UTC, reason %s\n", ex_text(pgw_snapshot_schema(s)),
+           ex_text(pgw_snapshot_table(s)), pgw_snapshot_table_oid(s), when,
+           ex_text(pgw_snapshot_reason(s)));
     size_t ncol = pgw_snapshot_column_count(s);
     if (pgw_snapshot_row_estimate(s, &rows))
         printf("  %zu %s, about %" PRId64 " %s, ", ncol, ex_plural(ncol, "column", "columns"),
@@ -147,14 +149,15 @@ static void print_snapshot(const pgw_snapshot *s)
     printf("schema hash %s%s\n", pgw_snapshot_schema_hash(s),
            pgw_snapshot_stats_available(s) ? "" : ", no statistics");
     if (pgw_snapshot_resource(s))
-        printf("  resource %s\n", pgw_snapshot_resource(s));
+        printf("  resource %s\n", ex_text(pgw_snapshot_resource(s)));
     if (pgw_snapshot_profiles_omitted(s))
         printf("  (too many columns: value profiles omitted)\n");
     printf("  %3s  %-24s %-26s %6s %9s  %s\n", "#", "column", "type", "nulls", "distinct",
            "most common values / range");
     for (size_t i = 0; i < pgw_snapshot_column_count(s); i++) {
         const pgw_column *col = pgw_snapshot_column(s, i);
-        printf("  %3" PRIu32 "  %-24s %-26s", col->position, col->name, col->type);
+        printf("  %3" PRIu32 "  %-24s %-26s", col->position, ex_text(col->name),
+               ex_text(col->type));
         const pgw_profile *p = col->profile;
         if (!p) {
             printf(" %6s %9s\n", "-", "-");
@@ -170,13 +173,13 @@ static void print_snapshot(const pgw_snapshot *s)
         printf(" %5.1f%% %9s  ", p->null_frac * 100, distinct);
         if (p->n_most_common) {
             for (size_t k = 0; k < p->n_most_common && k < 3; k++)
-                printf("%s%s (%.0f%%)", k ? ", " : "", p->most_common_vals[k],
+                printf("%s%s (%.0f%%)", k ? ", " : "", ex_text(p->most_common_vals[k]),
                        p->most_common_freqs[k] * 100);
             if (p->n_most_common > 3)
                 printf(", ...");
         } else if (p->n_histogram_bounds >= 2) {
-            printf("%s .. %s", p->histogram_bounds[0],
-                   p->histogram_bounds[p->n_histogram_bounds - 1]);
+            printf("%s .. %s", ex_text(p->histogram_bounds[0]),
+                   ex_text(p->histogram_bounds[p->n_histogram_bounds - 1]));
         }
         printf("\n");
     }
@@ -225,25 +228,47 @@ int cmd_snapshot(cli *c, int argc, char **argv)
         pgw_snapshot_free(s);
         return cli_fail_err(c, rc, &err);
     }
+    /* All or nothing: the file is written aside first, the snapshot stored,
+     * then the file put in place; a failure before that leaves neither. */
+    ex_file out = {0};
+    char *doc = NULL, why[256];
     if (file) {
-        FILE *f = fopen(file, "w");
-        bool wrote = f && fprintf(f, "%s\n", json) >= 0;
-        int saved = errno;
-        if (f && fclose(f) != 0 && wrote) {
-            wrote = false;
-            saved = errno;
-        }
-        if (!wrote) {
+        size_t len = strlen(json);
+        doc = malloc(len + 2);
+        if (!doc) {
             pgw_free(json);
             pgw_snapshot_free(s);
-            return cli_fail(c, "cannot write %s: %s", file, strerror(saved));
+            return cli_fail(c, "out of memory");
+        }
+        memcpy(doc, json, len);
+        memcpy(doc + len, "\n", 2);
+        if (!ex_file_prepare(&out, file, doc, len + 1, why, sizeof why)) {
+            free(doc);
+            pgw_free(json);
+            pgw_snapshot_free(s);
+            return cli_fail(c, "cannot write %s: %s", file, why);
         }
     }
     int64_t id = 0;
     if (store && (rc = pgw_pq_store(&id, conn, c->pgw_schema, s, &err)) != PGW_OK) {
+        ex_file_abort(&out);
+        free(doc);
         pgw_free(json);
         pgw_snapshot_free(s);
         return cli_fail_err(c, rc, &err);
+    }
+    if (file) {
+        bool wrote = ex_file_commit(&out, why, sizeof why);
+        free(doc);
+        if (!wrote) {
+            pgw_free(json);
+            pgw_snapshot_free(s);
+            if (store)
+                return cli_fail(c, "cannot write %s: %s (the snapshot was stored as snapshot "
+                                   "%" PRId64 ")",
+                                file, why, id);
+            return cli_fail(c, "cannot write %s: %s", file, why);
+        }
     }
     if (c->json) {
         printf("%s\n", json);
@@ -254,7 +279,7 @@ int cmd_snapshot(cli *c, int argc, char **argv)
         if (store)
             printf("stored as snapshot %" PRId64 "\n", id);
         if (file)
-            printf("written to %s\n", file);
+            printf("written to %s\n", ex_text(file));
     }
     pgw_free(json);
     pgw_snapshot_free(s);
@@ -283,6 +308,25 @@ static void on_progress(size_t done, size_t total, void *ud)
     fflush(stderr);
 }
 
+/* A LIKE pattern of names: UTF-8, of a sane length (names have at most 63
+ * bytes; % repeated matches no more), and not ending in LIKE's escape
+ * character, which PostgreSQL refuses. Reports a usage error. */
+#define MAX_PATTERN_BYTES 1024
+static bool check_pattern(const cli *c, const char *option, const char *pattern)
+{
+    if (!cli_check_text(c, option, pattern, MAX_PATTERN_BYTES))
+        return false;
+    size_t len = strlen(pattern), backslashes = 0;
+    while (backslashes < len && pattern[len - 1 - backslashes] == '\\')
+        backslashes++;
+    if (backslashes % 2) {
+        cli_usage(c, "%s ends with LIKE's escape character \\ (write \\\\ for a backslash)",
+                  option);
+        return false;
+    }
+    return true;
+}
+
 int cmd_baseline(cli *c, int argc, char **argv)
 {
     const char *schema_pattern = NULL, *table_pattern = NULL, *limit_s = NULL, *batch_s = NULL;
@@ -306,6 +350,9 @@ int cmd_baseline(cli *c, int argc, char **argv)
                             "pgwitness's own schema is --pgw-schema)");
     if (table_pattern && !table_pattern[0])
         return cli_usage(c, "--table PATTERN is empty");
+    if ((schema_pattern && !check_pattern(c, "--schema PATTERN", schema_pattern)) ||
+        (table_pattern && !check_pattern(c, "--table PATTERN", table_pattern)))
+        return EXIT_USAGE;
     PGconn *conn = cli_connect(c);
     if (!conn)
         return 1;
@@ -388,7 +435,7 @@ int cmd_drop(cli *c, int argc, char **argv)
      * attempt is audited), but the operator should not miss it. */
     if (!r.dropped)
         fprintf(stderr, "%s drop: warning: there is no table %s.%s: nothing was dropped\n",
-                c->prog, schema, table);
+                c->prog, ex_text(schema), ex_text(table));
     if (c->json)
         return cli_print_json(
             c, json_pack("{s:s, s:s, s:b, s:b, s:o, s:s?, s:o, s:s?}", "schema", schema, "table",
@@ -399,18 +446,19 @@ int cmd_drop(cli *c, int argc, char **argv)
                          "audit_id", r.audit_id ? json_integer(r.audit_id) : json_null(),
                          "audit_error", r.audit_id ? NULL : r.audit_error));
     if (!r.dropped)
-        printf("no table %s.%s existed: nothing was dropped, no snapshot taken\n", schema,
-               table);
+        printf("no table %s.%s existed: nothing was dropped, no snapshot taken\n",
+               ex_text(schema), ex_text(table));
     else if (r.snapshot_taken)
-        printf("dropped %s.%s; snapshot %" PRId64 " taken first\n", schema, table,
-               r.snapshot_id);
+        printf("dropped %s.%s; snapshot %" PRId64 " taken first\n", ex_text(schema),
+               ex_text(table), r.snapshot_id);
     else
-        printf("dropped %s.%s; no snapshot: %s\n", schema, table, r.snapshot_error);
+        printf("dropped %s.%s; no snapshot: %s\n", ex_text(schema), ex_text(table),
+               ex_text(r.snapshot_error));
     if (r.audit_id)
         printf("audit row %" PRId64 "%s\n", r.audit_id,
                r.dropped ? "" : " records the attempt");
     else
-        printf("no audit row: %s\n", r.audit_error);
+        printf("no audit row: %s\n", ex_text(r.audit_error));
     return 0;
 }
 
@@ -476,12 +524,13 @@ int cmd_history(cli *c, int argc, char **argv)
     }
     if (n == 0) {
         printf("no stored snapshots of %s%s%s\n", resource ? "resource " : "",
-               resource ? resource : pos[0], resource ? "" : " (see pgwitness baseline)");
+               ex_text(resource ? resource : pos[0]),
+               resource ? "" : " (see pgwitness baseline)");
         pgw_pq_snapshot_set_free(set);
         return 0;
     }
     printf("%zu snapshot%s of %s %s, newest first\n", n, n == 1 ? "" : "s",
-           resource ? "resource" : "table", resource ? resource : pos[0]);
+           resource ? "resource" : "table", ex_text(resource ? resource : pos[0]));
     printf("%6s  %-19s  %-25s %-16s %5s %10s  %s\n", "id", "captured (UTC)", "reason",
            "schema hash", "cols", "rows", "table");
     for (size_t i = 0; i < n; i++) {
@@ -492,9 +541,9 @@ int cmd_history(cli *c, int argc, char **argv)
         if (pgw_snapshot_row_estimate(s, &rows))
             snprintf(rows_s, sizeof rows_s, "%" PRId64, rows);
         printf("%6" PRId64 "  %-19s  %-25s %-16s %5zu %10s  %s.%s\n",
-               pgw_pq_snapshot_set_id(set, i), when, pgw_snapshot_reason(s),
+               pgw_pq_snapshot_set_id(set, i), when, ex_text(pgw_snapshot_reason(s)),
                pgw_snapshot_schema_hash(s), pgw_snapshot_column_count(s), rows_s,
-               pgw_snapshot_schema(s), pgw_snapshot_table(s));
+               ex_text(pgw_snapshot_schema(s)), ex_text(pgw_snapshot_table(s)));
     }
     pgw_pq_snapshot_set_free(set);
     return 0;
@@ -520,18 +569,21 @@ static const char *anomaly_words(unsigned a, char *buf, size_t size)
     return buf;
 }
 
-/* Prints a name so that invisible characters show: a BOM as <BOM>. */
+/* Prints a name so that invisible characters show: a BOM as <BOM>,
+ * control characters escaped (ex_text). */
 static void print_name(const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) {
-            fputs("<BOM>", stdout);
-            p += 2;
-        } else if (*p < 0x20 || *p == 0x7F) {
-            printf("<0x%02x>", *p);
-        } else {
-            putchar(*p);
-        }
+    static const char bom[] = "\xEF\xBB\xBF";
+    for (;;) {
+        const char *b = strstr(s, bom);
+        size_t n = b ? (size_t)(b - s) : strlen(s);
+        char *part = strndup(s, n);
+        fputs(part ? ex_text(part) : "?", stdout);
+        free(part);
+        if (!b)
+            return;
+        fputs("<BOM>", stdout);
+        s = b + 3;
     }
 }
 
@@ -541,8 +593,10 @@ static void print_diff(const pgw_diff *d, const char *label_a, const char *label
     char wf[32], wt[32];
     cli_time(wf, f->captured_at);
     cli_time(wt, t->captured_at);
-    printf("from %s.%s  %s  hash %s  (%s)\n", f->schema, f->table, wf, f->schema_hash, label_a);
-    printf("  to %s.%s  %s  hash %s  (%s)\n", t->schema, t->table, wt, t->schema_hash, label_b);
+    printf("from %s.%s  %s  hash %s  (%s)\n", ex_text(f->schema), ex_text(f->table), wf,
+           ex_text(f->schema_hash), ex_text(label_a));
+    printf("  to %s.%s  %s  hash %s  (%s)\n", ex_text(t->schema), ex_text(t->table), wt,
+           ex_text(t->schema_hash), ex_text(label_b));
     /* schema_changed compares the two stored schema hashes (which leave out
      * metadata columns, and are kept as written): say just that. */
     printf("class %s; schema_hash %s", pgw_change_class_name(pgw_diff_class(d)),
@@ -569,14 +623,14 @@ static void print_diff(const pgw_diff *d, const char *label_a, const char *label
     for (size_t i = 0; i < n; i++) {
         printf("  ");
         print_name(pgw_diff_removed(d, i)->column);
-        printf("  %s\n", pgw_diff_removed(d, i)->type);
+        printf("  %s\n", ex_text(pgw_diff_removed(d, i)->type));
     }
     n = pgw_diff_added_count(d);
     printf("\nadded (%zu)\n", n);
     for (size_t i = 0; i < n; i++) {
         printf("  ");
         print_name(pgw_diff_added(d, i)->column);
-        printf("  %s  (position %" PRIu32 ")\n", pgw_diff_added(d, i)->type,
+        printf("  %s  (position %" PRIu32 ")\n", ex_text(pgw_diff_added(d, i)->type),
                pgw_diff_added(d, i)->position);
     }
     n = pgw_diff_type_changed_count(d);
@@ -585,7 +639,7 @@ static void print_diff(const pgw_diff *d, const char *label_a, const char *label
         const pgw_type_change *tc = pgw_diff_type_changed(d, i);
         printf("  ");
         print_name(tc->column);
-        printf("  %s -> %s\n", tc->from, tc->to);
+        printf("  %s -> %s\n", ex_text(tc->from), ex_text(tc->to));
     }
     printf("\nreordered: %s\n", pgw_diff_reordered(d) ? "yes (kept columns changed order)" : "no");
     n = pgw_diff_profile_changed_count(d);
@@ -811,7 +865,8 @@ static void print_report(const pgw_drift *d)
         char first[32], last[32];
         cli_time(first, r->first);
         cli_time(last, r->last);
-        printf("\n%s: %zu snapshot%s from %s to %s, %zu of %zu pair%s changed\n", r->resource,
+        printf("\n%s: %zu snapshot%s from %s to %s, %zu of %zu pair%s changed\n",
+               ex_text(r->resource),
                r->snapshots, r->snapshots == 1 ? "" : "s", first, last, r->changed_pairs,
                r->pairs, r->pairs == 1 ? "" : "s");
         for (size_t k = 0; k < r->n_steps; k++) {
@@ -819,8 +874,8 @@ static void print_report(const pgw_drift *d)
             char when[32];
             cli_time(when, pgw_diff_to(df)->captured_at);
             printf("  %s  %s  %s.%s -> %s.%s\n", when, pgw_change_class_name(r->steps[k].change),
-                   pgw_diff_from(df)->schema, pgw_diff_from(df)->table, pgw_diff_to(df)->schema,
-                   pgw_diff_to(df)->table);
+                   ex_text(pgw_diff_from(df)->schema), ex_text(pgw_diff_from(df)->table),
+                   ex_text(pgw_diff_to(df)->schema), ex_text(pgw_diff_to(df)->table));
             for (size_t j = 0; j < pgw_diff_renamed_count(df); j++) {
                 const pgw_rename *rn = pgw_diff_renamed(df, j);
                 printf("      %-9s", j ? "" : "renamed");
@@ -848,7 +903,7 @@ static void print_report(const pgw_drift *d)
                 const pgw_type_change *tc = pgw_diff_type_changed(df, j);
                 printf("      %-9s", j ? "" : "retyped");
                 print_name(tc->column);
-                printf(" %s -> %s\n", tc->from, tc->to);
+                printf(" %s -> %s\n", ex_text(tc->from), ex_text(tc->to));
             }
             if (pgw_diff_reordered(df))
                 printf("      reordered (the kept columns changed order)\n");

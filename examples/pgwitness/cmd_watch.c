@@ -26,7 +26,9 @@ static void on_signal(int sig)
 typedef struct watch_state {
     cli *c;
     const pgw_scope *scope;
-    unsigned long writes;
+    unsigned long writes;   /* write sets seen (not counting resets) */
+    unsigned long resets;   /* scope resets: one per (re)connection */
+    unsigned long listened; /* times the listener started listening */
 } watch_state;
 
 /* The JSON form of a write set (one line). */
@@ -58,11 +60,11 @@ static void print_list(const json_t *o, const char *key, const char *truncated_k
         }
         printf("%s", i ? ", " : "");
         if (json_is_string(e)) {
-            printf("%s", json_string_value(e));
+            printf("%s", ex_text(json_string_value(e)));
         } else if (json_is_array(e)) { /* a composite key */
             printf("(");
             for (size_t k = 0; k < json_array_size(e); k++)
-                printf("%s%s", k ? ", " : "", json_string_value(json_array_get(e, k)));
+                printf("%s%s", k ? ", " : "", ex_text(json_string_value(json_array_get(e, k))));
             printf(")");
         }
     }
@@ -72,7 +74,10 @@ static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *userdata
 {
     (void)tenant;
     watch_state *st = userdata;
-    st->writes++;
+    if (pgw_write_op(w) == PGW_OP_RESET)
+        st->resets++;
+    else
+        st->writes++;
     char *t = write_json(w);
     if (!t)
         return;
@@ -83,8 +88,8 @@ static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *userdata
         if (pgw_write_op(w) == PGW_OP_RESET) {
             printf("scope reset: every subscription of this scope must refresh\n");
         } else if (o) {
-            printf("%s %s.%s: rows ", pgw_op_name(pgw_write_op(w)), pgw_write_schema(w),
-                   pgw_write_table(w));
+            printf("%s %s.%s: rows ", pgw_op_name(pgw_write_op(w)),
+                   ex_text(pgw_write_schema(w)), ex_text(pgw_write_table(w)));
             print_list(o, "ids", "ids_truncated", "unknown");
             if (pgw_write_op(w) == PGW_OP_UPDATE) {
                 printf("; columns ");
@@ -93,13 +98,17 @@ static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *userdata
             if (json_is_true(json_object_get(o, "pk_changed")))
                 printf("; primary key changed");
             if (pgw_write_fallback_status(w) != PGW_OK)
-                printf(" (undecodable notification: %s)", pgw_write_fallback_message(w));
+                printf(" (undecodable notification: %s)",
+                       ex_text(pgw_write_fallback_message(w)));
             printf("\n");
         }
         json_decref(o);
     }
     pgw_free(t);
-    fflush(stdout);
+    /* Nobody reads what cannot be written (a full disk): stop; main says
+     * why (ex_finish_stdout). */
+    if (!ex_flush(stdout))
+        g_stop = 1;
 }
 
 static void on_event(const pgw_pq_listener_event *ev, void *userdata)
@@ -110,7 +119,7 @@ static void on_event(const pgw_pq_listener_event *ev, void *userdata)
         /* NOTIFY is not durable: what happened while not listening is
          * lost, so the scope is reset. Say so in the stream too. */
         fprintf(stderr, "%s watch: listening%s\n", st->c->prog,
-                st->writes ? " again (reconnected; writes in between were not seen)" : "");
+                st->listened++ ? " again (reconnected; writes in between were not seen)" : "");
         pgw_write *w = NULL;
         if (pgw_write_new_reset(&w, st->scope, NULL) == PGW_OK)
             on_write(ev->tenant, w, userdata);
@@ -119,11 +128,11 @@ static void on_event(const pgw_pq_listener_event *ev, void *userdata)
     }
     case PGW_PQ_LISTENER_LOST:
         fprintf(stderr, "%s watch: connection lost: %s; retrying in %u ms\n", st->c->prog,
-                ev->message, (unsigned)ev->retry_ms);
+                ex_text(ev->message), (unsigned)ev->retry_ms);
         break;
     case PGW_PQ_LISTENER_FALLBACK:
     case PGW_PQ_LISTENER_RESET:
-        fprintf(stderr, "%s watch: %s\n", st->c->prog, ev->message);
+        fprintf(stderr, "%s watch: %s\n", st->c->prog, ex_text(ev->message));
         break;
     case PGW_PQ_LISTENER_CLOSED_IDLE:
     case PGW_PQ_LISTENER_CLOSED_EVICTED:
@@ -150,6 +159,11 @@ static bool split_values(const cli *c, char *s, const char **out, size_t max, si
             cli_usage(c, "--values: at most %zu columns", max);
             return false;
         }
+        for (size_t k = 0; k < *n; k++)
+            if (strcmp(out[k], p) == 0) {
+                cli_usage(c, "--values: column \"%s\" is named twice", p);
+                return false;
+            }
         out[(*n)++] = p;
         if (!comma)
             return true;
@@ -194,7 +208,7 @@ static int check_value_columns(cli *c, PGconn *conn, char schemas[][256], char t
             else if (n_tables > 1)
                 fprintf(stderr, "%s watch: note: %s.%s has no column \"%s\": its writes carry "
                                 "no values of it\n",
-                        c->prog, schemas[t], tables[t], cols[k]);
+                        c->prog, ex_text(schemas[t]), ex_text(tables[t]), ex_text(cols[k]));
         }
         PQclear(r);
     }
@@ -210,6 +224,21 @@ static int check_value_columns(cli *c, PGconn *conn, char schemas[][256], char t
                          cols[k], n_tables);
     }
     return 0;
+}
+
+/* Runs a transaction command; on failure reports it and returns false. */
+static bool sql_ok(cli *c, PGconn *conn, const char *sql)
+{
+    PGresult *r = PQexec(conn, sql);
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!ok) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", PQresultErrorMessage(r));
+        msg[strcspn(msg, "\n")] = '\0';
+        cli_fail(c, "%s: %s", sql, msg);
+    }
+    PQclear(r);
+    return ok;
 }
 
 int cmd_watch(cli *c, int argc, char **argv)
@@ -256,10 +285,18 @@ int cmd_watch(cli *c, int argc, char **argv)
         if (scope_opts[i][1] && !ex_utf8_valid(scope_opts[i][1], strlen(scope_opts[i][1])))
             return cli_usage(c, "%s is not valid UTF-8", scope_opts[i][0]);
     char schemas[MAX_TABLES][256], tables[MAX_TABLES][256];
-    for (size_t i = 0; i < n_pos; i++)
+    for (size_t i = 0; i < n_pos; i++) {
         if (!cli_table_arg(c, pos[i], schemas[i], sizeof schemas[i], tables[i],
                            sizeof tables[i]))
             return EXIT_USAGE;
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(schemas[k], schemas[i]) == 0 && strcmp(tables[k], tables[i]) == 0) {
+                if (strcmp(pos[k], pos[i]) == 0)
+                    return cli_usage(c, "table '%s' is named twice", pos[i]);
+                return cli_usage(c, "table %s.%s is named twice (as '%s' and '%s')",
+                                 schemas[i], tables[i], pos[k], pos[i]);
+            }
+    }
     PGconn *conn = cli_connect(c);
     if (!conn)
         return 1;
@@ -274,15 +311,26 @@ int cmd_watch(cli *c, int argc, char **argv)
     wo.channel = channel;
     wo.value_columns = n_values ? value_cols : NULL;
     wo.n_value_columns = n_values;
+    /* All or nothing: the tables are watched in one transaction (each call
+     * then uses a savepoint), rolled back when one of them fails. */
+    if (!sql_ok(c, conn, "BEGIN"))
+        return 1;
     for (size_t i = 0; i < n_pos; i++) {
         int rc = pgw_pq_watch_table(conn, schemas[i], tables[i], &wo, &err);
-        if (rc != PGW_OK)
-            return cli_fail(c, "cannot watch %s.%s: %s", schemas[i], tables[i], err.message);
+        if (rc != PGW_OK) {
+            PQclear(PQexec(conn, "ROLLBACK"));
+            char buf[CLI_ERR_MESSAGE_SIZE];
+            return cli_fail(c, "cannot watch %s.%s: %s%s", schemas[i], tables[i],
+                            cli_err_message(c, rc, &err, buf, sizeof buf),
+                            n_pos > 1 ? " (no trigger was changed)" : "");
+        }
     }
+    if (!sql_ok(c, conn, "COMMIT"))
+        return 1;
     /* The scope of what arrives: the connection's database, and the
      * project and tenant the operator names (to match a deps file). */
     pgw_scope scope = {project, tenant, database ? database : PQdb(conn)};
-    watch_state st = {c, &scope, 0};
+    watch_state st = {c, &scope, 0, 0, 0};
     pgw_pq_listener_options lo = PGW_PQ_LISTENER_OPTIONS_INIT;
     lo.channel = channel;
     lo.idle_timeout_ms = 0;
@@ -335,7 +383,7 @@ int cmd_watch(cli *c, int argc, char **argv)
     pgw_pq_listener_free(l);
     if (rc != PGW_OK)
         return cli_fail_err(c, rc, &err);
-    fprintf(stderr, "%s watch: %lu write set%s seen\n", c->prog, st.writes,
-            st.writes == 1 ? "" : "s");
+    fprintf(stderr, "%s watch: %lu write set%s seen, %lu scope reset%s\n", c->prog, st.writes,
+            st.writes == 1 ? "" : "s", st.resets, st.resets == 1 ? "" : "s");
     return 0;
 }

@@ -29,7 +29,9 @@ static const struct {
      "  --reason R       why (default manual)\n"
      "  --resource ID    the upstream resource the table holds\n"
      "  --store          also store it in pgwitness's schema (needs install)\n"
-     "  -o, --output F   also write the snapshot document to file F\n"
+     "  -o, --output F   also write the snapshot document to file F (through a\n"
+     "                   temporary file beside it, renamed over F once the snapshot is\n"
+     "                   captured and stored: a failure leaves F as it was)\n"
      "Run ANALYZE on the table first for value profiles; a table never analysed\n"
      "has names and types but no row estimate and no profiles.\n"},
     {"baseline",
@@ -44,7 +46,9 @@ static const struct {
      "  --table PATTERN   SQL LIKE pattern of tables (default: all)\n"
      "  --limit N         tables per run (default 1000)\n"
      "  --batch N         tables per catalog query (default 250)\n"
-     "  --pgw-schema NAME pgwitness's own schema (--schema means the pattern here)\n"},
+     "  --pgw-schema NAME pgwitness's own schema (--schema means the pattern here)\n"
+     "A PATTERN is UTF-8 of at most 1024 bytes: _ matches one character, % any\n"
+     "run of them, \\ takes the next character literally (\\\\ is a backslash).\n"},
     {"drop",
      "usage: pgwitness drop TABLE --reason R [--resource ID] [--no-snapshot] [--json]\n"
      "\n"
@@ -109,15 +113,17 @@ static const struct {
      "usage: pgwitness watch TABLE... [--channel C] [--values COL,...] [--json]\n"
      "                       [--project P] [--tenant T] [--database D] [--seconds N]\n"
      "\n"
-     "Installs pgwitness's statement triggers on the tables (needs install)\n"
-     "and prints each write set as it arrives, after its transaction commits.\n"
+     "Installs pgwitness's statement triggers on the tables (needs install), all\n"
+     "in one transaction (when one table fails, none is changed), and prints each\n"
+     "write set as it arrives, after its transaction commits.\n"
      "With --json, one JSON object per line: each write set in the write-set\n"
      "JSON form of docs/wire.md, its scope from the options below, ready for\n"
      "`pgwitness decide --batch --deps FILE` (FILE: a subscription's dependencies):\n"
      "  pgwitness watch tasks --json --tenant acme | \\\n"
      "    pgwitness decide --batch --deps open.deps.json\n"
      "Ctrl-C or SIGTERM stops it (the triggers stay; they cost nothing without\n"
-     "listeners). Status lines go to stderr.\n"
+     "listeners), and so does output that cannot be written. Status lines go to\n"
+     "stderr, the last one counting the write sets and the scope resets seen.\n"
      "  --channel C       notification channel (default pgwitness)\n"
      "  --values COL,...  also send old/new values of these columns (each must be a\n"
      "                    column of a watched table: the triggers skip others)\n"

@@ -50,8 +50,10 @@ static const char *const overview =
     "written, nothing is lowercased: T1 and t1 are two tables, and 'My Table'\n"
     "needs no quotes. Double-quote a part only when it contains a dot:\n"
     "'\"my.schema\".orders' or 'public.\"orders.2025\"'.\n"
-    "Exit status: 0 success, 1 failure, 2 usage error. Errors are one line on\n"
-    "stderr. `pgwitness help COMMAND` or `pgwitness COMMAND --help` for more.\n";
+    "Exit status: 0 success, 1 failure (a failed write to stdout included), 2\n"
+    "usage error. Errors are one line on stderr; text output escapes control\n"
+    "characters in names and values (ESC as \\x1b). `pgwitness help COMMAND` or\n"
+    "`pgwitness COMMAND --help` for more.\n";
 
 typedef struct command {
     const char *name;
@@ -73,7 +75,7 @@ static const command *find(const char *name)
     return NULL;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     cli c;
     memset(&c, 0, sizeof c);
@@ -112,18 +114,14 @@ int main(int argc, char **argv)
         if (m == 0)
             return cli_usage(&c, "unknown option '%s' (see pgwitness --help)", a);
     }
-    if (i >= argc) {
-        fputs(overview, stderr);
-        return EXIT_USAGE;
-    }
+    if (i >= argc)
+        return cli_usage(&c, "no command given; see pgwitness --help");
     const char *name = argv[i];
     if (strcmp(name, "help") == 0) {
-        if (i + 1 < argc && find(argv[i + 1])) {
-            fputs(cli_help(argv[i + 1]), stdout);
-            return 0;
-        }
-        fputs(overview, stdout);
-        return i + 1 < argc ? EXIT_USAGE : 0;
+        if (i + 1 < argc && !find(argv[i + 1]))
+            return cli_usage(&c, "unknown command '%s' (see pgwitness --help)", argv[i + 1]);
+        fputs(i + 1 < argc ? cli_help(argv[i + 1]) : overview, stdout);
+        return 0;
     }
     const command *cmd = find(name);
     if (!cmd)
@@ -140,4 +138,10 @@ int main(int argc, char **argv)
     int rc = cmd->run(&c, argc - i, argv + i);
     cli_disconnect(&c);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    /* A failed write on stdout (a full disk) is a failure, whatever ran. */
+    return ex_finish_stdout("pgwitness", run(argc, argv));
 }

@@ -48,7 +48,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 #define MAX_TENANTS 4
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     const char *tenant_args[MAX_TENANTS];
     size_t n = 0;
@@ -93,10 +93,10 @@ int main(int argc, char **argv)
                            watch_s);
     if (script && watch_s)
         return usage_error("--script and --watch cannot be combined: choose one", NULL);
-    if (n == 0 || (!script && !watch_s)) {
-        usage(stderr);
-        return 2;
-    }
+    if (n == 0)
+        return usage_error("give at least one --tenant NAME=CONNINFO", NULL);
+    if (!script && !watch_s)
+        return usage_error("give --script or --watch SECONDS", NULL);
     tasks_tenant tenants[MAX_TENANTS];
     char *owned[MAX_TENANTS] = {NULL};
     for (size_t k = 0; k < n; k++) {
@@ -112,10 +112,17 @@ int main(int argc, char **argv)
         tenants[k].name = owned[k];
         tenants[k].conninfo = e + 1;
     }
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    /* Not line-buffered: the steps flush their output (ex_flush), which
+     * keeps the reason of a failed write for ex_finish_stdout. */
     int rc = script ? tasks_script(stdout, tenants, n)
                     : tasks_watch(stdout, tenants, n, (int)seconds);
     for (size_t i = 0; i < n; i++)
         free(owned[i]);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    /* A failed write on stdout (a full disk) is a failure, whatever ran. */
+    return ex_finish_stdout("pgwitness-tasks", run(argc, argv));
 }

@@ -5,6 +5,8 @@
 #define _DEFAULT_SOURCE
 #include "tasks.h"
 
+#include "excommon.h"
+
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +102,7 @@ static void rerun(host *h, int t, int s)
             parts[i] = PQgetvalue(r, i, 0);
             ids[i].parts = &parts[i];
             ids[i].n_parts = 1;
-            fprintf(h->out, " %s", PQgetvalue(r, i, 1));
+            fprintf(h->out, " %s", ex_text(PQgetvalue(r, i, 1))); /* others' titles */
         }
         fputc('\n', h->out);
         pgw_index_ack(h->idx, h->runner[t][s], ids, (size_t)(n < 64 ? n : 64), NULL);
@@ -151,6 +153,11 @@ static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *ud)
         fprintf(h->out, ", %zu row%s%s", pgw_write_n_ids(w), pgw_write_n_ids(w) == 1 ? "" : "s",
                 pgw_write_ids_known(w) ? "" : " (IDs unknown)");
     fputc('\n', h->out);
+    /* docs/wire.md: an UPDATE that touched rows but changed no value (SET
+     * x = x) still notifies, listing no row and no column. */
+    if (pgw_write_op(w) == PGW_OP_UPDATE && pgw_write_ids_known(w) && pgw_write_n_ids(w) == 0)
+        fprintf(h->out, "  rows touched, no value changed: the write set lists no rows and no "
+                        "columns (ids [], columns [])\n");
     for (size_t u = 0; u < h->n; u++)
         for (int s = 0; s < N_SUBS; s++) {
             pgw_verdict v;
@@ -192,7 +199,7 @@ static void on_event(const pgw_pq_listener_event *ev, void *ud)
         break;
     case PGW_PQ_LISTENER_FALLBACK:
         fprintf(h->out, "%s: a notification could not be read faithfully: %s\n", name,
-                ev->message);
+                ex_text(ev->message));
         break;
     case PGW_PQ_LISTENER_RESET:
         fprintf(h->out, "%s: out of memory reading a notification: scope reset\n", name);
@@ -329,7 +336,7 @@ static void step(host *h, PGconn *writer, int t, const char *sql, long notificat
     if (!exec_ok(h, writer, sql))
         return;
     if (notifications == 0)
-        fprintf(h->out, "  no row changed: a statement that changes no row sends no "
+        fprintf(h->out, "  no row touched: a statement that touches no row sends no "
                         "notification, so nothing reruns\n");
     long want = h->notifications + notifications;
     if (!serve_until(h, notifications_reach, &want)) {
@@ -337,6 +344,7 @@ static void step(host *h, PGconn *writer, int t, const char *sql, long notificat
         h->failed = 1;
     }
     rerun_dirty(h);
+    ex_flush(h->out); /* each step shows as it happens */
 }
 
 int tasks_script(FILE *out, const tasks_tenant *tenants, size_t n)
@@ -417,14 +425,15 @@ int tasks_watch(FILE *out, const tasks_tenant *tenants, size_t n, int seconds)
     if (rc == 0) {
         fprintf(out, "watching; write to the tasks tables (e.g. psql: INSERT INTO tasks VALUES "
                      "(1, 'x', 'open', NULL, 1))\n");
-        fflush(out);
+        ex_flush(out);
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         long long end = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + seconds * 1000LL;
         for (;;) {
             pgw_pq_listener_run(h->l, 200, NULL);
             rerun_dirty(h);
-            fflush(out);
+            if (!ex_flush(out)) /* nobody reads it (a full disk): stop */
+                break;
             clock_gettime(CLOCK_MONOTONIC, &ts);
             if (seconds > 0 && (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 >= end)
                 break;

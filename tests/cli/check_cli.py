@@ -17,6 +17,7 @@ import json
 import os
 import select
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -32,19 +33,25 @@ NOSERVER = "host=/nonexistent-pgw port=1"
 results = []
 
 
-def run(args, stdin=None, env=None, db=True, timeout=120):
+def run(args, stdin=None, env=None, db=True, timeout=120, stdout=None):
+    """Runs a program: (exit code, stdout, stderr). stdout="/dev/full" sends
+    its standard output to that file instead (stdout is then "")."""
     e = dict(os.environ)
     if db:
         e["PGDATABASE"] = DB
     if env:
         e.update(env)
+    out_file = open(stdout, "w") if stdout else None
     try:
-        p = subprocess.run(WRAP + args, input=stdin, capture_output=True, text=True, env=e,
-                           timeout=timeout * SLOW)
+        p = subprocess.run(WRAP + args, input=stdin, text=True, env=e, timeout=timeout * SLOW,
+                           stdout=out_file or subprocess.PIPE, stderr=subprocess.PIPE)
     except subprocess.TimeoutExpired as t:
         out = t.stdout.decode(errors="replace") if isinstance(t.stdout, bytes) else t.stdout
         return "timeout", out or "", "timed out after %ss" % (timeout * SLOW)
-    return p.returncode, p.stdout, p.stderr
+    finally:
+        if out_file:
+            out_file.close()
+    return p.returncode, p.stdout or "", p.stderr
 
 
 def cli(*args, **kw):
@@ -96,6 +103,15 @@ def stop(proc, timeout=30):
 
 def check(name, cond, detail=""):
     results.append((name, bool(cond), detail))
+
+
+def exact_error(name, rc, out, err, code, line):
+    """Exit code `code`, nothing on stdout, and exactly this one line on stderr."""
+    check(name, rc == code and out == "" and err == line + "\n",
+          f"rc={rc} stdout={out!r} stderr={err!r} (want rc {code} and {line!r})")
+
+
+FULL = "writing standard output: No space left on device"
 
 
 def one_error_line(name, rc, out, err, code, needle):
@@ -170,10 +186,13 @@ def body():
     # Unreachable server; schema not installed.
     one_error_line("unreachable server", *cli("-d", NOSERVER, "history", "t"), 1,
                    "cannot connect to the database")
-    one_error_line("schema not installed", *cli("history", "penguins"), 1,
-                   "pgwitness is not installed in schema \"pgwitness\"")
-    one_error_line("schema not installed (another name)",
-                   *cli("--schema", "nope", "report"), 1, "`pgwitness install`")
+    exact_error("schema not installed: the command to run", *cli("history", "penguins"), 1,
+                "pgwitness history: pgwitness is not installed in schema \"pgwitness\": run "
+                "`pgwitness install` first")
+    exact_error("schema not installed (another name): the command names it",
+                *cli("--schema", "nope", "report"), 1,
+                "pgwitness report: pgwitness is not installed in schema \"nope\": run "
+                "`pgwitness --pgw-schema nope install` first")
 
     rc, out, err = cli("install")
     check("install", rc == 0 and out == 'installed pgwitness schema "pgwitness" (version 2)\n',
@@ -190,12 +209,39 @@ def body():
     watch_and_decide(tmp)
     decide_files(tmp)
     tasks_example()
+    # Last: these store snapshots, which would shift the ids checked above.
+    stdout_and_partial_writes(tmp)
+    control_characters()
 
 
 def usage_errors():
     """Usage errors: exit 2, one line, before any connection."""
-    rc, out, err = cli()
-    check("no command: usage on stderr, exit 2", rc == 2 and "usage: pgwitness" in err and out == "")
+    exact_error("no command: one line, exit 2", *cli(), 2,
+                "pgwitness: no command given; see pgwitness --help")
+    exact_error("no command after global options: one line, exit 2",
+                *cli("-d", NOSERVER, "--json"), 2,
+                "pgwitness: no command given; see pgwitness --help")
+    exact_error("help for an unknown command: one line, exit 2", *cli("help", "bogus"), 2,
+                "pgwitness: unknown command 'bogus' (see pgwitness --help)")
+    rc, out, err = cli("--help")
+    check("--help: the whole help on stdout, exit 0",
+          rc == 0 and out.startswith("usage: pgwitness") and "Exit status" in out and err == "",
+          err)
+    # A write error on stdout is a failure, said once, in every program.
+    for name, prog, args in [("pgwitness --help", cli, ["--help"]),
+                             ("pgwitness --version", cli, ["--version"]),
+                             ("pgwitness help diff", cli, ["help", "diff"]),
+                             ("pgwitness-ingest --help", ingest, ["--help"]),
+                             ("pgwitness-tasks --help", tasks, ["--help"])]:
+        prog_name = name.split()[0]
+        exact_error(f"{name} > /dev/full: exit 1, one line", *prog(*args, stdout="/dev/full"), 1,
+                    f"{prog_name}: {FULL}")
+    exact_error("tasks without arguments: one line, exit 2", *tasks(), 2,
+                "pgwitness-tasks: give at least one --tenant NAME=CONNINFO (see pgwitness-tasks "
+                "--help)")
+    exact_error("tasks without --script or --watch: one line, exit 2",
+                *tasks("--tenant", "a=dbname=x"), 2,
+                "pgwitness-tasks: give --script or --watch SECONDS (see pgwitness-tasks --help)")
     one_error_line("unknown command", *cli("bogus"), 2, "unknown command 'bogus'")
     one_error_line("unknown option", *cli("history", "t", "--frobnicate"), 2,
                    "unknown option '--frobnicate'")
@@ -232,6 +278,21 @@ def usage_errors():
     one_error_line("baseline --schema '' (a pattern there)",
                    *cli("-d", NOSERVER, "baseline", "--schema", ""), 2,
                    "--schema PATTERN is empty")
+    # The baseline's patterns are checked before connecting, like every option.
+    for opt in ("--schema", "--table"):
+        exact_error(f"baseline {opt} with invalid UTF-8",
+                    *cli("-d", NOSERVER, "baseline", opt, "\udcff"), 2,
+                    f"pgwitness baseline: {opt} PATTERN is not valid UTF-8")
+        exact_error(f"baseline {opt} of 1025 bytes", *cli("-d", NOSERVER, "baseline",
+                                                         f"{opt}=" + "%" * 1025), 2,
+                    f"pgwitness baseline: {opt} PATTERN is 1025 bytes, more than 1024")
+        exact_error(f"baseline {opt} ending in LIKE's escape character",
+                    *cli("-d", NOSERVER, "baseline", opt, "pg\\"), 2,
+                    f"pgwitness baseline: {opt} PATTERN ends with LIKE's escape character \\ "
+                    f"(write \\\\ for a backslash)")
+    one_error_line("baseline --table 'a\\\\' (an escaped backslash) is a good pattern",
+                   *cli("-d", NOSERVER, "baseline", "--table", "a\\\\"), 1,
+                   "cannot connect to the database")
     # --opt=value works for global options too, as for command options.
     one_error_line("--dbname=X before the command", *cli(f"--dbname={NOSERVER}", "history", "t"),
                    1, "cannot connect to the database")
@@ -242,8 +303,14 @@ def usage_errors():
     one_error_line("global option without its value", *cli("--dbname"), 2,
                    "option --dbname needs a value")
     # Table names: as written, at most two parts, each a valid name.
-    one_error_line("a.b.c is not a table name", *cli("-d", NOSERVER, "snapshot", "a.b.c"), 2,
-                   "'a.b.c' has more than two parts")
+    exact_error("a.b.c is not a table name: the hint once", *cli("-d", NOSERVER, "snapshot",
+                                                                  "a.b.c"), 2,
+                "pgwitness snapshot: 'a.b.c' is not a table name: 'a.b.c' has more than two "
+                "parts (use table or schema.table; quote a name that contains a dot: "
+                "'\"my.table\"')")
+    exact_error("an unterminated quote: the hint once", *cli("-d", NOSERVER, "snapshot", '"t'),
+                2, "pgwitness snapshot: '\"t' is not a table name: '\"t' has an unterminated "
+                "quote (use table or schema.table)")
     one_error_line("a name over 63 bytes", *cli("-d", NOSERVER, "snapshot", "t" * 64), 2,
                    "is longer than 63 bytes")
     one_error_line("an empty table name", *cli("-d", NOSERVER, "snapshot", "public."), 2,
@@ -273,6 +340,15 @@ def usage_errors():
                    2, "--values: column name 2 is empty")
     one_error_line("watch --channel ''", *cli("-d", NOSERVER, "watch", "t", "--channel", ""), 2,
                    "--channel: the channel name is empty")
+    # Duplicates are usage errors naming the duplicate.
+    exact_error("watch --values v,v", *cli("-d", NOSERVER, "watch", "t1", "--values", "v,w,v"),
+                2, 'pgwitness watch: --values: column "v" is named twice')
+    exact_error("watch t1 t1", *cli("-d", NOSERVER, "watch", "t1", "t1"), 2,
+                "pgwitness watch: table 't1' is named twice")
+    exact_error("watch t1 public.t1", *cli("-d", NOSERVER, "watch", "t1", "w2", "public.t1"), 2,
+                "pgwitness watch: table public.t1 is named twice (as 't1' and 'public.t1')")
+    one_error_line("watch T1 t1 are two tables: no duplicate (then no server)",
+                   *cli("-d", NOSERVER, "watch", "T1", "t1"), 1, "cannot connect to the database")
     # The example programs: the same rules.
     one_error_line("ingest: --table a.b.c is rejected as by pgwitness",
                    *ingest("-d", NOSERVER, "--table", "a.b.c", "x.csv"), 2,
@@ -500,6 +576,9 @@ def ingest_reloads(tmp):
     one_tiny = os.path.join(tmp, "one.csv")
     with open(one_tiny, "w") as f:
         f.write("n\n7\n")
+    exact_error("ingest > /dev/full: exit 1, one line", *ingest("--table", "tiny0", one_tiny,
+                                                               stdout="/dev/full"), 1,
+                "pgwitness-ingest: " + FULL)
     rc, out, err = ingest("--table", "tiny", one_tiny)
     check("1 row, 1 column, singular", rc == 0 and
           out.startswith("public.tiny: loaded 1 row, 1 column (integer)\n"), out + err)
@@ -590,8 +669,8 @@ def watch_and_decide(tmp):
           lines[3]["columns"] == ["title"] and
           all(l["scope"] == {"project": "p1", "tenant": "acme", "database": "app"} for l in lines),
           f"rc={rc}\n{wout}{werr}")
-    check("watch: status lines on stderr", "listening" in werr and "4 write sets seen" in werr,
-          werr)
+    check("watch: status lines on stderr; the reset is not counted as a write set",
+          "listening" in werr and "3 write sets seen, 1 scope reset\n" in werr, werr)
     # A bare write-set line without --deps: the error says what to add.
     rc, out, err = cli("decide", "--batch", stdin=json.dumps(lines[1] if lines else {"op": 1}))
     check("decide --batch with watch's line alone: the error says --deps FILE",
@@ -672,6 +751,16 @@ def decide_files(tmp):
                    "close_17.write.json: ")
     one_error_line("decide --batch --write", *cli("decide", "--batch", "--write", deps), 2,
                    "--batch reads the writes from stdin: no --write")
+    # A NUL byte is named as such, not as an early end of the JSON text.
+    rc, out, err = cli("decide", "--batch", stdin='{"deps": {}, \0"write": {}}\n')
+    check("decide --batch: a line with a NUL byte says so", rc == 1 and
+          out == '{"error":"not JSON: the line contains a NUL byte (byte 14)","line":1}\n' and
+          err == "pgwitness decide: 1 of 1 line could not be decided\n", out + err)
+    exact_error("decide --batch > /dev/full: stops, one line",
+                *cli("decide", "--batch", "--deps", deps, stdin=json.dumps(w_obj) + "\n",
+                     stdout="/dev/full"), 1, "pgwitness: " + FULL)
+    exact_error("decide > /dev/full", *cli("decide", "--deps", deps, "--write", os.path.join(
+        FIXTURES, "close_17.write.json"), stdout="/dev/full"), 1, "pgwitness: " + FULL)
 
 
 def tasks_example():
@@ -680,8 +769,114 @@ def tasks_example():
     rc, out, err = tasks("--tenant", f"solo=dbname={DB}", "--script", timeout=120)
     check("tasks --script with one tenant", rc == 0 and
           out.startswith("pgwitness tasks example: 1 tenant, subscriptions") and
-          "solo> UPDATE tasks SET status = 'open' WHERE id = 999\n  no row changed: a statement "
-          "that changes no row sends no notification, so nothing reruns\n" in out, out + err)
+          "solo> UPDATE tasks SET status = 'open' WHERE id = 999\n  no row touched: a statement "
+          "that touches no row sends no notification, so nothing reruns\n" in out and
+          "solo> UPDATE tasks SET status = status\nnotification from solo: update public.tasks, "
+          "0 rows\n  rows touched, no value changed: the write set lists no rows and no columns "
+          "(ids [], columns [])\n" in out and "changes no row" not in out, out + err)
+    exact_error("tasks --script > /dev/full: exit 1, one line",
+                *tasks("--tenant", f"solo=dbname={DB}", "--script", stdout="/dev/full",
+                       timeout=120), 1, "pgwitness-tasks: " + FULL)
+
+
+def stdout_and_partial_writes(tmp):
+    """Output that cannot be written fails the command; a failed command
+    leaves no partial write (no triggers, no file)."""
+    psql("CREATE TABLE w2 (a int)")
+    exact_error("history t1 > /dev/full", *cli("history", "t1", stdout="/dev/full"), 1,
+                "pgwitness: " + FULL)
+    exact_error("snapshot t1 --json > /dev/full",
+                *cli("snapshot", "t1", "--json", stdout="/dev/full"), 1, "pgwitness: " + FULL)
+    s1 = os.path.join(tmp, "s1.json")
+    rc, out, err = cli("snapshot", "t1", "-o", s1)
+    check("snapshot -o s1.json", rc == 0 and out.endswith(f"written to {s1}\n"), out + err)
+    exact_error("diff s1.json s1.json > /dev/full", *cli("diff", s1, s1, stdout="/dev/full"), 1,
+                "pgwitness: " + FULL)
+    exact_error("snapshot -o /dev/full (written directly: a device is not replaced)",
+                *cli("snapshot", "t1", "-o", "/dev/full"), 1,
+                "pgwitness snapshot: cannot write /dev/full: No space left on device")
+    check("... and /dev/full is still the device", stat.S_ISCHR(os.stat("/dev/full").st_mode))
+
+    # watch: all tables or none.
+    exact_error("watch w2 nope: fails", *cli("watch", "w2", "nope", "--seconds", "1"), 1,
+                "pgwitness watch: cannot watch public.nope: no table public.nope (no trigger was "
+                "changed)")
+    triggers = "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'w2'::regclass"
+    check("... and leaves no trigger on w2", psql(triggers) == "0", psql(triggers))
+    rc, out, err = cli("watch", "w2", "t1", "--seconds=1")
+    check("watch w2 t1: the triggers are committed", rc == 0 and psql(triggers) == "4",
+          out + err)
+    exact_error("watch under a schema that is not installed: the command to run",
+                *cli("--pgw-schema", "notinstalled", "watch", "t1", "--seconds", "1"), 1,
+                'pgwitness watch: cannot watch public.t1: schema "notinstalled" has no pgwitness '
+                "trigger function (notify_statement): run `pgwitness --pgw-schema notinstalled "
+                "install` to install or upgrade it")
+    rc, out, err = cli("watch", "w2", "--json", "--seconds", "120", stdout="/dev/full",
+                       timeout=60)
+    check("watch --json > /dev/full stops at once, the reason last", rc == 1 and
+          err.endswith("\npgwitness: " + FULL + "\n"), f"rc={rc} {err}")
+
+    # snapshot -o FILE --store: the store first, the file through a temporary.
+    part = os.path.join(tmp, "part.json")
+    fail = ("pgwitness snapshot: pgwitness is not installed in schema \"notinstalled\": run "
+            "`pgwitness --pgw-schema notinstalled install` first")
+    exact_error("snapshot -o part.json --store, not installed: fails",
+                *cli("--pgw-schema", "notinstalled", "snapshot", "t1", "-o", part, "--store"), 1,
+                fail)
+    check("... and writes no part.json, leaves no temporary file",
+          not os.path.exists(part) and not [f for f in os.listdir(tmp) if f.startswith(".")],
+          str(os.listdir(tmp)))
+    keep = os.path.join(tmp, "keep.json")
+    with open(keep, "w") as f:
+        f.write("old\n")
+    os.chmod(keep, 0o640)
+    exact_error("snapshot -o EXISTING --store, not installed: fails",
+                *cli("--pgw-schema", "notinstalled", "snapshot", "t1", "-o", keep, "--store"), 1,
+                fail)
+    check("... and the existing file is as it was", open(keep).read() == "old\n")
+    link = os.path.join(tmp, "link.json")
+    os.symlink("keep.json", link)
+    rc, out, err = cli("snapshot", "t1", "-o", link)
+    check("snapshot -o LINK: the file it names is replaced (its mode kept), the link stays",
+          rc == 0 and os.path.islink(link) and json.load(open(keep))["table"] == "t1" and
+          stat.S_IMODE(os.stat(keep).st_mode) == 0o640 and
+          not [f for f in os.listdir(tmp) if f.startswith(".")], out + err)
+    missing = os.path.join(tmp, "nodir", "x.json")
+    exact_error("snapshot -o into a missing directory", *cli("snapshot", "t1", "-o", missing), 1,
+                f"pgwitness snapshot: cannot write {missing}: No such file or directory")
+
+
+def control_characters():
+    """Names and reasons are printed with their control characters escaped
+    (text output); JSON keeps them as they are (escaped by JSON)."""
+    red = "\x1b[31mred"
+    esc = "\\x1b[31mred"
+    psql(f'CREATE TABLE "{red}" (a int)')
+    rc, out, err = cli("snapshot", red, "--reason", "line\nbreak\u009b", "--store")
+    check("snapshot: the table name and reason escaped",
+          rc == 0 and out.startswith(f"public.{esc} (oid ") and
+          "UTC, reason line\\x0abreak\\u009b\n" in out and "\x1b" not in out and
+          "\u009b" not in out, repr(out + err))
+    rc, out, err = cli("history", red)
+    check("history: escaped", rc == 0 and out.startswith(f"1 snapshot of table {esc}, newest") and
+          f"line\\x0abreak\\u009b" in out and out.rstrip("\n").endswith(f"public.{esc}") and
+          "\x1b" not in out, repr(out + err))
+    rc, out, err = cli("history", red, "--json")
+    check("history --json: the name as it is", rc == 0 and json.loads(out)[0]["table"] == red,
+          repr(out + err))
+    rc, out, err = cli("drop", red, "--reason", "manual")
+    check("drop: escaped", rc == 0 and out.startswith(f"dropped public.{esc}; snapshot ") and
+          "\x1b" not in out, repr(out + err))
+    rc, out, err = cli("report")
+    check("report: escaped", rc == 0 and f"\npublic.{esc}: 2 snapshots" in out and
+          f"public.{esc} -> public.{esc}\n" in out and "\x1b" not in out, repr(out + err))
+    rc, out, err = cli("drop", red, "--reason", "manual")
+    check("drop of a missing table: the warning on stderr escaped too",
+          rc == 0 and err == f"pgwitness drop: warning: there is no table public.{esc}: nothing "
+          "was dropped\n", repr(out + err))
+    one_error_line("an error message quoting a name: escaped, one line",
+                   *cli("snapshot", "bell\x07\nnext"), 1,
+                   "no table public.bell\\x07\\x0anext in this database")
 
 
 if __name__ == "__main__":

@@ -52,8 +52,14 @@ EXPECTED = [
     "  skip    globex tasks.list?status=open   SCOPE_DISJOINT",
     "  refresh globex tasks.list?status=open   INSERT_MAY_ENTER",
     "  refresh acme   tasks.list?status=done   ROW_IN_RESULT",
+    # docs/wire.md: touching rows without changing a value sends a write set
+    # listing no rows and no columns; touching no row sends nothing.
+    "acme> UPDATE tasks SET status = status\n"
+    "notification from acme: update public.tasks, 0 rows\n"
+    "  rows touched, no value changed: the write set lists no rows and no columns "
+    "(ids [], columns [])\n",
     "acme> UPDATE tasks SET status = 'open' WHERE id = 999\n"
-    "  no row changed: a statement that changes no row sends no notification, so nothing "
+    "  no row touched: a statement that touches no row sends no notification, so nothing "
     "reruns\n",
     "acme: listening again; NOTIFY is not durable, so every subscription of acme refreshes "
     "(SCOPE_RESET)",
@@ -93,6 +99,8 @@ def demo():
         check("shows: " + " / ".join(l.strip() for l in line.strip().splitlines()), line in out,
               out[-3000:])
     excerpt = readme_excerpt()
+    check("the demo no longer says a statement that changes no row sends nothing",
+          "changes no row" not in out, out[-3000:])
     lines = set(out.splitlines())
     missing = [l for l in excerpt or [] if l not in lines]
     check("the README's excerpt is what the demo prints", excerpt and not missing,
