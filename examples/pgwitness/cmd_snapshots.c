@@ -465,6 +465,22 @@ int cmd_drop(cli *c, int argc, char **argv)
 /* ------------------------------------------------------------------ */
 /* history                                                             */
 
+/* Stored snapshots a load left out because they do not decode (a newer
+ * format, a row edited by hand): a warning line each on stderr, so that one
+ * bad row does not hide every other (pgw_pq_filter.skip_undecodable). */
+static void warn_skipped(const cli *c, const pgw_pq_snapshot_set *set)
+{
+    size_t n = pgw_pq_snapshot_set_skipped_count(set);
+    for (size_t i = 0; i < n && i < 5; i++) {
+        const char *reason = NULL;
+        (void)pgw_pq_snapshot_set_skipped(set, i, &reason);
+        fprintf(stderr, "%s %s: warning: left out %s\n", c->prog, c->command, ex_text(reason));
+    }
+    if (n > 5)
+        fprintf(stderr, "%s %s: warning: left out %zu more stored snapshots that do not decode\n",
+                c->prog, c->command, n - 5);
+}
+
 int cmd_history(cli *c, int argc, char **argv)
 {
     const char *resource = NULL, *limit_s = NULL;
@@ -481,6 +497,7 @@ int cmd_history(cli *c, int argc, char **argv)
         return EXIT_USAGE;
     pgw_pq_filter f = PGW_PQ_FILTER_INIT;
     f.newest_first = true;
+    f.skip_undecodable = true;
     if (limit_s && !parse_size(limit_s, &f.limit, 1, 2147483647))
         return cli_usage(c, "--limit takes a number from 1 to 2147483647, not '%s'", limit_s);
     char schema[256], table[256];
@@ -500,6 +517,7 @@ int cmd_history(cli *c, int argc, char **argv)
     int rc = pgw_pq_load(&set, conn, c->pgw_schema, &f, &err);
     if (rc != PGW_OK)
         return cli_fail_err(c, rc, &err);
+    warn_skipped(c, set);
     size_t n = pgw_pq_snapshot_set_count(set);
     if (c->json) {
         json_t *arr = json_array();
@@ -936,6 +954,7 @@ int cmd_report(cli *c, int argc, char **argv)
     if (resource && !cli_check_text(c, "--resource", resource, MAX_RESOURCE_BYTES))
         return EXIT_USAGE;
     f.resource = resource;
+    f.skip_undecodable = true;
     PGconn *conn = cli_connect(c);
     if (!conn)
         return 1;
@@ -943,6 +962,7 @@ int cmd_report(cli *c, int argc, char **argv)
     int rc = pgw_pq_load(&set, conn, c->pgw_schema, &f, &err);
     if (rc != PGW_OK)
         return cli_fail_err(c, rc, &err);
+    warn_skipped(c, set);
     pgw_drift *d = NULL;
     rc = pgw_drift_report(&d, pgw_pq_snapshot_set_all(set), pgw_pq_snapshot_set_count(set), NULL,
                           &err);

@@ -64,7 +64,9 @@ static const struct {
      "\n"
      "Lists the stored snapshots of a table (by schema and name) or of a\n"
      "resource, newest first: id, when, reason, schema hash, columns, rows.\n"
-     "The ids are what `pgwitness diff A B` takes.\n"},
+     "The ids are what `pgwitness diff A B` takes. A stored snapshot that does\n"
+     "not decode (a newer format, a row edited by hand) is left out with a\n"
+     "warning on stderr naming its id and why.\n"},
     {"diff",
      "usage: pgwitness diff A B [--threshold X] [--json]\n"
      "       pgwitness diff TABLE [--threshold X] [--json]\n"
@@ -86,7 +88,9 @@ static const struct {
      "(resource identity, else schema.table) in time order, each consecutive\n"
      "pair diffed and classified (unchanged, additive, subtractive, renamed,\n"
      "retyped, reordered, mixed); totals, the rate of change, and a timeline\n"
-     "per resource. TIMESTAMP is RFC 3339 (2026-11-30T09:00:00Z) or a date.\n"},
+     "per resource. TIMESTAMP is RFC 3339 (2026-11-30T09:00:00Z) or a date.\n"
+     "Stored snapshots that do not decode are left out, each with a warning on\n"
+     "stderr naming its id and why.\n"},
     {"prune",
      "usage: pgwitness prune --keep N [--json]\n"
      "\n"

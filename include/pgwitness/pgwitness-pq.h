@@ -176,8 +176,9 @@ PGW_API int pgw_pq_capture(pgw_snapshot **out, PGconn *conn, const char *schema,
 PGW_API int pgw_pq_store(int64_t *out, PGconn *conn, const char *pgw_schema,
                          const pgw_snapshot *snap, pgw_error *err);
 
-/** Version of pgw_pq_filter understood by this release. */
-#define PGW_PQ_FILTER_VERSION 1
+/** Version of pgw_pq_filter understood by this release. Version 1 (no
+ *  skip_undecodable) is still accepted. */
+#define PGW_PQ_FILTER_VERSION 2
 
 /** Which stored snapshots to load. Fields left at their initial value do
  *  not filter. */
@@ -205,11 +206,17 @@ typedef struct pgw_pq_filter {
     size_t limit;
     /** Order newest first (default: oldest first). Ties break by id. */
     bool newest_first;
+    /** (Version 2.) Leave out stored documents that do not decode - a
+     *  format newer than this release, a row edited by hand - instead of
+     *  failing the whole load; the set lists them with the reason
+     *  (pgw_pq_snapshot_set_skipped()). A limit counts the rows read,
+     *  see pgw_pq_load(). Default false. */
+    bool skip_undecodable;
 } pgw_pq_filter;
 
 /** Initialiser for pgw_pq_filter: every stored snapshot, oldest first. */
 #define PGW_PQ_FILTER_INIT \
-    { PGW_PQ_FILTER_VERSION, 0, NULL, NULL, NULL, 0, false, 0, false, 0, 0, false }
+    { PGW_PQ_FILTER_VERSION, 0, NULL, NULL, NULL, 0, false, 0, false, 0, 0, false, false }
 
 /** Loaded snapshots with their ids (opaque). Free with
  *  pgw_pq_snapshot_set_free(). */
@@ -224,10 +231,17 @@ typedef struct pgw_pq_snapshot_set pgw_pq_snapshot_set;
  * @param pgw_schema  the library's schema, or NULL for the default.
  * @param filter      which snapshots; NULL for all.
  * @param err         optional detail on failure.
- * @return PGW_OK; PGW_EINVAL (bad filter: only one of schema/table);
- *         PGW_ENOTFOUND when the schema is not installed; PGW_EPARSE when a
- *         stored document does not decode (err->message names its id);
- *         PGW_EPG; PGW_ECONN; PGW_ENOMEM.
+ * A stored document that does not decode fails the load (PGW_EPARSE or
+ * PGW_EVERSION), unless filter->skip_undecodable: then it is left out and
+ * listed by pgw_pq_snapshot_set_skipped(). The filter's limit applies to
+ * the rows read, so a load with a limit may return fewer snapshots when
+ * some were skipped.
+ *
+ * @return PGW_OK; PGW_EINVAL (bad filter: only one of schema/table, an
+ *         unknown version); PGW_ENOTFOUND when the schema is not installed;
+ *         PGW_EPARSE or PGW_EVERSION when a stored document does not decode
+ *         (err->message names its id; not with skip_undecodable); PGW_EPG;
+ *         PGW_ECONN; PGW_ENOMEM.
  */
 PGW_API int pgw_pq_load(pgw_pq_snapshot_set **out, PGconn *conn, const char *pgw_schema,
                         const pgw_pq_filter *filter, pgw_error *err);
@@ -241,6 +255,20 @@ PGW_API int64_t pgw_pq_snapshot_set_id(const pgw_pq_snapshot_set *set, size_t i)
 /** All snapshots as an array of count elements (owned by the set), for
  *  pgw_drift_report(); NULL when empty. */
 PGW_API const pgw_snapshot *const *pgw_pq_snapshot_set_all(const pgw_pq_snapshot_set *set);
+/** Number of stored documents left out because they did not decode (only
+ *  with pgw_pq_filter.skip_undecodable; 0 otherwise, and for NULL). */
+PGW_API size_t pgw_pq_snapshot_set_skipped_count(const pgw_pq_snapshot_set *set);
+/**
+ * The i-th document left out (in the load's order).
+ * @param set     the set.
+ * @param i       0-based, below pgw_pq_snapshot_set_skipped_count().
+ * @param reason  receives why it did not decode (as the error message of a
+ *                strict load would say it, with its JSON path; owned by the
+ *                set); may be NULL; untouched when i is out of range.
+ * @return its stored id, or 0 when i is out of range.
+ */
+PGW_API int64_t pgw_pq_snapshot_set_skipped(const pgw_pq_snapshot_set *set, size_t i,
+                                            const char **reason);
 /** Frees a set and its snapshots. NULL is ignored. */
 PGW_API void pgw_pq_snapshot_set_free(pgw_pq_snapshot_set *set);
 

@@ -190,6 +190,10 @@ struct pgw_pq_snapshot_set {
     size_t n;
     pgw_snapshot **snaps;
     int64_t *ids;
+    /* documents left out (skip_undecodable): ids and reasons */
+    size_t n_skipped;
+    int64_t *skipped_ids;
+    char **skipped_reasons;
 };
 
 void pgw_pq_snapshot_set_free(pgw_pq_snapshot_set *set)
@@ -198,9 +202,27 @@ void pgw_pq_snapshot_set_free(pgw_pq_snapshot_set *set)
         return;
     for (size_t i = 0; i < set->n; i++)
         pgw_snapshot_free(set->snaps[i]);
+    for (size_t i = 0; i < set->n_skipped; i++)
+        pgwi_free(set->skipped_reasons[i]);
     pgwi_free(set->snaps);
     pgwi_free(set->ids);
+    pgwi_free(set->skipped_ids);
+    pgwi_free(set->skipped_reasons);
     pgwi_free(set);
+}
+
+size_t pgw_pq_snapshot_set_skipped_count(const pgw_pq_snapshot_set *set)
+{
+    return set ? set->n_skipped : 0;
+}
+
+int64_t pgw_pq_snapshot_set_skipped(const pgw_pq_snapshot_set *set, size_t i, const char **reason)
+{
+    if (!set || i >= set->n_skipped)
+        return 0;
+    if (reason)
+        *reason = set->skipped_reasons[i];
+    return set->skipped_ids[i];
 }
 
 size_t pgw_pq_snapshot_set_count(const pgw_pq_snapshot_set *set)
@@ -230,9 +252,13 @@ int pgw_pq_load(pgw_pq_snapshot_set **out, PGconn *conn, const char *pgw_schema,
         return PGW_EINVAL;
     pgw_pq_filter all = PGW_PQ_FILTER_INIT;
     const pgw_pq_filter *f = filter ? filter : &all;
-    if (f->version != PGW_PQ_FILTER_VERSION)
-        return pgwi_error(err, PGW_EINVAL, "filter version %u is not %u (use PGW_PQ_FILTER_INIT)",
-                          f->version, (unsigned)PGW_PQ_FILTER_VERSION);
+    if (f->version != 1 && f->version != PGW_PQ_FILTER_VERSION)
+        return pgwi_error(err, PGW_EINVAL,
+                          "filter version %u is not 1 or %u (use PGW_PQ_FILTER_INIT)", f->version,
+                          (unsigned)PGW_PQ_FILTER_VERSION);
+    /* skip_undecodable exists from version 2: a version-1 caller's struct
+     * ends before it. */
+    bool skip = f->version >= 2 && f->skip_undecodable;
     if ((f->schema == NULL) != (f->table == NULL))
         return pgwi_error(err, PGW_EINVAL, "filter: give both schema and table, or neither");
     int rc = pgw_pq_check(NULL, conn, err);
@@ -268,27 +294,41 @@ int pgw_pq_load(pgw_pq_snapshot_set **out, PGconn *conn, const char *pgw_schema,
     size_t n = (size_t)PQntuples(res);
     pgw_pq_snapshot_set *set = pgwi_calloc(1, sizeof *set);
     if (!set || (n && (!(set->snaps = pgwi_calloc(n, sizeof *set->snaps)) ||
-                       !(set->ids = pgwi_calloc(n, sizeof *set->ids))))) {
+                       !(set->ids = pgwi_calloc(n, sizeof *set->ids)))) ||
+        (n && skip && (!(set->skipped_ids = pgwi_calloc(n, sizeof *set->skipped_ids)) ||
+                       !(set->skipped_reasons = pgwi_calloc(n, sizeof *set->skipped_reasons))))) {
         PQclear(res);
         pgw_pq_snapshot_set_free(set);
         return pgwi_enomem(err);
     }
     for (size_t i = 0; i < n; i++) {
         const char *json = PQgetvalue(res, (int)i, 1);
-        set->ids[i] = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
-        rc = pgw_snapshot_from_json(&set->snaps[i], json, (size_t)PQgetlength(res, (int)i, 1),
-                                    NULL, e);
-        if (rc != PGW_OK) {
-            if (rc == PGW_EPARSE || rc == PGW_EVERSION) {
-                char msg[PGW_ERROR_MESSAGE_SIZE], path[PGW_ERROR_PATH_SIZE];
-                memcpy(msg, e->message, sizeof msg);
-                memcpy(path, e->path, sizeof path);
-                pgwi_error_at(err, rc, path, "stored snapshot %" PRId64 " does not decode: %s",
-                              set->ids[i], msg);
-            }
+        int64_t id_i = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
+        rc = pgw_snapshot_from_json(&set->snaps[set->n], json,
+                                    (size_t)PQgetlength(res, (int)i, 1), NULL, e);
+        if (rc == PGW_OK) {
+            set->ids[set->n++] = id_i;
+            continue;
+        }
+        if (rc != PGW_EPARSE && rc != PGW_EVERSION)
+            break;
+        char msg[PGW_ERROR_MESSAGE_SIZE], path[PGW_ERROR_PATH_SIZE];
+        memcpy(msg, e->message, sizeof msg);
+        memcpy(path, e->path, sizeof path);
+        pgwi_error_at(e, rc, path, "stored snapshot %" PRId64 " does not decode: %s", id_i, msg);
+        if (!skip)
+            break;
+        /* the reason with its JSON path, as one text */
+        size_t len = strlen(e->message) + (path[0] ? 4 + strlen(path) : 0) + 1;
+        char *reason = pgwi_malloc(len);
+        if (!reason) {
+            rc = pgwi_enomem(e);
             break;
         }
-        set->n = i + 1;
+        snprintf(reason, len, "%s%s%s", e->message, path[0] ? " at " : "", path);
+        set->skipped_ids[set->n_skipped] = id_i;
+        set->skipped_reasons[set->n_skipped++] = reason;
+        rc = PGW_OK;
     }
     PQclear(res);
     if (rc != PGW_OK) {

@@ -467,6 +467,26 @@ def real_data(tmp):
     rc, out, err = cli("report", "--json")
     check("report --json", rc == 0 and json.loads(out)["changed_pairs"] == 2, err)
 
+    # A stored document that does not decode (a newer format) is left out of
+    # history and report with a warning naming it; the rest still shows.
+    oldest = psql("SELECT min(id) FROM pgwitness.snapshots")
+    psql("UPDATE pgwitness.snapshots SET snapshot = jsonb_set(snapshot, '{format}', '7') "
+         f"WHERE id = {oldest}")
+    warn = f"warning: left out stored snapshot {oldest} does not decode: snapshot format 7"
+    rc, out, err = cli("report")
+    check("report leaves out an undecodable stored snapshot, with a warning",
+          rc == 0 and "3 snapshots of 1 resource, 2 consecutive pairs" in out and
+          err.startswith("pgwitness report: " + warn) and err.rstrip().endswith("at $.format")
+          and err.count("\n") == 1, out + err)
+    rc, out, err = cli("history", "penguins", "--json")
+    check("history leaves it out too, with the warning",
+          rc == 0 and len(json.loads(out)) == 3 and
+          err.startswith("pgwitness history: " + warn), out + err)
+    psql("UPDATE pgwitness.snapshots SET snapshot = jsonb_set(snapshot, '{format}', '1') "
+         f"WHERE id = {oldest}")
+    rc, out, err = cli("report")
+    check("report: restored", rc == 0 and err == "" and "4 snapshots of 1 resource" in out, out + err)
+
 
 def diffs(tmp):
     v3 = os.path.join(tmp, "v3.json")

@@ -143,7 +143,67 @@ START_TEST(load_orders_limits_and_rejects_bad_rows)
              (long long)ids[1]);
     ck_assert_msg(strstr(err.message, want) == err.message, "%s", err.message);
     ck_assert_str_eq(err.path, "$.format");
+    /* skip_undecodable: the others load, the bad one is listed with the
+     * same reason and its path. */
+    f = (pgw_pq_filter)PGW_PQ_FILTER_INIT;
+    ck_assert_uint_eq(f.version, 2);
+    ck_assert(!f.skip_undecodable);
+    f.skip_undecodable = true;
+    set = load(c, &f);
+    ck_assert_uint_eq(pgw_pq_snapshot_set_count(set), 2);
+    ck_assert_int_eq(pgw_pq_snapshot_set_id(set, 0), ids[0]);
+    ck_assert_int_eq(pgw_pq_snapshot_set_id(set, 1), ids[2]);
+    ck_assert_uint_eq(pgw_pq_snapshot_set_skipped_count(set), 1);
+    const char *reason = NULL;
+    ck_assert_int_eq(pgw_pq_snapshot_set_skipped(set, 0, &reason), ids[1]);
+    ck_assert_msg(strstr(reason, want) == reason, "%s", reason);
+    ck_assert_msg(strcmp(reason + strlen(reason) - strlen(" at $.format"), " at $.format") == 0,
+                  "%s", reason);
+    ck_assert_int_eq(pgw_pq_snapshot_set_skipped(set, 1, &reason), 0);
+    ck_assert_msg(strstr(reason, want) == reason, "untouched: %s", reason);
+    ck_assert_ptr_nonnull(pgw_pq_snapshot_set_all(set));
+    pgw_pq_snapshot_set_free(set);
+    /* A limit counts rows read: the two oldest are ids[0] and the bad one. */
+    f.limit = 2;
+    set = load(c, &f);
+    ck_assert_uint_eq(pgw_pq_snapshot_set_count(set), 1);
+    ck_assert_uint_eq(pgw_pq_snapshot_set_skipped_count(set), 1);
+    pgw_pq_snapshot_set_free(set);
+    /* Every allocation of a skipping load failed in turn: PGW_ENOMEM and no
+     * set (nothing leaks: the suites run under ASan and valgrind). */
+    f.limit = 0;
+    for (size_t n = 1;; n++) {
+        ck_assert_uint_lt(n, 10000);
+        pgwt_alloc_install();
+        pgwt_alloc_fail_at(n);
+        set = (pgw_pq_snapshot_set *)0x1;
+        int rc = pgw_pq_load(&set, c, NULL, &f, &err);
+        bool failed = pgwt_alloc_failed();
+        size_t skipped = rc == PGW_OK ? pgw_pq_snapshot_set_skipped_count(set) : 0;
+        if (rc == PGW_OK)
+            pgw_pq_snapshot_set_free(set); /* with the allocator that made it */
+        pgwt_alloc_uninstall();
+        if (!failed) {
+            ck_assert_int_eq(rc, PGW_OK);
+            ck_assert_uint_eq(skipped, 1);
+            break;
+        }
+        ck_assert_msg(rc == PGW_ENOMEM, "allocation %zu: %d %s", n, rc, err.message);
+        ck_assert_ptr_eq(set, (pgw_pq_snapshot_set *)0x1);
+    }
+    /* A version-1 filter has no skip_undecodable: the load is strict. */
+    f = (pgw_pq_filter)PGW_PQ_FILTER_INIT;
+    f.version = 1;
+    f.skip_undecodable = true; /* beyond a version-1 struct: not read */
+    ck_assert_int_eq(pgw_pq_load(&set, c, NULL, &f, &err), PGW_EVERSION);
+    f.version = 3;
+    ck_assert_int_eq(pgw_pq_load(&set, c, NULL, &f, &err), PGW_EINVAL);
+    ck_assert_msg(strstr(err.message, "filter version 3 is not 1 or 2") != NULL, "%s",
+                  err.message);
+    ck_assert_uint_eq(pgw_pq_snapshot_set_skipped_count(NULL), 0);
+    ck_assert_int_eq(pgw_pq_snapshot_set_skipped(NULL, 0, NULL), 0);
     /* Bad filters; a schema that is not installed. */
+    f = (pgw_pq_filter)PGW_PQ_FILTER_INIT;
     f.schema = "public";
     ck_assert_int_eq(pgw_pq_load(&set, c, NULL, &f, &err), PGW_EINVAL);
     ck_assert_int_eq(pgw_pq_load(&set, c, "nowhere", NULL, &err), PGW_ENOTFOUND);
