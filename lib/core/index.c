@@ -355,10 +355,12 @@ static inline uint32_t rn_nposts(const irunner *r)
     return r->undeclared ? 1 : r->n_tables;
 }
 
-/* Cache lines to prefetch for a runner block (it may straddle one more). */
+/* Cache lines to prefetch for a runner block: its header and declaration
+ * (it may straddle one more), not its result IDs, which a match reads only
+ * when it has not recorded the hits of the write's rows (see visit()). */
 static inline uint8_t rn_lines(const irunner *r)
 {
-    size_t n = ((size_t)r->rids_off + (size_t)r->cap_rids * 4 + 63) / 64 + 1;
+    size_t n = ((size_t)r->rids_off + 63) / 64 + 1;
     return (uint8_t)(n > 10 ? 10 : n);
 }
 
@@ -1835,6 +1837,8 @@ static void match_bucket(mctx *c, const ibhdr *b)
                 continue;
             }
         }
+        if (known && g->kind)
+            probe_ids = true; /* its runners then decide on the recorded hits */
         if (gi < 64)
             scan_mask |= (uint64_t)1 << gi;
         else
