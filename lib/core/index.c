@@ -1716,7 +1716,15 @@ static void scan(mctx *c, const ibhdr *b, uint64_t mask, uint32_t gi)
 }
 
 /* Probes the equality index of group gi. Returns false (and probes
- * nothing) when some row lacks a value the rules would need. */
+ * nothing) when some row lacks a value the rules would need.
+ *
+ * The old values are not probed in a group that tracks results with no
+ * offset (kind 1) when an update keeping row identity, with its changed
+ * columns known, changes the group's value column: a runner whose value
+ * none of the new rows has is then decided by rule 13 for every row outside
+ * its result (the column is a filter column of every runner in the group,
+ * so a filter column changed, and the new row is not relevant), and the
+ * rows in its result are found through the result-ID index. */
 static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
 {
     const pgw_write *w = c->w;
@@ -1724,13 +1732,15 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
     if (vc < 0)
         return false;
     bool changed = !pgwi_cols_ok(w) || pgwi_write_changed(w, g->vcol);
+    const int side0 =
+        g->kind == 1 && pgwi_same_row(w) && pgwi_cols_ok(w) && changed ? PGW_SIDE_NEW : 0;
     /* The rows' values (once each: NULL matches no value), all known. */
     enum { NV = 64 };
     const pgwi_str *vals[NV];
     uint32_t nv = 0;
     bool more = false;
     for (uint32_t i = 0; i < w->n_ids; i++)
-        for (int side = 0; side < 2; side++) {
+        for (int side = side0; side < 2; side++) {
             if (pgwi_row_exists(w, i, side) == PGWI_NO)
                 continue;
             const pgwi_str *v = pgwi_row_value(w, i, side, vc, changed);
@@ -1766,7 +1776,7 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
             for (uint32_t k = 0; k < nv && !match; k++)
                 match = fps[k] == e[j].vfp;
             for (uint32_t i = 0; more && !match && i < w->n_ids; i++)
-                for (int side = 0; side < 2 && !match; side++) {
+                for (int side = side0; side < 2 && !match; side++) {
                     if (pgwi_row_exists(w, i, side) == PGWI_NO)
                         continue;
                     const pgwi_str *v = pgwi_row_value(w, i, side, vc, changed);
@@ -1787,7 +1797,7 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
                 add(c, &e[t.s[s].val & ~VBIT]);
     }
     for (uint32_t i = 0; more && i < w->n_ids; i++) /* beyond NV values: each row */
-        for (int side = 0; side < 2; side++) {
+        for (int side = side0; side < 2; side++) {
             if (pgwi_row_exists(w, i, side) == PGWI_NO)
                 continue;
             const pgwi_str *v = pgwi_row_value(w, i, side, vc, changed);
