@@ -1924,6 +1924,10 @@ static void match_table(mctx *c, uint64_t sh, uint32_t sk)
         c->wrong = false;
         c->held = NULL;
         match_bucket(c, b);
+        if (c->verify && c->n == 0 && b->vol_head == NONE && bm_next(m, fp, i) == NONE)
+            return; /* nothing to decide, and no other bucket this write could
+                     * be for: whichever scope b is, the write marks nothing
+                     * (its scope's strings stay unread) */
         flush(c);
         if (c->wrong)
             continue; /* another scope with the same hash */
