@@ -1694,11 +1694,25 @@ static void flush(mctx *c)
         visit(c, c->cand[i]);
 }
 
+/* Starts loading the strings of the scope still to verify, once the first
+ * candidate's block is on its way: a write without candidates never needs
+ * them (match_table), and a prefetch that misses the TLB holds up the
+ * instructions behind it while the page is walked. */
+static inline void prefetch_scope(const mctx *c)
+{
+    if (c->verify) {
+        prefetch(c->verify->ss);
+        prefetch((const unsigned char *)c->verify->ss + 64);
+    }
+}
+
 static inline void add(mctx *c, const ipent *e)
 {
     const unsigned char *p = (const unsigned char *)e->r;
     for (uint32_t l = 0; l < e->lines; l++)
         prefetch(p + 64 * l);
+    if (c->n == 0)
+        prefetch_scope(c);
     if (c->n == NCAND)
         flush(c);
     c->cand[c->n++] = e->r;
@@ -1916,13 +1930,13 @@ static void match_table(mctx *c, uint64_t sh, uint32_t sk)
         if (b->shash != sh || !pgwi_str_eq(b->schema, w->schema) ||
             !pgwi_str_eq(b->table, w->table) || (sk != NONE && b->scope != sk))
             continue;
-        if (sk == NONE) { /* the scope's strings, compared before deciding */
-            prefetch(b->ss);
-            prefetch((const unsigned char *)b->ss + 64);
-        }
+        /* The scope's strings are compared before deciding (sk == NONE),
+         * and loaded once there is something to decide. */
         c->verify = sk == NONE ? b : NULL;
         c->wrong = false;
         c->held = NULL;
+        if (b->vol_head != NONE)
+            prefetch_scope(c);
         match_bucket(c, b);
         if (c->verify && c->n == 0 && b->vol_head == NONE && bm_next(m, fp, i) == NONE)
             return; /* nothing to decide, and no other bucket this write could
