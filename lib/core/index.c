@@ -21,11 +21,15 @@
  *  3. A runner block is one allocation: the runner's state and links, its
  *     compiled declaration (names interned and shared) and its result-ID
  *     fingerprints. The candidates found in level 2 are collected and their
- *     blocks prefetched before any is decided.
+ *     blocks prefetched before any is decided: the header and declaration
+ *     only, as a match reads the result IDs where a rule asks and it has
+ *     not recorded the written rows' hits (visit()).
  *
  * The scope of a bucket found by hash is verified (strings compared) after
  * its candidates are found and before any is decided, so that load overlaps
- * the others. Runners and buckets are also addressed by 32-bit indices
+ * the others; a bucket that yields no candidate is not verified when no
+ * other bucket has its fingerprint (the write then marks nothing either
+ * way). Runners and buckets are also addressed by 32-bit indices
  * (vectors of block addresses; free slots tagged and chained), which the
  * lists, the postings' back references and the runner IDs use.
  *
