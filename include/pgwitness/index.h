@@ -16,7 +16,12 @@
  * tracks its result IDs. A write with known rows visits:
  *  - in a group with a value filter, only the runners whose filter values
  *    the write's old/new values can match (when those values are known for
- *    every row on every side that matters) — an equality index;
+ *    every row on every side that matters) — an equality index; in a group
+ *    of runners that track their result IDs with no offset, an update that
+ *    keeps row identity and changes the filtered column (changed columns
+ *    known) matches the new values only: a runner that only an old value
+ *    matches refreshes only if its result holds the row (rule 13), and
+ *    those runners are found through the result-ID index;
  *  - nothing of a group of runners that track result IDs when no row can
  *    change their membership (an update of columns none of them filters or
  *    sorts on, a delete with no offset) — except the runners whose result

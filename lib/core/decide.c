@@ -132,9 +132,11 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
     bool used_values = false;
 
     for (uint32_t i = 0; i < w->n_ids; i++) {
-        const bool in_r = tracked && pgwi_fps_contains(d->rids, d->n_rids, w->ids[i].fp);
+        /* Whether the row is in R, searched only where a rule asks (an
+         * insert never does: the result IDs stay unread). */
+#define IN_R() (tracked && pgwi_fps_contains(d->rids, d->n_rids, w->ids[i].fp))
         if (same) {
-            if (in_r)
+            if (IN_R())
                 return refresh(PGW_REASON_ROW_IN_RESULT); /* 9 */
             int b = relevance(t, fm, w, i, PGW_SIDE_OLD);
             int a = relevance(t, fm, w, i, PGW_SIDE_NEW);
@@ -160,7 +162,7 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
         }
         /* Delete of the old version, insert of the new one. */
         if (pgwi_row_exists(w, i, PGW_SIDE_OLD) != PGWI_NO) {
-            if (in_r)
+            if (IN_R())
                 return refresh(PGW_REASON_ROW_IN_RESULT); /* 17 */
             if (relevance(t, fm, w, i, PGW_SIDE_OLD) == PGWI_NO)
                 used_values = true; /* 18 */
@@ -173,6 +175,7 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
             else
                 return refresh(PGW_REASON_INSERT_MAY_ENTER); /* 22 */
         }
+#undef IN_R
     }
     return skip(used_values ? PGW_REASON_VALUES_DISJOINT : PGW_REASON_ROWS_DISJOINT);
 }

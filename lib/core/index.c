@@ -21,11 +21,15 @@
  *  3. A runner block is one allocation: the runner's state and links, its
  *     compiled declaration (names interned and shared) and its result-ID
  *     fingerprints. The candidates found in level 2 are collected and their
- *     blocks prefetched before any is decided.
+ *     blocks prefetched before any is decided: the header and declaration
+ *     only, as a match reads the result IDs where a rule asks and it has
+ *     not recorded the written rows' hits (visit()).
  *
  * The scope of a bucket found by hash is verified (strings compared) after
  * its candidates are found and before any is decided, so that load overlaps
- * the others. Runners and buckets are also addressed by 32-bit indices
+ * the others; a bucket that yields no candidate is not verified when no
+ * other bucket has its fingerprint (the write then marks nothing either
+ * way). Runners and buckets are also addressed by 32-bit indices
  * (vectors of block addresses; free slots tagged and chained), which the
  * lists, the postings' back references and the runner IDs use.
  *
@@ -355,10 +359,12 @@ static inline uint32_t rn_nposts(const irunner *r)
     return r->undeclared ? 1 : r->n_tables;
 }
 
-/* Cache lines to prefetch for a runner block (it may straddle one more). */
+/* Cache lines to prefetch for a runner block: its header and declaration
+ * (it may straddle one more), not its result IDs, which a match reads only
+ * when it has not recorded the hits of the write's rows (see visit()). */
 static inline uint8_t rn_lines(const irunner *r)
 {
-    size_t n = ((size_t)r->rids_off + (size_t)r->cap_rids * 4 + 63) / 64 + 1;
+    size_t n = ((size_t)r->rids_off + 63) / 64 + 1;
     return (uint8_t)(n > 10 ? 10 : n);
 }
 
@@ -1692,11 +1698,25 @@ static void flush(mctx *c)
         visit(c, c->cand[i]);
 }
 
+/* Starts loading the strings of the scope still to verify, once the first
+ * candidate's block is on its way: a write without candidates never needs
+ * them (match_table), and a prefetch that misses the TLB holds up the
+ * instructions behind it while the page is walked. */
+static inline void prefetch_scope(const mctx *c)
+{
+    if (c->verify) {
+        prefetch(c->verify->ss);
+        prefetch((const unsigned char *)c->verify->ss + 64);
+    }
+}
+
 static inline void add(mctx *c, const ipent *e)
 {
     const unsigned char *p = (const unsigned char *)e->r;
     for (uint32_t l = 0; l < e->lines; l++)
         prefetch(p + 64 * l);
+    if (c->n == 0)
+        prefetch_scope(c);
     if (c->n == NCAND)
         flush(c);
     c->cand[c->n++] = e->r;
@@ -1714,7 +1734,15 @@ static void scan(mctx *c, const ibhdr *b, uint64_t mask, uint32_t gi)
 }
 
 /* Probes the equality index of group gi. Returns false (and probes
- * nothing) when some row lacks a value the rules would need. */
+ * nothing) when some row lacks a value the rules would need.
+ *
+ * The old values are not probed in a group that tracks results with no
+ * offset (kind 1) when an update keeping row identity, with its changed
+ * columns known, changes the group's value column: a runner whose value
+ * none of the new rows has is then decided by rule 13 for every row outside
+ * its result (the column is a filter column of every runner in the group,
+ * so a filter column changed, and the new row is not relevant), and the
+ * rows in its result are found through the result-ID index. */
 static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
 {
     const pgw_write *w = c->w;
@@ -1722,13 +1750,15 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
     if (vc < 0)
         return false;
     bool changed = !pgwi_cols_ok(w) || pgwi_write_changed(w, g->vcol);
+    const int side0 =
+        g->kind == 1 && pgwi_same_row(w) && pgwi_cols_ok(w) && changed ? PGW_SIDE_NEW : 0;
     /* The rows' values (once each: NULL matches no value), all known. */
     enum { NV = 64 };
     const pgwi_str *vals[NV];
     uint32_t nv = 0;
     bool more = false;
     for (uint32_t i = 0; i < w->n_ids; i++)
-        for (int side = 0; side < 2; side++) {
+        for (int side = side0; side < 2; side++) {
             if (pgwi_row_exists(w, i, side) == PGWI_NO)
                 continue;
             const pgwi_str *v = pgwi_row_value(w, i, side, vc, changed);
@@ -1764,7 +1794,7 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
             for (uint32_t k = 0; k < nv && !match; k++)
                 match = fps[k] == e[j].vfp;
             for (uint32_t i = 0; more && !match && i < w->n_ids; i++)
-                for (int side = 0; side < 2 && !match; side++) {
+                for (int side = side0; side < 2 && !match; side++) {
                     if (pgwi_row_exists(w, i, side) == PGWI_NO)
                         continue;
                     const pgwi_str *v = pgwi_row_value(w, i, side, vc, changed);
@@ -1785,7 +1815,7 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
                 add(c, &e[t.s[s].val & ~VBIT]);
     }
     for (uint32_t i = 0; more && i < w->n_ids; i++) /* beyond NV values: each row */
-        for (int side = 0; side < 2; side++) {
+        for (int side = side0; side < 2; side++) {
             if (pgwi_row_exists(w, i, side) == PGWI_NO)
                 continue;
             const pgwi_str *v = pgwi_row_value(w, i, side, vc, changed);
@@ -1835,6 +1865,8 @@ static void match_bucket(mctx *c, const ibhdr *b)
                 continue;
             }
         }
+        if (known && g->kind)
+            probe_ids = true; /* its runners then decide on the recorded hits */
         if (gi < 64)
             scan_mask |= (uint64_t)1 << gi;
         else
@@ -1902,14 +1934,18 @@ static void match_table(mctx *c, uint64_t sh, uint32_t sk)
         if (b->shash != sh || !pgwi_str_eq(b->schema, w->schema) ||
             !pgwi_str_eq(b->table, w->table) || (sk != NONE && b->scope != sk))
             continue;
-        if (sk == NONE) { /* the scope's strings, compared before deciding */
-            prefetch(b->ss);
-            prefetch((const unsigned char *)b->ss + 64);
-        }
+        /* The scope's strings are compared before deciding (sk == NONE),
+         * and loaded once there is something to decide. */
         c->verify = sk == NONE ? b : NULL;
         c->wrong = false;
         c->held = NULL;
+        if (b->vol_head != NONE)
+            prefetch_scope(c);
         match_bucket(c, b);
+        if (c->verify && c->n == 0 && b->vol_head == NONE && bm_next(m, fp, i) == NONE)
+            return; /* nothing to decide, and no other bucket this write could
+                     * be for: whichever scope b is, the write marks nothing
+                     * (its scope's strings stay unread) */
         flush(c);
         if (c->wrong)
             continue; /* another scope with the same hash */

@@ -778,24 +778,6 @@ int pgw_write_set_pk_changed(pgw_write *w, bool pk_changed, pgw_error *err)
     return PGW_OK;
 }
 
-int32_t pgwi_write_vcol(const pgw_write *w, const pgwi_str *name)
-{
-    for (uint32_t i = 0; i < w->n_vcols; i++)
-        if (pgwi_str_eq(w->vcols[i], name))
-            return (int32_t)i;
-    return -1;
-}
-
-bool pgwi_write_changed(const pgw_write *w, const pgwi_str *name)
-{
-    if (!(w->cols_mask & pgwi_bit(name)))
-        return false;
-    for (uint32_t i = 0; i < w->n_cols; i++)
-        if (pgwi_str_eq(w->cols[i], name))
-            return true;
-    return false;
-}
-
 static int check_row_side(const pgw_write *w, size_t row, pgw_side side, const char *fn,
                           pgw_error *err)
 {
@@ -942,29 +924,3 @@ const char *pgw_write_fallback_message(const pgw_write *w)
     return w && w->fallback_msg ? w->fallback_msg : "";
 }
 
-int pgwi_row_exists(const pgw_write *w, uint32_t i, int side)
-{
-    switch (w->op) {
-    case PGW_OP_INSERT:
-        return side == PGW_SIDE_OLD ? PGWI_NO : PGWI_MAYBE;
-    case PGW_OP_DELETE:
-        return side == PGW_SIDE_NEW ? PGWI_NO : PGWI_MAYBE;
-    case PGW_OP_UPDATE:
-        if (w->pk_changed && w->rstate && w->rstate[i * 2 + (uint32_t)side] == PGWI_ROW_ABSENT)
-            return PGWI_NO;
-        return PGWI_MAYBE;
-    default:
-        return PGWI_MAYBE;
-    }
-}
-
-const pgwi_str *pgwi_row_value(const pgw_write *w, uint32_t i, int side, int32_t vc,
-                               bool changed_vc)
-{
-    if (vc < 0 || !w->vals)
-        return NULL;
-    const pgwi_str *v = w->vals[(i * 2 + (uint32_t)side) * w->n_vcols + (uint32_t)vc];
-    if (!v && pgwi_same_row(w) && !changed_vc)
-        v = w->vals[(i * 2 + (uint32_t)(1 - side)) * w->n_vcols + (uint32_t)vc];
-    return v;
-}

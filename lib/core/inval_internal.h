@@ -179,22 +179,29 @@ int pgwi_write_alloc(pgw_write **out, pgw_error *err);
 /* Sets scope/schema/table/op (validated). */
 int pgwi_write_init(pgw_write *w, const pgw_scope *scope, const char *schema,
                     const char *table, pgw_op op, pgw_error *err);
-/* The column index of name in w->vcols, or -1. */
-int32_t pgwi_write_vcol(const pgw_write *w, const pgwi_str *name);
+/* The column index of name in w->vcols, or -1. (Inline, as the next
+ * helpers: the rules call them per row and side on the match path.) */
+static inline int32_t pgwi_write_vcol(const pgw_write *w, const pgwi_str *name)
+{
+    for (uint32_t i = 0; i < w->n_vcols; i++)
+        if (pgwi_str_eq(w->vcols[i], name))
+            return (int32_t)i;
+    return -1;
+}
 /* Whether name is among the changed columns (exact; columns known). */
-bool pgwi_write_changed(const pgw_write *w, const pgwi_str *name);
+static inline bool pgwi_write_changed(const pgw_write *w, const pgwi_str *name)
+{
+    if (!(w->cols_mask & pgwi_bit(name)))
+        return false;
+    for (uint32_t i = 0; i < w->n_cols; i++)
+        if (pgwi_str_eq(w->cols[i], name))
+            return true;
+    return false;
+}
 
 /* Tri-state knowledge used by the rules. */
 enum { PGWI_NO = 0, PGWI_MAYBE = 1 };
 
-/* Whether row i exists on a side: PGWI_NO or PGWI_MAYBE. */
-int pgwi_row_exists(const pgw_write *w, uint32_t i, int side);
-/* The value of value column vc for row i on a side, inferring it from the
- * other side for an update without key change when the column did not
- * change (changed_vc: whether it is among the changed columns, or true when
- * those are unknown). NULL when unknown. */
-const pgwi_str *pgwi_row_value(const pgw_write *w, uint32_t i, int side, int32_t vc,
-                               bool changed_vc);
 /* True when the write is an update that keeps row identity. */
 static inline bool pgwi_same_row(const pgw_write *w)
 {
@@ -207,6 +214,36 @@ static inline bool pgwi_ids_ok(const pgw_write *w)
 static inline bool pgwi_cols_ok(const pgw_write *w)
 {
     return w->cols_known && !w->cols_truncated;
+}
+/* Whether row i exists on a side: PGWI_NO or PGWI_MAYBE. */
+static inline int pgwi_row_exists(const pgw_write *w, uint32_t i, int side)
+{
+    switch (w->op) {
+    case PGW_OP_INSERT:
+        return side == PGW_SIDE_OLD ? PGWI_NO : PGWI_MAYBE;
+    case PGW_OP_DELETE:
+        return side == PGW_SIDE_NEW ? PGWI_NO : PGWI_MAYBE;
+    case PGW_OP_UPDATE:
+        if (w->pk_changed && w->rstate && w->rstate[i * 2 + (uint32_t)side] == PGWI_ROW_ABSENT)
+            return PGWI_NO;
+        return PGWI_MAYBE;
+    default:
+        return PGWI_MAYBE;
+    }
+}
+/* The value of value column vc for row i on a side, inferring it from the
+ * other side for an update without key change when the column did not
+ * change (changed_vc: whether it is among the changed columns, or true when
+ * those are unknown). NULL when unknown. */
+static inline const pgwi_str *pgwi_row_value(const pgw_write *w, uint32_t i, int side,
+                                             int32_t vc, bool changed_vc)
+{
+    if (vc < 0 || !w->vals)
+        return NULL;
+    const pgwi_str *v = w->vals[(i * 2 + (uint32_t)side) * w->n_vcols + (uint32_t)vc];
+    if (!v && pgwi_same_row(w) && !changed_vc)
+        v = w->vals[(i * 2 + (uint32_t)(1 - side)) * w->n_vcols + (uint32_t)vc];
+    return v;
 }
 
 /* ---- the rules ---- */

@@ -434,12 +434,16 @@ START_TEST(value_index_visits)
     drain(x);
     /* From u3 to u5 (both with an empty result, LIMIT 10, no offset): the
      * row cannot have been counted in u3's window nor left it (rule 13),
-     * so only u5's runner refreshes; both are visited. */
+     * so only u5's runner refreshes; only it is visited (in a group that
+     * tracks results without offset, the old values of an update that
+     * changes the value column are not probed: rule 13 decides the
+     * runners they alone would find, the result-ID index finds the rows in
+     * their results). */
     ih_wval(w, 0, PGW_SIDE_OLD, "owner", "u3");
     ih_wval(w, 0, PGW_SIDE_NEW, "owner", "u5");
     s0 = stats(x);
     ck_assert_uint_eq(match(x, w), 1);
-    ck_assert_uint_eq(stats(x).visited - s0.visited, 2);
+    ck_assert_uint_eq(stats(x).visited - s0.visited, 1);
     ck_assert_int_eq(state_of(x, r[3]), PGW_RUNNER_CLEAN);
     ck_assert_int_eq(state_of(x, r[5]), PGW_RUNNER_DIRTY);
     drain(x);
