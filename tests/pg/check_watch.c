@@ -704,15 +704,19 @@ END_TEST
  * the characters inside a quoted identifier). */
 static void create_wide(PGconn *c, const char *table, int n, const char *fill, int reps)
 {
-    char *sql = malloc((size_t)n * (8 + strlen(fill) * (size_t)reps + 24) + 256);
-    char *p = sql + sprintf(sql, "CREATE TABLE %s (id int PRIMARY KEY", table);
+    size_t size = (size_t)n * (8 + strlen(fill) * (size_t)reps + 24) + 256, len = 0;
+    char *sql = malloc(size);
+    ck_assert_ptr_nonnull(sql);
+    len += (size_t)snprintf(sql + len, size - len, "CREATE TABLE %s (id int PRIMARY KEY", table);
     for (int i = 0; i < n; i++) {
-        p += sprintf(p, ", \"c%03d", i);
+        len += (size_t)snprintf(sql + len, size - len, ", \"c%03d", i);
         for (int k = 0; k < reps; k++)
-            p += sprintf(p, "%s", fill);
-        p += sprintf(p, "\" int DEFAULT 0");
+            len += (size_t)snprintf(sql + len, size - len, "%s", fill);
+        len += (size_t)snprintf(sql + len, size - len, "\" int DEFAULT 0");
     }
-    sprintf(p, "); INSERT INTO %s (id) SELECT generate_series(1, 3)", table);
+    len += (size_t)snprintf(sql + len, size - len,
+                            "); INSERT INTO %s (id) SELECT generate_series(1, 3)", table);
+    ck_assert_uint_lt(len, size);
     pgwt_exec(c, sql);
     free(sql);
 }
