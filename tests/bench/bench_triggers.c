@@ -11,7 +11,13 @@
  * a subscription per table, as a host would. Prints every round, the
  * medians and their ratio. PGW_BENCH_SECONDS and PGW_BENCH_ROUNDS override
  * the defaults (8 s, 3 pairs). For reference it also runs a round with a
- * trigger that only calls pg_notify(): the cost of NOTIFY itself.
+ * trigger that only calls pg_notify(): the cost of NOTIFY itself; and with
+ * a "floor" trigger: what any PL/pgSQL statement trigger that describes the
+ * rows must do whatever its logic - the pinned search_path and print
+ * setting (SET clauses), a subtransaction (so it never raises), reading the
+ * changed rows from the transition tables as JSON, and pg_notify() - with
+ * none of notify_statement()'s logic (bench-trigger-cost splits it per
+ * part).
  * On Linux every round also says where the CPU went, per transaction: the
  * server's backends that served pgbench (what the postmaster reaped), the
  * backend of the LISTEN connection, the listener (this process) and pgbench
@@ -227,7 +233,7 @@ static round run_round(ctx *x, const char *db, int seconds, const char *log)
 
 static void set_triggers(PGconn *c, int mode)
 {
-    /* 0: none; 1: pgwitness; 2: a trigger that only notifies */
+    /* 0: none; 1: pgwitness; 2: a trigger that only notifies; 3: the floor */
     for (int i = 0; i < 4; i++) {
         char sql[512];
         pgw_pq_unwatch_table(NULL, c, "public", TABLES[i], NULL);
@@ -241,14 +247,15 @@ static void set_triggers(PGconn *c, int mode)
                 fprintf(stderr, "bench-triggers: watch %s: %s\n", TABLES[i], err.message);
                 exit(1);
             }
-        } else if (mode == 2) {
+        } else if (mode >= 2) {
+            const char *fn = mode == 2 ? "bench_only_notify" : "bench_floor";
             snprintf(sql, sizeof sql,
                      "CREATE TRIGGER bench_only_notify_i AFTER INSERT ON %s REFERENCING NEW "
                      "TABLE AS pgw_new FOR EACH STATEMENT EXECUTE PROCEDURE "
-                     "bench_only_notify(); CREATE TRIGGER bench_only_notify_u AFTER UPDATE ON "
+                     "%s(); CREATE TRIGGER bench_only_notify_u AFTER UPDATE ON "
                      "%s REFERENCING OLD TABLE AS pgw_old NEW TABLE AS pgw_new FOR EACH "
-                     "STATEMENT EXECUTE PROCEDURE bench_only_notify()",
-                     TABLES[i], TABLES[i]);
+                     "STATEMENT EXECUTE PROCEDURE %s()",
+                     TABLES[i], fn, TABLES[i], fn);
             exec(c, sql);
         }
     }
@@ -293,6 +300,16 @@ int main(void)
     exec(c, "CREATE FUNCTION bench_only_notify() RETURNS trigger LANGUAGE plpgsql AS $$ "
             "BEGIN PERFORM pg_notify('pgwitness', '{\"version\":1,\"schema\":\"public\","
             "\"table\":\"' || TG_TABLE_NAME || '\",\"op\":\"truncate\"}'); RETURN NULL; END $$");
+    exec(c, "CREATE FUNCTION bench_floor() RETURNS trigger LANGUAGE plpgsql STABLE "
+            "SET search_path = pg_catalog, pg_temp SET extra_float_digits = 3 AS $$ "
+            "DECLARE _t text; BEGIN BEGIN "
+            "IF TG_OP = 'UPDATE' THEN "
+            "SELECT to_json(o.*)::text || to_json(n.*)::text INTO _t "
+            "FROM pgw_old o, pgw_new n LIMIT 1; "
+            "ELSE SELECT to_json(n.*)::text INTO _t FROM pgw_new n LIMIT 1; END IF; "
+            "_t := pg_notify('pgwitness', '{\"version\":1,\"schema\":\"public\","
+            "\"table\":\"' || TG_TABLE_NAME || '\",\"op\":\"truncate\"}')::text; "
+            "EXCEPTION WHEN OTHERS THEN _t := NULL; END; RETURN NULL; END $$");
 
     ctx x = {NULL, NULL, 0};
     pgw_index_new(&x.idx, NULL, NULL);
@@ -350,7 +367,7 @@ int main(void)
     printf("pgbench TPC-B-like, scale 10, 4 clients, 2 threads, %d s per round, %d rounds "
            "each, interleaved; the listener drains notifications in this process\n",
            seconds, rounds);
-    double off[20], on[20], only[20];
+    double off[20], on[20], only[20], floor_[20];
     int n_only = rounds > 1 ? rounds - 1 : 1;
     for (int k = 0; k < rounds; k++) {
         set_triggers(c, 0);
@@ -376,15 +393,23 @@ int main(void)
                    only[k] / off[k]);
             print_cpu(&r);
             printf("\n");
+            set_triggers(c, 3);
+            r = run_round(&x, db, seconds, log);
+            floor_[k] = r.tps;
+            printf("           the floor (SET, subtransaction, rows as JSON, pg_notify): %.0f "
+                   "tps (%.2f)",
+                   floor_[k], floor_[k] / off[k]);
+            print_cpu(&r);
+            printf("\n");
         }
         fflush(stdout);
     }
     set_triggers(c, 0);
     double m_off = median3(off, rounds), m_on = median3(on, rounds),
-           m_only = median3(only, n_only);
+           m_only = median3(only, n_only), m_floor = median3(floor_, n_only);
     printf("median: without %.0f tps, with pgwitness triggers %.0f tps: ratio %.2f "
-           "(only pg_notify: %.0f tps, %.2f)\n",
-           m_off, m_on, m_on / m_off, m_only, m_only / m_off);
+           "(only pg_notify: %.0f tps, %.2f; the floor: %.0f tps, %.2f)\n",
+           m_off, m_on, m_on / m_off, m_only, m_only / m_off, m_floor, m_floor / m_off);
     unlink(log);
     pgw_pq_listener_free(x.l);
     pgw_index_free(x.idx);
