@@ -16,25 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_pq.h"
 #include "bench_util.h"
 #include "pgwitness/pgwitness-pq.h"
 
 #define TABLES 2000
 #define COLUMNS 20
 
-static void exec(PGconn *c, const char *sql)
-{
-    PGresult *r = PQexec(c, sql);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
-        fprintf(stderr, "bench: %s\n%s", sql, PQresultErrorMessage(r));
-        exit(1);
-    }
-    PQclear(r);
-}
-
 static void create_tables(PGconn *c)
 {
-    exec(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS bench_bl CASCADE; "
+    bench_exec(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS bench_bl CASCADE; "
             "CREATE SCHEMA bench_bl");
     char sql[4096];
     for (int t = 0; t < TABLES; t++) {
@@ -49,11 +40,11 @@ static void create_tables(PGconn *c)
                           : k % 3 == 1 ? "(g * 1.5)::numeric"
                                        : "'v' || (g % 17)");
         snprintf(sql + n, sizeof sql - (size_t)n, " FROM generate_series(1, 100) g");
-        exec(c, sql);
+        bench_exec(c, sql);
         if (t % 500 == 499)
             fprintf(stderr, "  created %d tables\n", t + 1);
     }
-    exec(c, "ANALYZE");
+    bench_exec(c, "ANALYZE");
 }
 
 /* The naive capture: three catalog queries and one INSERT per table. */
@@ -146,7 +137,7 @@ int main(void)
     double best_b = 0, best_n = 0, sum_b = 0, sum_n = 0;
     int rounds = getenv("BENCH_ROUNDS") ? atoi(getenv("BENCH_ROUNDS")) : 3;
     for (int round = 0; round < rounds; round++) {
-        exec(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS pgw_bench CASCADE; "
+        bench_exec(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS pgw_bench CASCADE; "
                 "DROP SCHEMA IF EXISTS pgw_naive CASCADE");
         pgw_pq_install(NULL, c, "pgw_bench", NULL);
         pgw_pq_install(NULL, c, "pgw_naive", NULL);
@@ -169,7 +160,7 @@ int main(void)
     printf("naive capture:   %7.0f tables/s (one query per table per catalog view)\n",
            sum_n / rounds);
     printf("ratio:           %7.1fx\n", sum_b / sum_n);
-    exec(c, "SET client_min_messages = warning; DROP SCHEMA bench_bl CASCADE; "
+    bench_exec(c, "SET client_min_messages = warning; DROP SCHEMA bench_bl CASCADE; "
             "DROP SCHEMA pgw_bench CASCADE; DROP SCHEMA pgw_naive CASCADE");
     PQfinish(c);
     return 0;

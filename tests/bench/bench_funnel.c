@@ -12,20 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_pq.h"
 #include "bench_util.h"
 #include "pgwitness/pgwitness-pq.h"
 
 #define PAIRS 200
-
-static void exec(PGconn *c, const char *sql)
-{
-    PGresult *r = PQexec(c, sql);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
-        fprintf(stderr, "bench: %s\n%s", sql, PQresultErrorMessage(r));
-        exit(1);
-    }
-    PQclear(r);
-}
 
 static void make_table(PGconn *c, const char *name)
 {
@@ -40,7 +31,7 @@ static void make_table(PGconn *c, const char *name)
                       k % 2 ? "'v' || (g % 13)" : "g % 31");
     snprintf(sql + n, sizeof sql - (size_t)n, " FROM generate_series(1, 200) g; ANALYZE %s",
              name);
-    exec(c, sql);
+    bench_exec(c, sql);
 }
 
 int main(void)
@@ -50,7 +41,7 @@ int main(void)
         fprintf(stderr, "bench-funnel: no server (run tests/bench/run-pg): %s", PQerrorMessage(c));
         return 1;
     }
-    exec(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS pgw_fbench CASCADE");
+    bench_exec(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS pgw_fbench CASCADE");
     if (pgw_pq_install(NULL, c, "pgw_fbench", NULL) != PGW_OK)
         return 1;
     double bare[PAIRS], funnel[PAIRS];
@@ -63,7 +54,7 @@ int main(void)
         make_table(c, b);
         snprintf(sql, sizeof sql, "DROP TABLE %s", a);
         uint64_t t0 = bench_now_ns();
-        exec(c, sql);
+        bench_exec(c, sql);
         uint64_t t1 = bench_now_ns();
         pgw_pq_drop_options o = PGW_PQ_DROP_OPTIONS_INIT;
         o.pgw_schema = "pgw_fbench";
@@ -85,7 +76,7 @@ int main(void)
     printf("drop funnel:      median %8.1f us   p90 %8.1f us   (%zu/%d with snapshot)\n", mf,
            bench_percentile(funnel, PAIRS, 90), snapshots, PAIRS);
     printf("median ratio:     %8.2fx\n", mf / mb);
-    exec(c, "SET client_min_messages = warning; DROP SCHEMA pgw_fbench CASCADE");
+    bench_exec(c, "SET client_min_messages = warning; DROP SCHEMA pgw_fbench CASCADE");
     PQfinish(c);
     return 0;
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_pq.h"
 #include "bench_util.h"
 #include "pgwitness/pgwitness-pq.h"
 
@@ -30,16 +31,6 @@ static long n_writes;
 static uint64_t *t_sent, *t_acked, *t_marked;
 static atomic_int writer_done;
 static pgw_runner_id runners[ROWS + 1];
-
-static void exec(PGconn *c, const char *sql)
-{
-    PGresult *r = PQexec(c, sql);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
-        fprintf(stderr, "bench-latency: %s\n%s", sql, PQresultErrorMessage(r));
-        exit(1);
-    }
-    PQclear(r);
-}
 
 typedef struct lctx {
     pgw_pq_listener *l;
@@ -112,7 +103,7 @@ int main(void)
                 PQerrorMessage(c));
         return 1;
     }
-    exec(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS pgwitness CASCADE; "
+    bench_exec(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS pgwitness CASCADE; "
             "DROP TABLE IF EXISTS bench_latency; "
             "CREATE TABLE bench_latency (id int PRIMARY KEY, v bigint, note text); "
             "INSERT INTO bench_latency SELECT g, -1, 'n' FROM generate_series(1, 100) g");
@@ -190,7 +181,7 @@ int main(void)
         snprintf(sql, sizeof sql, "UPDATE bench_latency SET v = %ld WHERE id = %ld", k,
                  k % ROWS + 1);
         t_sent[k] = bench_now_ns();
-        exec(c, sql);
+        bench_exec(c, sql);
         t_acked[k] = bench_now_ns();
     }
     uint64_t wall = bench_now_ns() - start;
@@ -239,7 +230,7 @@ int main(void)
     free(t_marked);
     pgw_pq_listener_free(x.l);
     pgw_index_free(x.idx);
-    exec(c, "DROP TABLE bench_latency");
+    bench_exec(c, "DROP TABLE bench_latency");
     PQfinish(c);
     return m == (size_t)n_writes ? 0 : 1;
 }

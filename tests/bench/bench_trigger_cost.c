@@ -32,19 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_pq.h"
 #include "pgwitness/pgwitness-pq.h"
 
 #define SCHEMA "pgw_bench_trigger_cost"
-
-static void exec(PGconn *c, const char *sql)
-{
-    PGresult *r = PQexec(c, sql);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
-        fprintf(stderr, "bench-trigger-cost: %s\n%s", sql, PQresultErrorMessage(r));
-        exit(1);
-    }
-    PQclear(r);
-}
 
 /* CPU nanoseconds the backend has run (first field of schedstat); -1 when
  * the file cannot be read (not Linux, or another user's process). */
@@ -113,7 +104,7 @@ static const variant VARIANTS[] = {
 
 static void attach(PGconn *c, const variant *v)
 {
-    exec(c, "DROP TRIGGER IF EXISTS v_update ON " SCHEMA ".t");
+    bench_exec(c, "DROP TRIGGER IF EXISTS v_update ON " SCHEMA ".t");
     pgw_error err = {0};
     bool removed;
     if (pgw_pq_unwatch_table(&removed, c, SCHEMA, "t", &err) != PGW_OK) {
@@ -136,7 +127,7 @@ static void attach(PGconn *c, const variant *v)
              " REFERENCING OLD TABLE AS pgw_old NEW TABLE AS pgw_new"
              " FOR EACH STATEMENT EXECUTE PROCEDURE %s",
              fn);
-    exec(c, sql);
+    bench_exec(c, sql);
 }
 
 int main(void)
@@ -160,19 +151,19 @@ int main(void)
         PQfinish(c);
         return 0;
     }
-    exec(c, "SET client_min_messages = warning");
-    exec(c, "DROP SCHEMA IF EXISTS " SCHEMA " CASCADE");
-    exec(c, "CREATE SCHEMA " SCHEMA);
-    exec(c, "CREATE TABLE " SCHEMA ".t (id int PRIMARY KEY, a int NOT NULL, b text, "
+    bench_exec(c, "SET client_min_messages = warning");
+    bench_exec(c, "DROP SCHEMA IF EXISTS " SCHEMA " CASCADE");
+    bench_exec(c, "CREATE SCHEMA " SCHEMA);
+    bench_exec(c, "CREATE TABLE " SCHEMA ".t (id int PRIMARY KEY, a int NOT NULL, b text, "
             "c timestamptz)");
-    exec(c, "INSERT INTO " SCHEMA ".t SELECT g, 0, 'row ' || g, now() FROM generate_series(1, "
+    bench_exec(c, "INSERT INTO " SCHEMA ".t SELECT g, 0, 'row ' || g, now() FROM generate_series(1, "
             "100) g");
-    exec(c, "CREATE PROCEDURE " SCHEMA ".run(n int) LANGUAGE plpgsql AS $$ BEGIN"
+    bench_exec(c, "CREATE PROCEDURE " SCHEMA ".run(n int) LANGUAGE plpgsql AS $$ BEGIN"
             " FOR i IN 1..n LOOP UPDATE " SCHEMA ".t SET a = a + 1 WHERE id = 3; COMMIT;"
             " END LOOP; END $$");
     for (size_t i = 0; i < N_VARIANTS; i++)
         if (VARIANTS[i].body)
-            exec(c, VARIANTS[i].body);
+            bench_exec(c, VARIANTS[i].body);
     /* The key arguments notify_statement() would get, for the key check. */
     PGresult *r = PQexec(c, "SELECT quote_literal(i.indexrelid::text) || ', ''id'', ''id'''"
                             "  FROM pg_index i WHERE i.indrelid = '" SCHEMA ".t'::regclass"
@@ -192,9 +183,9 @@ int main(void)
     for (int round = 0; round < rounds; round++) {
         for (size_t i = 0; i < N_VARIANTS; i++) {
             attach(c, &VARIANTS[i]);
-            exec(c, "CALL " SCHEMA ".run(200)"); /* warm the caches and the plans */
+            bench_exec(c, "CALL " SCHEMA ".run(200)"); /* warm the caches and the plans */
             double t0 = backend_cpu_ns(pid);
-            exec(c, call);
+            bench_exec(c, call);
             double us = (backend_cpu_ns(pid) - t0) / 1e3 / (double)n_tx;
             if (best[i] < 0 || us < best[i])
                 best[i] = us;
@@ -207,7 +198,7 @@ int main(void)
         printf("  %-34s %7.1f us  (+%.1f us over no trigger, %.2fx)\n", VARIANTS[i].name, best[i],
                best[i] - best[0], best[i] / best[0]);
     attach(c, &VARIANTS[0]);
-    exec(c, "DROP SCHEMA " SCHEMA " CASCADE");
+    bench_exec(c, "DROP SCHEMA " SCHEMA " CASCADE");
     PQfinish(c);
     return 0;
 }

@@ -37,6 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench_pq.h"
 #include "bench_util.h"
 #include "pgwitness/pgwitness-pq.h"
 
@@ -44,16 +45,6 @@ extern char **environ;
 
 static const char *const TABLES[] = {"pgbench_accounts", "pgbench_tellers", "pgbench_branches",
                                      "pgbench_history"};
-
-static void exec(PGconn *c, const char *sql)
-{
-    PGresult *r = PQexec(c, sql);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
-        fprintf(stderr, "bench-triggers: %s\n%s", sql, PQresultErrorMessage(r));
-        exit(1);
-    }
-    PQclear(r);
-}
 
 static const char *pgbench_path(void)
 {
@@ -240,7 +231,7 @@ static void set_triggers(PGconn *c, int mode)
         snprintf(sql, sizeof sql, "DROP TRIGGER IF EXISTS bench_only_notify_i ON %s; "
                                   "DROP TRIGGER IF EXISTS bench_only_notify_u ON %s",
                  TABLES[i], TABLES[i]);
-        exec(c, sql);
+        bench_exec(c, sql);
         if (mode == 1) {
             pgw_error err;
             if (pgw_pq_watch_table(c, "public", TABLES[i], NULL, &err) != PGW_OK) {
@@ -256,7 +247,7 @@ static void set_triggers(PGconn *c, int mode)
                      "%s REFERENCING OLD TABLE AS pgw_old NEW TABLE AS pgw_new FOR EACH "
                      "STATEMENT EXECUTE PROCEDURE %s()",
                      TABLES[i], fn, TABLES[i], fn);
-            exec(c, sql);
+            bench_exec(c, sql);
         }
     }
 }
@@ -281,8 +272,8 @@ int main(void)
         return 1;
     }
     const char *db = "pgw_bench_triggers";
-    exec(admin, "DROP DATABASE IF EXISTS pgw_bench_triggers");
-    exec(admin, "CREATE DATABASE pgw_bench_triggers");
+    bench_exec(admin, "DROP DATABASE IF EXISTS pgw_bench_triggers");
+    bench_exec(admin, "CREATE DATABASE pgw_bench_triggers");
     char log[128];
     snprintf(log, sizeof log, "/tmp/pgw-bench-triggers-%ld.log", (long)getpid());
     {
@@ -297,10 +288,10 @@ int main(void)
     PGconn *c = PQconnectdb("dbname=pgw_bench_triggers options=-cclient_min_messages=warning");
     if (PQstatus(c) != CONNECTION_OK || pgw_pq_install(NULL, c, NULL, NULL) != PGW_OK)
         return 1;
-    exec(c, "CREATE FUNCTION bench_only_notify() RETURNS trigger LANGUAGE plpgsql AS $$ "
+    bench_exec(c, "CREATE FUNCTION bench_only_notify() RETURNS trigger LANGUAGE plpgsql AS $$ "
             "BEGIN PERFORM pg_notify('pgwitness', '{\"version\":1,\"schema\":\"public\","
             "\"table\":\"' || TG_TABLE_NAME || '\",\"op\":\"truncate\"}'); RETURN NULL; END $$");
-    exec(c, "CREATE FUNCTION bench_floor() RETURNS trigger LANGUAGE plpgsql STABLE "
+    bench_exec(c, "CREATE FUNCTION bench_floor() RETURNS trigger LANGUAGE plpgsql STABLE "
             "SET search_path = pg_catalog, pg_temp SET extra_float_digits = 3 AS $$ "
             "DECLARE _t text; BEGIN BEGIN "
             "IF TG_OP = 'UPDATE' THEN "
@@ -414,7 +405,7 @@ int main(void)
     pgw_pq_listener_free(x.l);
     pgw_index_free(x.idx);
     PQfinish(c);
-    exec(admin, "DROP DATABASE IF EXISTS pgw_bench_triggers WITH (FORCE)");
+    bench_exec(admin, "DROP DATABASE IF EXISTS pgw_bench_triggers WITH (FORCE)");
     PQfinish(admin);
     return 0;
 }
