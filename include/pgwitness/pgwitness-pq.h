@@ -262,9 +262,10 @@ PGW_API size_t pgw_pq_snapshot_set_skipped_count(const pgw_pq_snapshot_set *set)
  * The i-th document left out (in the load's order).
  * @param set     the set.
  * @param i       0-based, below pgw_pq_snapshot_set_skipped_count().
- * @param reason  receives why it did not decode (as the error message of a
- *                strict load would say it, with its JSON path; owned by the
- *                set); may be NULL; untouched when i is out of range.
+ * @param reason  receives why it did not decode: the error message of a
+ *                strict load followed by its JSON path, e.g. "stored
+ *                snapshot 7 does not decode: ... (at $.format)"; owned by
+ *                the set; may be NULL; untouched when i is out of range.
  * @return its stored id, or 0 when i is out of range.
  */
 PGW_API int64_t pgw_pq_snapshot_set_skipped(const pgw_pq_snapshot_set *set, size_t i,

@@ -318,14 +318,15 @@ int pgw_pq_load(pgw_pq_snapshot_set **out, PGconn *conn, const char *pgw_schema,
         pgwi_error_at(e, rc, path, "stored snapshot %" PRId64 " does not decode: %s", id_i, msg);
         if (!skip)
             break;
-        /* the reason with its JSON path, as one text */
-        size_t len = strlen(e->message) + (path[0] ? 4 + strlen(path) : 0) + 1;
+        /* the reason with its JSON path, as one text ("... (at $.format)") */
+        size_t len = strlen(e->message) + (path[0] ? 6 + strlen(path) : 0) + 1;
         char *reason = pgwi_malloc(len);
         if (!reason) {
             rc = pgwi_enomem(e);
             break;
         }
-        snprintf(reason, len, "%s%s%s", e->message, path[0] ? " at " : "", path);
+        snprintf(reason, len, "%s%s%s%s", e->message, path[0] ? " (at " : "", path,
+                 path[0] ? ")" : "");
         set->skipped_ids[set->n_skipped] = id_i;
         set->skipped_reasons[set->n_skipped++] = reason;
         rc = PGW_OK;
