@@ -358,6 +358,18 @@ bool ex_flush(FILE *f)
     return false;
 }
 
+/* The failure was said by the command (ex_flush_stdout). */
+static bool stdout_said;
+
+bool ex_flush_stdout(char *why, size_t why_size)
+{
+    if (ex_flush(stdout))
+        return true;
+    snprintf(why, why_size, "%s", stdout_errno ? strerror(stdout_errno) : "write failed");
+    stdout_said = true;
+    return false;
+}
+
 int ex_finish_stdout(const char *prog, int rc)
 {
     bool failed = ferror(stdout) != 0;
@@ -372,6 +384,8 @@ int ex_finish_stdout(const char *prog, int rc)
     }
     if (!failed)
         return rc;
+    if (stdout_said)
+        return rc ? rc : 1;
     if (stdout_errno)
         e = stdout_errno;
     if (e)
@@ -396,6 +410,16 @@ static bool write_all(int fd, const char *data, size_t len)
     return true;
 }
 
+/* The temporary file being written, for ex_file_signal_cleanup. */
+static char *volatile tmp_registered;
+
+void ex_file_signal_cleanup(void)
+{
+    char *tmp = tmp_registered;
+    if (tmp)
+        unlink(tmp); /* async-signal-safe */
+}
+
 static bool file_fail(ex_file *f, int e, char *why, size_t why_size)
 {
     snprintf(why, why_size, "%s", strerror(e));
@@ -414,7 +438,9 @@ bool ex_file_prepare(ex_file *f, const char *path, const char *data, size_t len,
     if (!exists && errno != ENOENT)
         return file_fail(f, errno, why, why_size);
     bool regular = exists && stat(path, &st) == 0 && S_ISREG(st.st_mode);
-    if (exists && !regular) { /* a device, a FIFO, a directory, a dangling link */
+    if (exists && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return file_fail(f, EISDIR, why, why_size);
+    if (exists && !regular) { /* a device, a FIFO, a dangling link */
         if (!(f->target = strdup(path)))
             return file_fail(f, ENOMEM, why, why_size);
         return true;
@@ -435,8 +461,17 @@ bool ex_file_prepare(ex_file *f, const char *path, const char *data, size_t len,
         int e = errno;
         free(f->tmp);
         f->tmp = NULL; /* nothing to remove */
-        return file_fail(f, e, why, why_size);
+        if (e == ENOENT || e == ENOTDIR) /* no such directory: said as such */
+            return file_fail(f, e, why, why_size);
+        /* The target may well be writable: what failed is the temporary
+         * file beside it, in its directory. */
+        snprintf(why, why_size, "cannot create the temporary file beside it in directory %.*s: "
+                                "%s",
+                 dir_len > 1 ? (int)dir_len - 1 : 1, dir_len ? f->target : ".", strerror(e));
+        ex_file_abort(f);
+        return false;
     }
+    tmp_registered = f->tmp;
     mode_t mode;
     if (regular) {
         mode = st.st_mode & 07777;
@@ -460,6 +495,8 @@ bool ex_file_commit(ex_file *f, char *why, size_t why_size)
     if (f->tmp) {
         if (rename(f->tmp, f->target) != 0)
             return file_fail(f, errno, why, why_size);
+        if (tmp_registered == f->tmp)
+            tmp_registered = NULL;
         free(f->tmp);
         f->tmp = NULL;
         ex_file_abort(f);
@@ -481,6 +518,8 @@ bool ex_file_commit(ex_file *f, char *why, size_t why_size)
 
 void ex_file_abort(ex_file *f)
 {
+    if (f->tmp && tmp_registered == f->tmp)
+        tmp_registered = NULL;
     if (f->tmp)
         unlink(f->tmp);
     free(f->tmp);

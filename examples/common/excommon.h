@@ -96,7 +96,7 @@ bool ex_flush(FILE *f);
 
 /*
  * Writes a whole file so that a failure never leaves it partial or
- * clobbered: ex_file_prepare writes the data into a temporary file in the
+ * clobbered (a directory is refused: "Is a directory"): ex_file_prepare writes the data into a temporary file in the
  * target's directory (mode: the existing file's, or 0666 less the umask),
  * ex_file_commit renames it over the target (a symbolic link is followed:
  * the file it names is replaced), ex_file_abort removes it. A target that
@@ -104,7 +104,10 @@ bool ex_flush(FILE *f);
  * FIFO, a dangling link) cannot be replaced: it is written directly by
  * ex_file_commit. Each failing call returns false with the reason in
  * `why` ("Permission denied", ...) and removes the temporary file; the
- * caller says "cannot write PATH: why". `data` must outlive the commit.
+ * caller says "cannot write PATH: why". When the temporary file cannot be
+ * created (a directory the user cannot write), `why` says so and names the
+ * directory: "cannot create the temporary file beside it in directory
+ * DIR: Permission denied". `data` must outlive the commit.
  */
 typedef struct ex_file {
     char *target; /* where the data goes (a link resolved) */
@@ -117,5 +120,17 @@ bool ex_file_prepare(ex_file *f, const char *path, const char *data, size_t len,
                      size_t why_size);
 bool ex_file_commit(ex_file *f, char *why, size_t why_size);
 void ex_file_abort(ex_file *f);
+
+/* For a handler of a fatal signal (async-signal-safe): removes the
+ * temporary file ex_file_prepare wrote and no commit or abort has yet
+ * renamed or removed. */
+void ex_file_signal_cleanup(void);
+
+/* Flushes standard output, as ex_flush; when that failed, writes the
+ * reason ("No space left on device") into `why`, marks the failure as
+ * said (ex_finish_stdout then adds no line of its own, but still returns
+ * failure) and returns false. For a command whose error line must say
+ * more than the reason (what was done before the output failed). */
+bool ex_flush_stdout(char *why, size_t why_size);
 
 #endif

@@ -31,7 +31,8 @@ static void usage(FILE *f)
           "                     `schema.name`; names are taken as written (T1 and t1 are\n"
           "                     two tables); double-quote a name that contains a dot\n"
           "  --schema NAME      the table's schema (default public)\n"
-          "  --pgw-schema NAME  pgwitness's own schema (default pgwitness)\n"
+          "  --pgw-schema NAME  pgwitness's own schema (default: $PGWITNESS_SCHEMA when\n"
+          "                     set and not empty, as for `pgwitness`; else pgwitness)\n"
           "  --resource ID      the upstream resource, recorded with the snapshot\n"
           "Exit status: 0 loaded, 1 failure (nothing changed, unless what failed is\n"
           "writing the summary to stdout, after the load), 2 usage error.\n",
@@ -104,10 +105,20 @@ static int run(int argc, char **argv)
                                schema_opt, table_arg);
         snprintf(schema, sizeof schema, "%s", schema_opt);
     }
+    /* pgwitness's schema as the `pgwitness` CLI takes it: the option, else
+     * PGWITNESS_SCHEMA when set and not empty. */
+    const char *pgw_schema_from = "--pgw-schema";
+    if (!pgw_schema) {
+        const char *env = getenv("PGWITNESS_SCHEMA");
+        if (env && env[0]) {
+            pgw_schema = env;
+            pgw_schema_from = "PGWITNESS_SCHEMA";
+        }
+    }
     if (pgw_schema) {
         const char *problem = ex_name_problem(pgw_schema);
         if (problem)
-            return usage_error("--pgw-schema: the name %s", problem);
+            return usage_error("%s: the name %s", pgw_schema_from, problem);
     }
     if (resource && (!resource[0] || strlen(resource) > 4096 ||
                      !ex_utf8_valid(resource, strlen(resource))))

@@ -6,7 +6,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +89,26 @@ const char *cli_err_message(const cli *c, int rc, const pgw_error *err, char *re
             shell_word(word, sizeof word, c->pgw_schema);
         snprintf(rewritten, size, "%.*s`pgwitness %s%s%sinstall`%s", (int)(call - msg), msg,
                  c->pgw_schema ? "--pgw-schema " : "", word, c->pgw_schema ? " " : "", rest);
+        msg = rewritten;
+    }
+    /* The library names the schema in plain double quotes; a quote inside
+     * is doubled, as PostgreSQL quotes an identifier. */
+    if (c->pgw_schema && strchr(c->pgw_schema, '"')) {
+        char plain[300], quoted[300];
+        snprintf(plain, sizeof plain, "\"%s\"", c->pgw_schema);
+        cli_ident(quoted, sizeof quoted, c->pgw_schema);
+        char out[CLI_ERR_MESSAGE_SIZE];
+        size_t n = 0;
+        for (const char *p = msg; *p && n + 1 < sizeof out;) {
+            if (strncmp(p, plain, strlen(plain)) == 0) {
+                n += (size_t)snprintf(out + n, sizeof out - n, "%s", quoted);
+                p += strlen(plain);
+            } else {
+                out[n++] = *p++;
+            }
+        }
+        out[n < sizeof out ? n : sizeof out - 1] = '\0';
+        snprintf(rewritten, size, "%s", out);
         msg = rewritten;
     }
     return msg;
@@ -171,6 +193,46 @@ bool cli_parse(cli *c, int argc, char **argv, const cli_opt *opts, size_t n_opts
     return true;
 }
 
+/* Interrupted while a query runs (SIGINT, SIGTERM, SIGHUP): the server
+ * must not finish it after this process is gone (a store waiting on a
+ * lock would commit later), so it is cancelled first (PQcancel is
+ * async-signal-safe, PostgreSQL documentation, libpq "Canceling Queries in
+ * Progress"); the temporary file of -o is removed; then the process dies of
+ * the signal, as it would have without a handler (exit status 128 + N). */
+static PGcancel *volatile g_cancel;
+
+static void on_fatal_signal(int sig)
+{
+    int saved = errno;
+    PGcancel *cancel = g_cancel;
+    if (cancel) {
+        char buf[256];
+        (void)PQcancel(cancel, buf, sizeof buf);
+    }
+    ex_file_signal_cleanup();
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    errno = saved;
+    raise(sig); /* delivered when this handler returns */
+}
+
+void cli_signals_default(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGHUP);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 PGconn *cli_connect(cli *c)
 {
     if (c->conn)
@@ -190,13 +252,37 @@ PGconn *cli_connect(cli *c)
      * this tool's output. */
     PQclear(PQexec(conn, "SET client_min_messages = warning"));
     c->conn = conn;
+    /* From now on an interrupt cancels the query in flight. */
+    g_cancel = PQgetCancel(conn);
     return conn;
 }
 
 void cli_disconnect(cli *c)
 {
+    PGcancel *cancel = g_cancel;
+    g_cancel = NULL;
+    PQfreeCancel(cancel);
     PQfinish(c->conn);
     c->conn = NULL;
+}
+
+const char *cli_ident(char *out, size_t size, const char *name)
+{
+    size_t n = 0;
+    if (size < 3) {
+        if (size)
+            out[0] = '\0';
+        return out;
+    }
+    out[n++] = '"';
+    for (const char *p = name; *p && n + 3 < size; p++) {
+        if (*p == '"')
+            out[n++] = '"';
+        out[n++] = *p;
+    }
+    out[n++] = '"';
+    out[n] = '\0';
+    return out;
 }
 
 bool cli_table_arg(const cli *c, const char *arg, char *schema, size_t ss, char *table,

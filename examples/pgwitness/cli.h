@@ -55,14 +55,25 @@ int cli_fail_err(const cli *c, int rc, const pgw_error *err);
 const char *cli_err_message(const cli *c, int rc, const pgw_error *err, char *buf,
                             size_t size);
 
-/* Connects (once); on failure reports it and returns NULL. */
+/* Connects (once); on failure reports it and returns NULL. Once
+ * connected, SIGINT, SIGTERM and SIGHUP (handled from the start by
+ * cli_signals_default) cancel the query in flight (PQcancel), remove the
+ * temporary file of an unfinished ex_file, and end the process by the
+ * signal (exit status 128 + N). */
 PGconn *cli_connect(cli *c);
 void cli_disconnect(cli *c);
+/* Installs that handling (main, before running a command; `watch`
+ * replaces it with its own once it listens). */
+void cli_signals_default(void);
 
 /* Splits a TABLE argument (excommon.h: `table`, `schema.table`, quoted
  * parts); on a bad one reports a usage error and returns false. */
 bool cli_table_arg(const cli *c, const char *arg, char *schema, size_t ss, char *table,
                    size_t ts);
+
+/* A name as PostgreSQL quotes an identifier, for messages: in double
+ * quotes, a quote inside doubled ("bad""name"). Returns out. */
+const char *cli_ident(char *out, size_t size, const char *name);
 
 /* Checks a text option (--reason, --resource): non-empty UTF-8 of at most
  * `max` bytes; reports a usage error and returns false otherwise. */
@@ -92,6 +103,7 @@ int cmd_report(cli *c, int argc, char **argv);
 int cmd_prune(cli *c, int argc, char **argv);
 int cmd_decide(cli *c, int argc, char **argv);
 int cmd_watch(cli *c, int argc, char **argv);
+int cmd_unwatch(cli *c, int argc, char **argv);
 
 /* Help texts, printed by --help and `pgwitness help COMMAND`. */
 const char *cli_help(const char *command);

@@ -113,16 +113,17 @@ int cmd_install(cli *c, int argc, char **argv)
     if (rc != PGW_OK)
         return cli_fail_err(c, rc, &err);
     const char *schema = c->pgw_schema ? c->pgw_schema : PGW_PQ_DEFAULT_SCHEMA;
+    char q[300];
+    const char *quoted = ex_text(cli_ident(q, sizeof q, schema));
     if (c->json) {
         return cli_print_json(c, json_pack("{s:s, s:i, s:i}", "schema", schema, "version_before",
                                            before, "version", after));
     } else if (before == after) {
-        printf("pgwitness schema \"%s\" is up to date (version %d)\n", ex_text(schema), after);
+        printf("pgwitness schema %s is up to date (version %d)\n", quoted, after);
     } else if (before == 0) {
-        printf("installed pgwitness schema \"%s\" (version %d)\n", ex_text(schema), after);
+        printf("installed pgwitness schema %s (version %d)\n", quoted, after);
     } else {
-        printf("upgraded pgwitness schema \"%s\" from version %d to %d\n", ex_text(schema),
-               before, after);
+        printf("upgraded pgwitness schema %s from version %d to %d\n", quoted, before, after);
     }
     return 0;
 }
@@ -209,6 +210,14 @@ int cmd_snapshot(cli *c, int argc, char **argv)
         return EXIT_USAGE;
     if (file && !file[0])
         return cli_usage(c, "--output: the file name is empty");
+    if (file && strcmp(file, "-") == 0) {
+        /* -o -: the document on standard output, as --json prints it. */
+        file = NULL;
+        c->json = true;
+    }
+    struct stat fst;
+    if (file && stat(file, &fst) == 0 && S_ISDIR(fst.st_mode))
+        return cli_usage(c, "--output: %s is a directory (give the name of a file)", file);
     PGconn *conn = cli_connect(c);
     if (!conn)
         return 1;
@@ -272,8 +281,6 @@ int cmd_snapshot(cli *c, int argc, char **argv)
     }
     if (c->json) {
         printf("%s\n", json);
-        if (store)
-            fprintf(stderr, "stored as snapshot %" PRId64 "\n", id);
     } else {
         print_snapshot(s);
         if (store)
@@ -283,6 +290,14 @@ int cmd_snapshot(cli *c, int argc, char **argv)
     }
     pgw_free(json);
     pgw_snapshot_free(s);
+    /* Output that cannot be written after the store: the one error line
+     * says what was done all the same. */
+    if (store && !ex_flush_stdout(why, sizeof why))
+        return cli_fail(c, "writing standard output: %s (the snapshot was stored as snapshot "
+                           "%" PRId64 "%s%s)",
+                        why, id, file ? " and written to " : "", file ? file : "");
+    if (store && c->json)
+        fprintf(stderr, "stored as snapshot %" PRId64 "\n", id);
     return 0;
 }
 
@@ -473,8 +488,15 @@ static void warn_skipped(const cli *c, const pgw_pq_snapshot_set *set)
     size_t n = pgw_pq_snapshot_set_skipped_count(set);
     for (size_t i = 0; i < n && i < 5; i++) {
         const char *reason = NULL;
-        (void)pgw_pq_snapshot_set_skipped(set, i, &reason);
-        fprintf(stderr, "%s %s: warning: left out %s\n", c->prog, c->command, ex_text(reason));
+        int64_t id = pgw_pq_snapshot_set_skipped(set, i, &reason);
+        /* The library's reason, without its own "stored snapshot N does
+         * not decode: " when it starts so (the line says that already). */
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "stored snapshot %" PRId64 " does not decode: ", id);
+        if (reason && strncmp(reason, prefix, strlen(prefix)) == 0)
+            reason += strlen(prefix);
+        fprintf(stderr, "%s %s: warning: stored snapshot %" PRId64 " left out: %s\n", c->prog,
+                c->command, id, ex_text(reason));
     }
     if (n > 5)
         fprintf(stderr, "%s %s: warning: left out %zu more stored snapshots that do not decode\n",

@@ -70,6 +70,92 @@ static void print_list(const json_t *o, const char *key, const char *truncated_k
     }
 }
 
+/* A value of --values: "text" (quotes doubled, controls escaped) or NULL. */
+static void print_value(const json_t *v)
+{
+    if (!json_is_string(v)) {
+        printf("NULL");
+        return;
+    }
+    printf("\"");
+    for (const char *p = json_string_value(v); *p;) {
+        size_t n = strcspn(p, "\"");
+        char part[256];
+        while (n) { /* ex_text per piece: a quote is not a control */
+            size_t k = n < sizeof part - 1 ? n : sizeof part - 1;
+            while (k < n && k > 0 && ((unsigned char)p[k] & 0xC0) == 0x80)
+                k--; /* not inside a UTF-8 sequence */
+            memcpy(part, p, k);
+            part[k] = '\0';
+            printf("%s", ex_text(part));
+            p += k;
+            n -= k;
+        }
+        if (*p == '"') {
+            printf("\"\"");
+            p++;
+        }
+    }
+    printf("\"");
+}
+
+/* The old/new values of the --values columns, one line per listed row
+ * (at most 8): `  17: status "open" -> "closed"` for an update, the one
+ * side for an insert (new) or a delete (old). */
+static void print_values(const json_t *o)
+{
+    const json_t *ids = json_object_get(o, "ids"), *olds = json_object_get(o, "old"),
+                 *news = json_object_get(o, "new");
+    if (!json_is_array(ids) || (!json_is_array(olds) && !json_is_array(news)))
+        return;
+    for (size_t i = 0; i < json_array_size(ids) && i < 8; i++) {
+        const json_t *id = json_array_get(ids, i);
+        const json_t *ov = json_array_get(olds, i), *nv = json_array_get(news, i);
+        printf("  ");
+        if (json_is_string(id)) {
+            printf("%s", ex_text(json_string_value(id)));
+        } else if (json_is_array(id)) {
+            printf("(");
+            for (size_t k = 0; k < json_array_size(id); k++)
+                printf("%s%s", k ? ", " : "", ex_text(json_string_value(json_array_get(id, k))));
+            printf(")");
+        }
+        printf(":");
+        /* The columns of either side, in the order they come. */
+        const json_t *sides[2] = {ov, nv};
+        bool any = false;
+        for (int side = 0; side < 2; side++) {
+            const char *key;
+            const json_t *val;
+            json_object_foreach((json_t *)sides[side], key, val) {
+                if (side == 1 && json_is_object(ov) && json_object_get(ov, key))
+                    continue; /* printed with the old side */
+                (void)val;
+                printf("%s %s ", any ? "," : "", ex_text(key));
+                any = true;
+                if (json_is_array(olds) && json_is_array(news)) {
+                    if (json_is_object(ov) && json_object_get(ov, key))
+                        print_value(json_object_get(ov, key));
+                    else
+                        printf(json_is_null(ov) ? "(no row)" : "?");
+                    printf(" -> ");
+                    if (json_is_object(nv) && json_object_get(nv, key))
+                        print_value(json_object_get(nv, key));
+                    else
+                        printf(json_is_null(nv) ? "(no row)" : "?");
+                } else {
+                    print_value(json_object_get(sides[side], key));
+                }
+            }
+        }
+        if (!any)
+            printf(" no values");
+        printf("\n");
+    }
+    if (json_array_size(ids) > 8)
+        printf("  ... (values of %zu rows in all)\n", json_array_size(ids));
+}
+
 static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *userdata)
 {
     (void)tenant;
@@ -101,6 +187,7 @@ static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *userdata
                 printf(" (undecodable notification: %s)",
                        ex_text(pgw_write_fallback_message(w)));
             printf("\n");
+            print_values(o);
         }
         json_decref(o);
     }
@@ -161,7 +248,8 @@ static bool split_values(const cli *c, char *s, const char **out, size_t max, si
         }
         for (size_t k = 0; k < *n; k++)
             if (strcmp(out[k], p) == 0) {
-                cli_usage(c, "--values: column \"%s\" is named twice", p);
+                char q[300];
+                cli_usage(c, "--values: column %s is named twice", cli_ident(q, sizeof q, p));
                 return false;
             }
         out[(*n)++] = p;
@@ -176,7 +264,8 @@ static bool split_values(const cli *c, char *s, const char **out, size_t max, si
  * watched tables is refused before any trigger changes, and one missing
  * from some of them is said. Returns 0, or the exit code. */
 static int check_value_columns(cli *c, PGconn *conn, char schemas[][256], char tables[][256],
-                               size_t n_tables, const char *const *cols, size_t n_cols)
+                               size_t n_tables, const char *const *cols, size_t n_cols,
+                               bool notes)
 {
     unsigned found[MAX_VALUES] = {0};
     for (size_t t = 0; t < n_tables; t++) {
@@ -203,27 +292,150 @@ static int check_value_columns(cli *c, PGconn *conn, char schemas[][256], char t
             bool here = false;
             for (int i = 0; i < PQntuples(r) && !here; i++)
                 here = strcmp(PQgetvalue(r, i, 0), cols[k]) == 0;
-            if (here)
+            if (here) {
                 found[k]++;
-            else if (n_tables > 1)
-                fprintf(stderr, "%s watch: note: %s.%s has no column \"%s\": its writes carry "
-                                "no values of it\n",
-                        c->prog, ex_text(schemas[t]), ex_text(tables[t]), ex_text(cols[k]));
+            } else if (n_tables > 1 && notes) {
+                char q[300];
+                fprintf(stderr, "%s watch: note: %s.%s has no column %s: its writes carry no "
+                                "values of it\n",
+                        c->prog, ex_text(schemas[t]), ex_text(tables[t]),
+                        ex_text(cli_ident(q, sizeof q, cols[k])));
+            }
         }
         PQclear(r);
     }
-    for (size_t k = 0; k < n_cols; k++) {
+    for (size_t k = 0; k < n_cols && !notes; k++) {
         if (found[k])
             continue;
+        char q[300];
         if (n_tables == 1)
-            return cli_usage(c, "--values: \"%s\" is not a column of %s.%s (names are taken "
+            return cli_usage(c, "--values: %s is not a column of %s.%s (names are taken "
                                 "as written)",
-                             cols[k], schemas[0], tables[0]);
-        return cli_usage(c, "--values: \"%s\" is a column of none of the %zu watched tables "
+                             cli_ident(q, sizeof q, cols[k]), schemas[0], tables[0]);
+        return cli_usage(c, "--values: %s is a column of none of the %zu watched tables "
                             "(names are taken as written)",
-                         cols[k], n_tables);
+                         cli_ident(q, sizeof q, cols[k]), n_tables);
     }
     return 0;
+}
+
+/* The trigger arguments of the table's pgwitness_update trigger (TG_ARGV:
+ * the channel, three arguments describing the key, then the value columns;
+ * lib/pq/sql/migration_002.sql): *n is -1 when the table has none (or
+ * does not exist: pgw_pq_watch_table says so). Returns 0, or the exit code
+ * after reporting. Runs in the transaction of the install. */
+#define MAX_ARGS (4 + PGW_PQ_MAX_VALUE_COLUMNS + 8)
+static int installed_args(cli *c, PGconn *conn, const char *schema, const char *table,
+                          char **buf, const char **args, int *n)
+{
+    *n = -1;
+    *buf = NULL;
+    const char *params[2] = {schema, table};
+    PGresult *r = PQexecParams(conn,
+                               "SELECT t.tgargs FROM pg_catalog.pg_trigger t JOIN "
+                               "pg_catalog.pg_class k ON k.oid = t.tgrelid JOIN "
+                               "pg_catalog.pg_namespace n ON n.oid = k.relnamespace WHERE "
+                               "n.nspname = $1 AND k.relname = $2 AND t.tgname = "
+                               "'pgwitness_update'",
+                               2, NULL, params, NULL, NULL, 1 /* binary: the bytes */);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", PQresultErrorMessage(r));
+        msg[strcspn(msg, "\n")] = '\0';
+        PQclear(r);
+        return cli_fail(c, "reading the triggers of %s.%s: %s", schema, table, msg);
+    }
+    if (PQntuples(r) == 1) {
+        /* tgargs: each argument followed by a NUL byte. */
+        int len = PQgetlength(r, 0, 0);
+        if (!(*buf = malloc((size_t)len + 1))) {
+            PQclear(r);
+            return cli_fail(c, "out of memory");
+        }
+        memcpy(*buf, PQgetvalue(r, 0, 0), (size_t)len);
+        (*buf)[len] = '\0';
+        *n = 0;
+        for (int at = 0; at < len && *n < MAX_ARGS; at += (int)strlen(*buf + at) + 1)
+            args[(*n)++] = *buf + at;
+    }
+    PQclear(r);
+    return 0;
+}
+
+/* `channel "x" and value columns "a", "b"` into out. */
+static void describe_watch(char *out, size_t size, const char *channel,
+                           const char *const *cols, size_t n_cols)
+{
+    char q[300];
+    size_t used = (size_t)snprintf(out, size, "channel %s", cli_ident(q, sizeof q, channel));
+    if (used >= size)
+        return;
+    if (n_cols == 0) {
+        snprintf(out + used, size - used, " without value columns");
+        return;
+    }
+    for (size_t k = 0; k < n_cols && used < size; k++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s",
+                                 k ? ", " : n_cols == 1 ? " with value column "
+                                                        : " with value columns ",
+                                 cli_ident(q, sizeof q, cols[k]));
+}
+
+/* The table's existing watch, when it has another channel or other value
+ * columns than asked: refused (exit 1) unless --replace. Returns 0 to go
+ * on, or the exit code after reporting. */
+static int check_existing(cli *c, PGconn *conn, const char *schema, const char *table,
+                          const char *channel, const char *const *cols, size_t n_cols)
+{
+    char *buf;
+    const char *args[MAX_ARGS];
+    int n;
+    int rc = installed_args(c, conn, schema, table, &buf, args, &n);
+    if (rc || n < 0)
+        return rc;
+    const char *had_channel = n >= 1 ? args[0] : "";
+    const char *const *had_cols = n > 4 ? args + 4 : NULL;
+    size_t n_had = n > 4 ? (size_t)(n - 4) : 0;
+    bool same = strcmp(had_channel, channel) == 0 && n_had == n_cols;
+    for (size_t k = 0; same && k < n_cols; k++) {
+        bool found = false;
+        for (size_t j = 0; j < n_had && !found; j++)
+            found = strcmp(cols[k], had_cols[j]) == 0;
+        same = found;
+    }
+    if (!same) {
+        char had[4096], asked[4096];
+        describe_watch(had, sizeof had, had_channel, had_cols, n_had);
+        describe_watch(asked, sizeof asked, channel, cols, n_cols);
+        rc = cli_fail(c, "%s.%s is already watched on %s (asked: %s): no trigger was "
+                         "changed; watch it with the same --channel and --values, or give "
+                         "--replace to replace its triggers (whoever relies on them then "
+                         "misses writes or values)",
+                      schema, table, had, asked);
+    }
+    free(buf);
+    return rc;
+}
+
+/* The TABLE arguments, each a table name and none named twice; false
+ * (usage reported) otherwise. */
+static bool table_args(const cli *c, const char *const *pos, size_t n_pos,
+                       char schemas[][256], char tables[][256])
+{
+    for (size_t i = 0; i < n_pos; i++) {
+        if (!cli_table_arg(c, pos[i], schemas[i], 256, tables[i], 256))
+            return false;
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(schemas[k], schemas[i]) == 0 && strcmp(tables[k], tables[i]) == 0) {
+                if (strcmp(pos[k], pos[i]) == 0)
+                    cli_usage(c, "table '%s' is named twice", pos[i]);
+                else
+                    cli_usage(c, "table %s.%s is named twice (as '%s' and '%s')", schemas[i],
+                              tables[i], pos[k], pos[i]);
+                return false;
+            }
+    }
+    return true;
 }
 
 /* Runs a transaction command; on failure reports it and returns false. */
@@ -245,6 +457,7 @@ int cmd_watch(cli *c, int argc, char **argv)
 {
     const char *channel = NULL, *values = NULL, *project = NULL, *tenant = NULL,
                *database = NULL, *seconds_s = NULL;
+    bool replace = false;
     const cli_opt opts[] = {{"dbname", 'd', true, &c->conninfo, NULL},
                             {"schema", 0, true, &c->pgw_schema, NULL},
                             {"pgw-schema", 0, true, &c->pgw_schema, NULL},
@@ -254,7 +467,8 @@ int cmd_watch(cli *c, int argc, char **argv)
                             {"project", 0, true, &project, NULL},
                             {"tenant", 0, true, &tenant, NULL},
                             {"database", 0, true, &database, NULL},
-                            {"seconds", 0, true, &seconds_s, NULL}};
+                            {"seconds", 0, true, &seconds_s, NULL},
+                            {"replace", 0, false, NULL, &replace}};
     const char *pos[MAX_TABLES];
     size_t n_pos;
     if (!cli_parse(c, argc, argv, opts, N(opts), pos, MAX_TABLES, &n_pos))
@@ -285,23 +499,14 @@ int cmd_watch(cli *c, int argc, char **argv)
         if (scope_opts[i][1] && !ex_utf8_valid(scope_opts[i][1], strlen(scope_opts[i][1])))
             return cli_usage(c, "%s is not valid UTF-8", scope_opts[i][0]);
     char schemas[MAX_TABLES][256], tables[MAX_TABLES][256];
-    for (size_t i = 0; i < n_pos; i++) {
-        if (!cli_table_arg(c, pos[i], schemas[i], sizeof schemas[i], tables[i],
-                           sizeof tables[i]))
-            return EXIT_USAGE;
-        for (size_t k = 0; k < i; k++)
-            if (strcmp(schemas[k], schemas[i]) == 0 && strcmp(tables[k], tables[i]) == 0) {
-                if (strcmp(pos[k], pos[i]) == 0)
-                    return cli_usage(c, "table '%s' is named twice", pos[i]);
-                return cli_usage(c, "table %s.%s is named twice (as '%s' and '%s')",
-                                 schemas[i], tables[i], pos[k], pos[i]);
-            }
-    }
+    if (!table_args(c, pos, n_pos, schemas, tables))
+        return EXIT_USAGE;
     PGconn *conn = cli_connect(c);
     if (!conn)
         return 1;
     if (n_values) {
-        int bad = check_value_columns(c, conn, schemas, tables, n_pos, value_cols, n_values);
+        int bad =
+            check_value_columns(c, conn, schemas, tables, n_pos, value_cols, n_values, false);
         if (bad)
             return bad;
     }
@@ -315,6 +520,19 @@ int cmd_watch(cli *c, int argc, char **argv)
      * then uses a savepoint), rolled back when one of them fails. */
     if (!sql_ok(c, conn, "BEGIN"))
         return 1;
+    /* Another watcher (a host) may depend on these triggers: their channel
+     * and value columns are not changed unless asked. */
+    for (size_t i = 0; i < n_pos && !replace; i++) {
+        int bad = check_existing(c, conn, schemas[i], tables[i],
+                                 channel ? channel : PGW_PQ_DEFAULT_CHANNEL, value_cols, n_values);
+        if (bad) {
+            PQclear(PQexec(conn, "ROLLBACK"));
+            return bad;
+        }
+    }
+    /* Value columns some of the tables lack: said once nothing refuses. */
+    if (n_values && n_pos > 1)
+        check_value_columns(c, conn, schemas, tables, n_pos, value_cols, n_values, true);
     for (size_t i = 0; i < n_pos; i++) {
         int rc = pgw_pq_watch_table(conn, schemas[i], tables[i], &wo, &err);
         if (rc != PGW_OK) {
@@ -372,6 +590,7 @@ int cmd_watch(cli *c, int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     long long waited_ms = 0;
     while (!g_stop && (seconds == 0 || waited_ms < (long long)seconds * 1000)) {
         rc = pgw_pq_listener_run(l, 200, &err);
@@ -385,5 +604,56 @@ int cmd_watch(cli *c, int argc, char **argv)
         return cli_fail_err(c, rc, &err);
     fprintf(stderr, "%s watch: %lu write set%s seen, %lu scope reset%s\n", c->prog, st.writes,
             st.writes == 1 ? "" : "s", st.resets, st.resets == 1 ? "" : "s");
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* unwatch                                                             */
+
+int cmd_unwatch(cli *c, int argc, char **argv)
+{
+    const cli_opt opts[] = {{"dbname", 'd', true, &c->conninfo, NULL},
+                            {"schema", 0, true, &c->pgw_schema, NULL},
+                            {"pgw-schema", 0, true, &c->pgw_schema, NULL},
+                            {"json", 0, false, NULL, &c->json}};
+    const char *pos[MAX_TABLES];
+    size_t n_pos;
+    if (!cli_parse(c, argc, argv, opts, N(opts), pos, MAX_TABLES, &n_pos))
+        return EXIT_USAGE;
+    if (n_pos == 0)
+        return cli_usage(c, "which tables? (pgwitness unwatch TABLE...)");
+    char schemas[MAX_TABLES][256], tables[MAX_TABLES][256];
+    if (!table_args(c, pos, n_pos, schemas, tables))
+        return EXIT_USAGE;
+    PGconn *conn = cli_connect(c);
+    if (!conn)
+        return 1;
+    /* All or nothing, as watch. */
+    bool removed[MAX_TABLES];
+    if (!sql_ok(c, conn, "BEGIN"))
+        return 1;
+    for (size_t i = 0; i < n_pos; i++) {
+        pgw_error err;
+        int rc = pgw_pq_unwatch_table(&removed[i], conn, schemas[i], tables[i], &err);
+        if (rc != PGW_OK) {
+            PQclear(PQexec(conn, "ROLLBACK"));
+            char buf[CLI_ERR_MESSAGE_SIZE];
+            return cli_fail(c, "cannot unwatch %s.%s: %s%s", schemas[i], tables[i],
+                            cli_err_message(c, rc, &err, buf, sizeof buf),
+                            n_pos > 1 ? " (no trigger was changed)" : "");
+        }
+    }
+    if (!sql_ok(c, conn, "COMMIT"))
+        return 1;
+    if (c->json) {
+        json_t *arr = json_array();
+        for (size_t i = 0; arr && i < n_pos; i++)
+            json_array_append_new(arr, json_pack("{s:s, s:s, s:b}", "schema", schemas[i],
+                                                 "table", tables[i], "removed", removed[i]));
+        return cli_print_json(c, arr);
+    }
+    for (size_t i = 0; i < n_pos; i++)
+        printf("%s.%s: %s\n", ex_text(schemas[i]), ex_text(tables[i]),
+               removed[i] ? "triggers removed" : "not watched (no pgwitness trigger)");
     return 0;
 }

@@ -26,12 +26,14 @@ static const char *const overview =
     "  baseline                snapshot live tables that have none yet\n"
     "  drop TABLE --reason R   drop a table through the audited drop funnel\n"
     "  history TABLE           the stored snapshots of a table (or --resource)\n"
-    "  diff A [B]              compare two snapshots (files, ids, or a table's two newest)\n"
+    "  diff A [B]              compare two snapshots (files, ids, or a table's two\n"
+    "                          newest)\n"
     "  report                  the drift report over every stored snapshot\n"
     "  prune --keep N          retention: keep N per resource and every change\n"
     "Invalidation:\n"
     "  decide                  decide whether a write must refresh a subscription\n"
-    "  watch TABLE...          install triggers and print each write set as it arrives\n"
+    "  watch TABLE...          install triggers, print each write set as it arrives\n"
+    "  unwatch TABLE...        remove the triggers watch installed\n"
     "\n"
     "Options for every command (before or after it; `--name VALUE` or\n"
     "`--name=VALUE`):\n"
@@ -64,7 +66,7 @@ static const command commands[] = {
     {"install", cmd_install}, {"snapshot", cmd_snapshot}, {"baseline", cmd_baseline},
     {"drop", cmd_drop},       {"history", cmd_history},   {"diff", cmd_diff},
     {"report", cmd_report},   {"prune", cmd_prune},       {"decide", cmd_decide},
-    {"watch", cmd_watch},
+    {"watch", cmd_watch},     {"unwatch", cmd_unwatch},
 };
 
 static const command *find(const char *name)
@@ -93,6 +95,8 @@ static int run(int argc, char **argv)
             return 0;
         }
         if (strcmp(a, "--version") == 0) {
+            if (i + 1 < argc)
+                return cli_usage(&c, "unexpected argument '%s' after --version", argv[i + 1]);
             printf("pgwitness %s\n", pgw_version());
             return 0;
         }
@@ -135,6 +139,7 @@ static int run(int argc, char **argv)
             return 0;
         }
     }
+    cli_signals_default();
     int rc = cmd->run(&c, argc - i, argv + i);
     cli_disconnect(&c);
     return rc;

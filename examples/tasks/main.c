@@ -30,8 +30,9 @@ static void usage(FILE *f)
           "--script runs a fixed sequence of writes (and a forced reconnect) and prints\n"
           "each decision with its reason; --watch prints the decisions for writes made\n"
           "by others, for SECONDS (0 to 2147483647; 0: until interrupted). One to four\n"
-          "tenants, each named once (letters, digits, _ and -). Options take their value as `--watch 10` or\n"
-          "`--watch=10`. Exit status: 0 success, 1 failure, 2 usage error.\n",
+          "tenants, each named once (letters, digits, _ and -). Options take their\n"
+          "value as `--watch 10` or `--watch=10`. Exit status: 0 success, 1 failure,\n"
+          "2 usage error.\n",
           f);
 }
 

@@ -96,8 +96,11 @@ static void rerun(host *h, int t, int s)
         int n = PQntuples(r);
         pgw_rowid ids[64];
         const char *parts[64];
-        fprintf(h->out, "  rerun %-6s %-24s %d row%s:", h->tenants[t].name, SUBS[s].key, n,
-                n == 1 ? "" : "s");
+        if (n == 0)
+            fprintf(h->out, "  rerun %-6s %-24s no rows", h->tenants[t].name, SUBS[s].key);
+        else
+            fprintf(h->out, "  rerun %-6s %-24s %d row%s:", h->tenants[t].name, SUBS[s].key, n,
+                    n == 1 ? "" : "s");
         for (int i = 0; i < n && i < 64; i++) {
             parts[i] = PQgetvalue(r, i, 0);
             ids[i].parts = &parts[i];
@@ -148,16 +151,20 @@ static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *ud)
     fprintf(h->out, "notification from %s: %s %s.%s", t >= 0 ? h->tenants[t].name : "?",
             pgw_op_name(pgw_write_op(w)), pgw_write_schema(w) ? pgw_write_schema(w) : "-",
             pgw_write_table(w) ? pgw_write_table(w) : "-");
-    if (pgw_write_op(w) == PGW_OP_INSERT || pgw_write_op(w) == PGW_OP_UPDATE ||
-        pgw_write_op(w) == PGW_OP_DELETE)
+    /* docs/wire.md: an UPDATE that touched rows but changed no value (SET
+     * x = x) still notifies, listing no row and no column. */
+    bool unchanged =
+        pgw_write_op(w) == PGW_OP_UPDATE && pgw_write_ids_known(w) && pgw_write_n_ids(w) == 0;
+    if (unchanged)
+        fprintf(h->out, ", rows touched, none changed");
+    else if (pgw_write_op(w) == PGW_OP_INSERT || pgw_write_op(w) == PGW_OP_UPDATE ||
+             pgw_write_op(w) == PGW_OP_DELETE)
         fprintf(h->out, ", %zu row%s%s", pgw_write_n_ids(w), pgw_write_n_ids(w) == 1 ? "" : "s",
                 pgw_write_ids_known(w) ? "" : " (IDs unknown)");
     fputc('\n', h->out);
-    /* docs/wire.md: an UPDATE that touched rows but changed no value (SET
-     * x = x) still notifies, listing no row and no column. */
-    if (pgw_write_op(w) == PGW_OP_UPDATE && pgw_write_ids_known(w) && pgw_write_n_ids(w) == 0)
-        fprintf(h->out, "  rows touched, no value changed: the write set lists no rows and no "
-                        "columns (ids [], columns [])\n");
+    if (unchanged)
+        fprintf(h->out, "  no value changed: the write set lists no rows and no columns (ids [], "
+                        "columns [])\n");
     for (size_t u = 0; u < h->n; u++)
         for (int s = 0; s < N_SUBS; s++) {
             pgw_verdict v;

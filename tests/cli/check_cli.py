@@ -112,6 +112,8 @@ def exact_error(name, rc, out, err, code, line):
 
 
 FULL = "writing standard output: No space left on device"
+COMMANDS = ["install", "snapshot", "baseline", "drop", "history", "diff", "report", "prune",
+            "decide", "watch", "unwatch"]
 
 
 def one_error_line(name, rc, out, err, code, needle):
@@ -132,6 +134,32 @@ def counts():
     return psql("SELECT (SELECT count(*) FROM pgwitness.snapshots) || '/' || "
                 "(SELECT count(*) FROM pgwitness.drop_audit) || '/' || "
                 "(SELECT count(*) FROM pg_tables WHERE schemaname = 'public')")
+
+
+def json_or_none(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def watched_args(table):
+    """The arguments of a table's pgwitness_update trigger without the three
+    that describe its key (lib/pq/sql/migration_002.sql): [channel, value
+    columns...]; None when it has none."""
+    e = dict(os.environ, PGDATABASE=DB)
+    p = subprocess.run(["psql", "-XAtqc", "SELECT encode(tgargs, 'hex') FROM pg_trigger WHERE "
+                        f"tgrelid = '{table}'::regclass AND tgname = 'pgwitness_update'"],
+                       capture_output=True, text=True, env=e)
+    if not p.stdout.strip():
+        return None
+    args = bytes.fromhex(p.stdout.strip()).split(b"\0")[:-1]
+    return [a.decode() for a in args[:1] + args[4:]]
+
+
+def pgw_triggers(table):
+    return psql("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'pgwitness%' AND tgrelid = "
+                f"'{table}'::regclass")
 
 
 def wait_listening(n=1, channel="pgwitness"):
@@ -173,11 +201,11 @@ def body():
     numbers(tmp)
 
     # Every command documents itself.
-    for c in ["install", "snapshot", "baseline", "drop", "history", "diff", "report", "prune",
-              "decide", "watch"]:
+    for c in COMMANDS:
         rc, out, err = cli(c, "--help")
         check(f"{c} --help", rc == 0 and out.startswith("usage: pgwitness " + c) and err == "",
               out[:200])
+    help_widths()
     rc, out, err = cli("--help")
     check("pgwitness --help: the real rule for names, --pgw-schema, JSON lines",
           rc == 0 and "nothing is lowercased" in out and "capitals" not in out and
@@ -212,6 +240,13 @@ def body():
     # Last: these store snapshots, which would shift the ids checked above.
     stdout_and_partial_writes(tmp)
     control_characters()
+    watch_keeps_others_triggers()
+    unwatch()
+    output_option(tmp)
+    stored_then_stdout_fails()
+    interrupted_store(tmp)
+    ingest_pgwitness_schema(tmp)
+    quoted_names()
 
 
 def usage_errors():
@@ -236,6 +271,12 @@ def usage_errors():
         prog_name = name.split()[0]
         exact_error(f"{name} > /dev/full: exit 1, one line", *prog(*args, stdout="/dev/full"), 1,
                     f"{prog_name}: {FULL}")
+    exact_error("--version with an extra argument: a usage error",
+                *cli("--version", "extra"), 2,
+                "pgwitness: unexpected argument 'extra' after --version")
+    rc, out, err = cli("--help")
+    check("pgwitness --help lists unwatch", rc == 0 and
+          "\n  unwatch TABLE...        remove the triggers watch installed\n" in out, out)
     exact_error("tasks without arguments: one line, exit 2", *tasks(), 2,
                 "pgwitness-tasks: give at least one --tenant NAME=CONNINFO (see pgwitness-tasks "
                 "--help)")
@@ -347,6 +388,27 @@ def usage_errors():
                 "pgwitness watch: table 't1' is named twice")
     exact_error("watch t1 public.t1", *cli("-d", NOSERVER, "watch", "t1", "w2", "public.t1"), 2,
                 "pgwitness watch: table public.t1 is named twice (as 't1' and 'public.t1')")
+    # unwatch: the same checks, before connecting.
+    exact_error("unwatch without a table", *cli("-d", NOSERVER, "unwatch"), 2,
+                "pgwitness unwatch: which tables? (pgwitness unwatch TABLE...)")
+    exact_error("unwatch t1 t1", *cli("-d", NOSERVER, "unwatch", "t1", "t1"), 2,
+                "pgwitness unwatch: table 't1' is named twice")
+    exact_error("unwatch t1 public.t1", *cli("-d", NOSERVER, "unwatch", "t1", "public.t1"), 2,
+                "pgwitness unwatch: table public.t1 is named twice (as 't1' and 'public.t1')")
+    exact_error("unwatch a.b.c", *cli("-d", NOSERVER, "unwatch", "a.b.c"), 2,
+                "pgwitness unwatch: 'a.b.c' is not a table name: 'a.b.c' has more than two "
+                "parts (use table or schema.table; quote a name that contains a dot: "
+                "'\"my.table\"')")
+    exact_error("unwatch --replace (a watch option)", *cli("-d", NOSERVER, "unwatch", "t1",
+                                                           "--replace"), 2,
+                "pgwitness unwatch: unknown option '--replace' (see pgwitness unwatch --help)")
+    exact_error('watch --values with a quote in a name: quoted as PostgreSQL does',
+                *cli("-d", NOSERVER, "watch", "t1", "--values", 'a"b,a"b'), 2,
+                'pgwitness watch: --values: column "a""b" is named twice')
+    # -o: a directory is refused before connecting.
+    exact_error("snapshot -o DIRECTORY: a usage error before connecting",
+                *cli("-d", NOSERVER, "snapshot", "t1", "--store", "-o", "/tmp"), 2,
+                "pgwitness snapshot: --output: /tmp is a directory (give the name of a file)")
     one_error_line("watch T1 t1 are two tables: no duplicate (then no server)",
                    *cli("-d", NOSERVER, "watch", "T1", "t1"), 1, "cannot connect to the database")
     # The example programs: the same rules.
@@ -472,12 +534,14 @@ def real_data(tmp):
     oldest = psql("SELECT min(id) FROM pgwitness.snapshots")
     psql("UPDATE pgwitness.snapshots SET snapshot = jsonb_set(snapshot, '{format}', '7') "
          f"WHERE id = {oldest}")
-    warn = f"warning: left out stored snapshot {oldest} does not decode: snapshot format 7"
+    # "stored snapshot N left out: REASON", the reason the library's text
+    # (its end, where the JSON path is, is the library's to word).
+    warn = f"warning: stored snapshot {oldest} left out: snapshot format 7"
     rc, out, err = cli("report")
     check("report leaves out an undecodable stored snapshot, with a warning",
           rc == 0 and "3 snapshots of 1 resource, 2 consecutive pairs" in out and
-          err.startswith("pgwitness report: " + warn) and err.rstrip().endswith("$.format)")
-          and err.count("\n") == 1, out + err)
+          err.startswith("pgwitness report: " + warn) and err.rstrip().endswith("(at $.format)")
+          and "does not decode" not in err and err.count("\n") == 1, out + err)
     rc, out, err = cli("history", "penguins", "--json")
     check("history leaves it out too, with the warning",
           rc == 0 and len(json.loads(out)) == 3 and
@@ -730,7 +794,7 @@ def watch_and_decide(tmp):
     rc, out, err = cli("watch", "tasks", "t1", "--values", "status", "--seconds", "1")
     check("watch two tables, a value column of one: a note for the other, not an error",
           rc == 0 and 'note: public.t1 has no column "status"' in err, out + err)
-    rc, out, err = cli("watch", "tasks", "--seconds=1", "--json")
+    rc, out, err = cli("watch", "tasks", "--seconds=1", "--json", "--values", "status")
     check("watch --seconds=1 stops by itself", rc == 0 and '"op":"reset"' in out.replace(" ", ""),
           out + err)
 
@@ -792,8 +856,10 @@ def tasks_example():
           "solo> UPDATE tasks SET status = 'open' WHERE id = 999\n  no row touched: a statement "
           "that touches no row sends no notification, so nothing reruns\n" in out and
           "solo> UPDATE tasks SET status = status\nnotification from solo: update public.tasks, "
-          "0 rows\n  rows touched, no value changed: the write set lists no rows and no columns "
-          "(ids [], columns [])\n" in out and "changes no row" not in out, out + err)
+          "rows touched, none changed\n  no value changed: the write set lists no rows and no "
+          "columns (ids [], columns [])\n" in out and "changes no row" not in out and
+          "0 rows" not in out and "  rerun solo   tasks.list?status=open   no rows\n" in out and
+          "rows:\n" not in out, out + err)
     exact_error("tasks --script > /dev/full: exit 1, one line",
                 *tasks("--tenant", f"solo=dbname={DB}", "--script", stdout="/dev/full",
                        timeout=120), 1, "pgwitness-tasks: " + FULL)
@@ -823,9 +889,10 @@ def stdout_and_partial_writes(tmp):
                 "changed)")
     triggers = "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'w2'::regclass"
     check("... and leaves no trigger on w2", psql(triggers) == "0", psql(triggers))
-    rc, out, err = cli("watch", "w2", "t1", "--seconds=1")
-    check("watch w2 t1: the triggers are committed", rc == 0 and psql(triggers) == "4",
-          out + err)
+    # t1 is watched with --values status (above): --replace to watch it without.
+    rc, out, err = cli("watch", "w2", "t1", "--seconds=1", "--replace")
+    check("watch w2 t1 --replace: the triggers are committed", rc == 0 and
+          psql(triggers) == "4" and watched_args("t1") == ["pgwitness"], out + err)
     exact_error("watch under a schema that is not installed: the command to run",
                 *cli("--pgw-schema", "notinstalled", "watch", "t1", "--seconds", "1"), 1,
                 'pgwitness watch: cannot watch public.t1: schema "notinstalled" has no pgwitness '
@@ -864,6 +931,269 @@ def stdout_and_partial_writes(tmp):
     missing = os.path.join(tmp, "nodir", "x.json")
     exact_error("snapshot -o into a missing directory", *cli("snapshot", "t1", "-o", missing), 1,
                 f"pgwitness snapshot: cannot write {missing}: No such file or directory")
+
+
+def help_widths():
+    """Every --help fits 79 columns."""
+    helps = [("pgwitness --help", cli("--help"))]
+    helps += [(f"pgwitness {c} --help", cli(c, "--help")) for c in COMMANDS]
+    helps += [("pgwitness-ingest --help", ingest("--help")),
+              ("pgwitness-tasks --help", tasks("--help"))]
+    for name, (rc, out, err) in helps:
+        wide = [l for l in out.splitlines() if len(l) > 79]
+        check(f"{name}: lines of at most 79 columns", rc == 0 and out and not wide,
+              "\n".join(wide))
+    rc, out, err = cli("watch", "--help")
+    flat = " ".join(out.split())
+    check("watch --help: the triggers stay, another watch is refused without --replace, "
+          "unwatch removes them",
+          "The triggers stay after watch exits" in flat and "--replace" in flat and
+          "A table already watched with another channel or other value columns is refused" in
+          flat and "`pgwitness unwatch TABLE...` removes them" in flat, out)
+    rc, out, err = cli("snapshot", "--help")
+    check("snapshot --help: -o - is standard output", "-o - prints the document on standard "
+          "output" in " ".join(out.split()), out)
+    rc, out, err = ingest("--help")
+    check("pgwitness-ingest --help: PGWITNESS_SCHEMA", "$PGWITNESS_SCHEMA" in out, out)
+
+
+def watch_keeps_others_triggers():
+    """A host's triggers (its channel, its value columns) are not replaced
+    by another watch unless --replace says so."""
+    psql("CREATE TABLE w3 (id int PRIMARY KEY, status text, note text); "
+         "CREATE TABLE w4 (id int PRIMARY KEY, status text)")
+    # The host: watching w3 on the default channel with the values of status.
+    host = popen([CLI, "watch", "w3", "--values", "status", "--json"])
+    listening = wait_listening()
+    check("a host watches w3 with --values status",
+          listening and watched_args("w3") == ["pgwitness", "status"], str(watched_args("w3")))
+    exact_error("watch w3 --channel other: refused, nothing changed",
+                *cli("watch", "w3", "--channel", "other", "--values", "status", "--seconds",
+                     "1"), 1,
+                'pgwitness watch: public.w3 is already watched on channel "pgwitness" with '
+                'value column "status" (asked: channel "other" with value column "status"): no '
+                "trigger was changed; watch it with the same --channel and --values, or give "
+                "--replace to replace its triggers (whoever relies on them then misses writes "
+                "or values)")
+    check("... and w3's triggers still send on the host's channel, with its values",
+          watched_args("w3") == ["pgwitness", "status"], str(watched_args("w3")))
+    exact_error("watch w3 (no --values): refused, the host's value columns kept",
+                *cli("watch", "w3", "--seconds", "1"), 1,
+                'pgwitness watch: public.w3 is already watched on channel "pgwitness" with '
+                'value column "status" (asked: channel "pgwitness" without value columns): no '
+                "trigger was changed; watch it with the same --channel and --values, or give "
+                "--replace to replace its triggers (whoever relies on them then misses writes "
+                "or values)")
+    exact_error("watch w4 w3 --values note: refused, w4 not watched either",
+                *cli("watch", "w4", "w3", "--values", "status,note", "--seconds", "1"), 1,
+                'pgwitness watch: public.w3 is already watched on channel "pgwitness" with '
+                'value column "status" (asked: channel "pgwitness" with value columns "status", '
+                '"note"): no trigger was changed; watch it with the same --channel and '
+                "--values, or give --replace to replace its triggers (whoever relies on them "
+                "then misses writes or values)")
+    check("... w4 has no trigger, w3 is as it was", pgw_triggers("w4") == "0" and
+          watched_args("w3") == ["pgwitness", "status"], pgw_triggers("w4"))
+    # The same channel and values: re-watching is idempotent, and the host
+    # still receives the writes.
+    rc, out, err = cli("watch", "w3", "--values", "status", "--seconds", "1")
+    check("watch w3 --values status (as installed): proceeds", rc == 0 and
+          watched_args("w3") == ["pgwitness", "status"], out + err)
+    psql("INSERT INTO w3 VALUES (1, 'open', 'n')")
+    got = read_lines(host, 2, 10).decode()
+    lines = [json_or_none(l) or {} for l in got.splitlines() if l.startswith("{")]
+    check("... and the host still gets w3's writes with their values",
+          [l.get("op") for l in lines] == ["reset", "insert"] and
+          lines[1].get("new") == [{"status": "open"}], got)
+    stop(host)
+    rc, out, err = cli("watch", "w3", "--channel", "other", "--seconds", "1", "--replace")
+    check("watch w3 --channel other --replace: replaced", rc == 0 and
+          watched_args("w3") == ["other"], out + err + str(watched_args("w3")))
+
+    # Text mode prints the values too (escaped, quotes doubled).
+    psql("DELETE FROM w4")
+    w = popen([CLI, "watch", "w4", "--values", "status"])
+    listening = wait_listening()
+    psql("INSERT INTO w4 VALUES (1, 'op\"en\x1b'), (2, NULL)")
+    psql("UPDATE w4 SET status = 'closed' WHERE id = 1")
+    psql("DELETE FROM w4 WHERE id = 2")
+    got = read_lines(w, 7, 10).decode()
+    rc, rest, werr = stop(w)
+    check("watch --values in text: each row's values", listening and rc == 0 and
+          (got + rest).endswith(
+              "insert public.w4: rows 1, 2\n"
+              '  1: status "op""en\\x1b"\n'
+              "  2: status NULL\n"
+              "update public.w4: rows 1; columns status\n"
+              '  1: status "op""en\\x1b" -> "closed"\n'
+              "delete public.w4: rows 2\n"
+              "  2: status NULL\n"), got + rest + werr)
+
+
+def unwatch():
+    """unwatch: all tables in one transaction; says what it did per table."""
+    psql("CREATE TABLE u1 (a int); CREATE TABLE u2 (a int)")
+    rc, out, err = cli("watch", "u1", "--seconds", "1")
+    check("watch u1", rc == 0 and pgw_triggers("u1") == "4", out + err)
+    exact_error("unwatch u1 nope: fails, nothing changed",
+                *cli("unwatch", "u1", "nope"), 1,
+                "pgwitness unwatch: cannot unwatch public.nope: no table public.nope (no "
+                "trigger was changed)")
+    check("... u1 still watched", pgw_triggers("u1") == "4", pgw_triggers("u1"))
+    rc, out, err = cli("unwatch", "u1", "u2")
+    check("unwatch u1 u2: says which were watched", rc == 0 and err == "" and out ==
+          "public.u1: triggers removed\npublic.u2: not watched (no pgwitness trigger)\n" and
+          pgw_triggers("u1") == "0", out + err)
+    rc, out, err = cli("unwatch", "u1", "--json")
+    check("unwatch --json", rc == 0 and json_or_none(out) ==
+          [{"schema": "public", "table": "u1", "removed": False}], out + err)
+
+
+def output_option(tmp):
+    """-o: a directory, a directory the user cannot write, and -."""
+    before = psql("SELECT count(*) FROM pgwitness.snapshots")
+    exact_error("snapshot --store -o DIRECTORY: refused before anything is stored",
+                *cli("snapshot", "t1", "--store", "-o", tmp), 2,
+                f"pgwitness snapshot: --output: {tmp} is a directory (give the name of a file)")
+    check("... and nothing was stored", psql("SELECT count(*) FROM pgwitness.snapshots") ==
+          before)
+    # A writable file in a directory this user cannot write: the temporary
+    # file beside it is what cannot be created. Root writes everywhere: the
+    # command runs as nobody then.
+    ro = os.path.join(tmp, "ro")
+    os.mkdir(ro)
+    target = os.path.join(ro, "exists.json")
+    with open(target, "w") as f:
+        f.write("old\n")
+    as_other = []
+    if os.getuid() == 0:
+        as_other = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        os.chmod(tmp, 0o755)
+        os.chown(target, 65534, 65534)
+    else:
+        os.chmod(target, 0o644)
+    os.chmod(ro, 0o555)
+    rc, out, err = run(as_other + [CLI, "snapshot", "t1", "-o", target])
+    exact_error("snapshot -o FILE in a directory that cannot be written: names the directory",
+                rc, out, err, 1,
+                f"pgwitness snapshot: cannot write {target}: cannot create the temporary file "
+                f"beside it in directory {ro}: Permission denied")
+    check("... and the file is as it was", open(target).read() == "old\n")
+    os.chmod(ro, 0o755)
+    # -o -: standard output, not a file named '-'.
+    cwd = os.getcwd()
+    os.chdir(tmp)
+    try:
+        rc, out, err = cli("snapshot", "t1", "-o", "-")
+        doc = json_or_none(out) or {}
+        check("snapshot -o -: the document on standard output, no file named '-'",
+              rc == 0 and doc.get("table") == "t1" and err == "" and
+              not os.path.exists(os.path.join(tmp, "-")), out + err)
+        rc, out, err = cli("snapshot", "t1", "-o", "-", "--store")
+        check("snapshot -o - --store: the document on stdout, the id on stderr",
+              rc == 0 and (json_or_none(out) or {}).get("table") == "t1" and
+              err.startswith("stored as snapshot ") and not os.path.exists("-"), out + err)
+    finally:
+        os.chdir(cwd)
+
+
+def stored_then_stdout_fails():
+    """Output that fails after a successful store: the line says it was stored."""
+    for args in ([], ["--json"]):
+        before = int(psql("SELECT count(*) FROM pgwitness.snapshots"))
+        newest = int(psql("SELECT coalesce(max(id), 0) FROM pgwitness.snapshots"))
+        rc, out, err = cli("snapshot", "t1", "--store", *args, stdout="/dev/full")
+        exact_error(f"snapshot t1 --store {' '.join(args)}> /dev/full: says it was stored",
+                    rc, out, err, 1,
+                    "pgwitness snapshot: writing standard output: No space left on device (the "
+                    f"snapshot was stored as snapshot {newest + 1})")
+        check("... and it was", int(psql("SELECT count(*) FROM pgwitness.snapshots")) ==
+              before + 1)
+
+
+def interrupted_store(tmp):
+    """SIGINT or SIGTERM while the store waits on a lock: the query is
+    cancelled (no row appears once the lock is released), the temporary
+    file is removed, and the exit is by the signal."""
+    e = dict(os.environ, PGDATABASE=DB)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        d = tempfile.mkdtemp(dir=tmp)
+        ok = os.path.join(d, "ok.json")
+        before = psql("SELECT count(*) FROM pgwitness.snapshots")
+        lock = subprocess.Popen(["psql", "-Xq"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=e)
+        lock.stdin.write("BEGIN; LOCK pgwitness.snapshots IN SHARE MODE;\n")
+        lock.stdin.flush()
+        locked = waiting = False
+        deadline = time.time() + 10 * SLOW
+        while time.time() < deadline and not locked:
+            locked = psql("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = "
+                          "l.relation WHERE c.relname = 'snapshots' AND l.mode = 'ShareLock' "
+                          "AND l.granted") == "1"
+            time.sleep(0.05)
+        p = popen([CLI, "snapshot", "t1", "--store", "-o", ok])
+        while time.time() < deadline and not waiting:
+            waiting = psql("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                           "current_database() AND wait_event_type = 'Lock'") == "1"
+            time.sleep(0.05)
+        temps = os.listdir(d)
+        p.send_signal(sig)
+        try:
+            p.communicate(timeout=30 * SLOW)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+        lock.stdin.write("COMMIT;\n")
+        lock.stdin.close()
+        lock.wait(timeout=30)
+        time.sleep(0.3)  # what the server would still do, it does now
+        name = signal.Signals(sig).name
+        check(f"snapshot --store -o, {name} while the store waits on a lock: killed by it",
+              locked and waiting and temps and p.returncode == -sig,
+              f"locked={locked} waiting={waiting} temporary={temps} rc={p.returncode}")
+        check(f"... {name}: the store was cancelled, no temporary file, no file",
+              psql("SELECT count(*) FROM pgwitness.snapshots") == before and
+              os.listdir(d) == [], f"{before} -> "
+              f"{psql('SELECT count(*) FROM pgwitness.snapshots')} {os.listdir(d)}")
+
+
+def ingest_pgwitness_schema(tmp):
+    """pgwitness-ingest takes PGWITNESS_SCHEMA as pgwitness does; its
+    --pgw-schema wins."""
+    rc, out, err = cli("--pgw-schema", "pgw_other", "install")
+    check("install into pgw_other", rc == 0, out + err)
+    one = os.path.join(tmp, "envschema.csv")
+    with open(one, "w") as f:
+        f.write("n\n7\n")
+    two = os.path.join(tmp, "envschema2.csv")
+    with open(two, "w") as f:
+        f.write("n,m\n7,8\n")
+    env = {"PGWITNESS_SCHEMA": "pgw_other"}
+    rc, out, err = ingest("--table", "envs", one, env=env)
+    rc2, out2, err2 = ingest("--table", "envs", two, env=env)
+    check("ingest with PGWITNESS_SCHEMA: the funnel's snapshot goes to that schema",
+          rc == 0 and rc2 == 0 and psql("SELECT count(*) FROM pgw_other.snapshots WHERE "
+                                        "snapshot->>'table' = 'envs'") == "1" and
+          psql("SELECT count(*) FROM pgwitness.snapshots WHERE snapshot->>'table' = 'envs'")
+          == "0", out + err + out2 + err2)
+    rc, out, err = cli("history", "envs", env=env)
+    check("... where pgwitness history (same variable) finds it",
+          rc == 0 and out.startswith("1 snapshot of table envs"), out + err)
+    rc, out, err = ingest("--table", "envs", one, "--pgw-schema", "pgwitness", env=env)
+    check("ingest --pgw-schema wins over PGWITNESS_SCHEMA",
+          rc == 0 and psql("SELECT count(*) FROM pgwitness.snapshots WHERE snapshot->>'table' = "
+                           "'envs'") == "1", out + err)
+    exact_error("ingest: a bad PGWITNESS_SCHEMA is named as such",
+                *ingest("-d", NOSERVER, "--table", "t", one, env={"PGWITNESS_SCHEMA": "x" * 64}),
+                2, "pgwitness-ingest: PGWITNESS_SCHEMA: the name is longer than 63 bytes "
+                "(PostgreSQL's limit for a name) (see pgwitness-ingest --help)")
+
+
+def quoted_names():
+    """Names in messages are quoted as PostgreSQL quotes identifiers."""
+    exact_error('a schema name with a quote: doubled in the message',
+                *cli("--pgw-schema", 'bad"name', "history", "t1"), 1,
+                'pgwitness history: pgwitness is not installed in schema "bad""name": run '
+                "`pgwitness --pgw-schema 'bad\"name' install` first")
 
 
 def control_characters():

@@ -55,9 +55,10 @@ EXPECTED = [
     # docs/wire.md: touching rows without changing a value sends a write set
     # listing no rows and no columns; touching no row sends nothing.
     "acme> UPDATE tasks SET status = status\n"
-    "notification from acme: update public.tasks, 0 rows\n"
-    "  rows touched, no value changed: the write set lists no rows and no columns "
-    "(ids [], columns [])\n",
+    "notification from acme: update public.tasks, rows touched, none changed\n"
+    "  no value changed: the write set lists no rows and no columns (ids [], columns [])\n",
+    # A rerun that finds nothing says so, without a dangling colon.
+    "  rerun acme   tasks.list?status=open   no rows\n",
     "acme> UPDATE tasks SET status = 'open' WHERE id = 999\n"
     "  no row touched: a statement that touches no row sends no notification, so nothing "
     "reruns\n",
@@ -101,6 +102,8 @@ def demo():
     excerpt = readme_excerpt()
     check("the demo no longer says a statement that changes no row sends nothing",
           "changes no row" not in out, out[-3000:])
+    check("the demo never says '0 rows' (no rows, or rows touched, none changed)",
+          "0 rows" not in out, out[-3000:])
     lines = set(out.splitlines())
     missing = [l for l in excerpt or [] if l not in lines]
     check("the README's excerpt is what the demo prints", excerpt and not missing,
