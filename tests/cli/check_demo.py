@@ -116,7 +116,7 @@ def quickstart_help():
     check("quickstart --help: its comment block, no code", p.returncode == 0 and
           p.stdout.startswith("examples/quickstart — THE main-job command") and
           "set -euo" not in p.stdout and
-          p.stdout.rstrip().endswith("the commands that stop it and remove its directory."),
+          p.stdout.rstrip().endswith("limits the\nbuild's parallel jobs (default: ninja's)."),
           p.stdout + p.stderr)
 
 
