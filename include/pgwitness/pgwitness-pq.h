@@ -362,16 +362,23 @@ typedef struct pgw_pq_drop_result {
 /**
  * The audited drop funnel: the one way a host should drop a table.
  *
- * Order: snapshot — inside a SAVEPOINT of the drop's transaction, with
- * its own short statement_timeout and lock_timeout (restored afterwards),
- * taking the table's ACCESS EXCLUSIVE lock first so that what is captured
- * is what is dropped — then store it, then DROP TABLE IF EXISTS, then the
- * audit row (also under a savepoint). Any failure of the snapshot — the
+ * Order: the table's ACCESS EXCLUSIVE lock, the one DROP TABLE takes,
+ * waited for under the session's own statement_timeout and lock_timeout as
+ * DROP TABLE would wait (so a reader holding the table delays the drop
+ * rather than costing its snapshot, and what is captured is what is
+ * dropped); then the snapshot — inside a SAVEPOINT of the drop's
+ * transaction, with its own short statement_timeout and lock_timeout
+ * (restored afterwards) — then store it, then DROP TABLE IF EXISTS, then
+ * the audit row (also under a savepoint). Any failure of the snapshot — the
  * table already gone, a permission error, a timeout, the snapshots table
  * missing or refusing the insert, allocation failure — rolls back to the
  * savepoint, and the drop still happens; the result says why there is no
  * snapshot and the audit row keeps the reason. Snapshot failure never
- * prevents the drop.
+ * prevents the drop. When the lock cannot be had (the session's
+ * lock_timeout, a cancel), nothing is dropped and the call fails as DROP
+ * TABLE would have (PGW_EPG, e.g. SQLSTATE 55P03), with no audit row (it
+ * would have been part of the failed transaction). With snapshots switched
+ * off the lock is left to DROP TABLE.
  *
  * Transactions: when the connection is idle the funnel opens and commits
  * its own transaction. Inside the caller's transaction it uses that one:
@@ -390,9 +397,11 @@ typedef struct pgw_pq_drop_result {
  * @return PGW_OK when the DROP succeeded (or the table was already gone),
  *         whatever happened to the snapshot; PGW_EINVAL; PGW_ESTATE (a
  *         failed transaction); PGW_EPG when the DROP itself failed (e.g.
- *         other objects depend on the table: SQLSTATE 2BP01) — then an own
- *         transaction is rolled back and the caller's is left aborted;
- *         PGW_ECONN.
+ *         other objects depend on the table: SQLSTATE 2BP01) or its lock
+ *         could not be had (55P03 under the session's lock_timeout, 57014
+ *         cancelled) — then an own transaction is rolled back and the
+ *         caller's is left aborted; PGW_ECONN; PGW_ENOMEM before anything
+ *         ran.
  */
 PGW_API int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
                               const char *table, const char *reason,

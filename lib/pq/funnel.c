@@ -3,8 +3,11 @@
  *
  * Sequence (documented in pgwitness-pq.h):
  *   [BEGIN;] read statement_timeout, lock_timeout, client_min_messages
+ *   SAVEPOINT pgwitness_lock; LOCK TABLE ... ACCESS EXCLUSIVE under the
+ *     caller's timeouts (the lock DROP TABLE would wait for; a missing
+ *     table: ROLLBACK TO, go on; another failure: the drop fails too)
  *   SAVEPOINT pgwitness_snapshot; SET LOCAL timeouts; LOCK TABLE ... ACCESS
- *     EXCLUSIVE; capture; store; RELEASE  — or on any failure
+ *     EXCLUSIVE (already held); capture; store; RELEASE  — or on any failure
  *     ROLLBACK TO SAVEPOINT pgwitness_snapshot; RELEASE
  *   restore the timeouts; does the table exist?
  *   DROP TABLE IF EXISTS ...; SAVEPOINT pgwitness_audit; INSERT audit;
@@ -142,18 +145,24 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
                                            "FROM n) SELECT id FROM n",
                                            o->pgw_schema, e)
                              : NULL;
-    char *drop_sql = NULL;
+    char *drop_sql = NULL, *lock_sql = NULL;
     if (audit_sql) {
         size_t len = strlen(qtable) + 64;
         drop_sql = pgwi_malloc(len);
-        if (drop_sql)
+        lock_sql = pgwi_malloc(len);
+        if (drop_sql && lock_sql) {
             snprintf(drop_sql, len, "DROP TABLE IF EXISTS %s; SAVEPOINT pgwitness_audit", qtable);
-        else
+            snprintf(lock_sql, len, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", qtable);
+        } else {
+            pgwi_free(drop_sql);
+            drop_sql = NULL;
             pgwi_enomem(e);
+        }
     }
     if (!drop_sql) {
         pgwi_free(qtable);
         pgwi_free(audit_sql);
+        pgwi_free(lock_sql);
         return e->code;
     }
 
@@ -177,6 +186,31 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
 
     uint32_t oid = 0;
     if (want_snapshot) {
+        /* The drop's own lock first, waiting as DROP TABLE would (under the
+         * caller's statement_timeout and lock_timeout): a reader holding
+         * the table then delays the drop instead of costing its snapshot,
+         * whose short timeouts below only bound the capture and store. */
+        rc = pgwi_pq_run(conn, "SAVEPOINT pgwitness_lock", NULL, "locking the table to drop", e);
+        if (rc != PGW_OK)
+            goto fail;
+        pgw_error le;
+        pgw_error_clear(&le);
+        if (pgwi_pq_run(conn, lock_sql, NULL, "locking the table to drop", &le) == PGW_OK) {
+            rc = pgwi_pq_run(conn, "RELEASE SAVEPOINT pgwitness_lock", NULL,
+                             "locking the table to drop", e);
+        } else if (strcmp(le.sqlstate, "42P01") == 0 || strcmp(le.sqlstate, "3F000") == 0) {
+            /* No such table: nothing to wait for; the snapshot says so. */
+            rc = pgwi_pq_run(conn,
+                             "ROLLBACK TO SAVEPOINT pgwitness_lock; "
+                             "RELEASE SAVEPOINT pgwitness_lock",
+                             NULL, "locking the table to drop", e);
+        } else {
+            /* DROP TABLE would fail the same way: nothing is dropped. */
+            *e = le;
+            rc = le.code;
+        }
+        if (rc != PGW_OK)
+            goto fail;
         rc = pgwi_pq_run(conn, "SAVEPOINT pgwitness_snapshot", NULL, "starting the snapshot", e);
         if (rc != PGW_OK)
             goto fail;
@@ -282,6 +316,7 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
     pgwi_free(qtable);
     pgwi_free(audit_sql);
     pgwi_free(drop_sql);
+    pgwi_free(lock_sql);
     if (out)
         *out = res;
     return PGW_OK;
@@ -294,5 +329,6 @@ fail:
     pgwi_free(qtable);
     pgwi_free(audit_sql);
     pgwi_free(drop_sql);
+    pgwi_free(lock_sql);
     return rc;
 }

@@ -183,8 +183,11 @@ static void *release_later(void *arg)
     return NULL;
 }
 
-START_TEST(lock_held_by_another_session_times_out)
+START_TEST(lock_held_by_another_session_delays_the_drop_not_its_snapshot)
 {
+    /* A reader holds the table for longer than the snapshot's own
+     * lock_timeout: the funnel waits for the drop's lock as DROP TABLE
+     * would (the session has no lock_timeout), then takes the snapshot. */
     PGconn *c = setup();
     pgwt_exec(c, "CREATE TABLE busy (a int)");
     PGconn *other = pgwt_connect();
@@ -197,16 +200,49 @@ START_TEST(lock_held_by_another_session_times_out)
     o.statement_timeout_ms = 400;
     pgw_pq_drop_result r = drop(c, "busy", PGW_REASON_MANUAL, &o);
     pthread_join(t, NULL);
-    ck_assert(r.dropped); /* the drop waited for the lock, with the caller's timeouts */
-    ck_assert(!r.snapshot_taken);
-    ck_assert_int_eq(r.snapshot_status, PGW_EPG);
-    ck_assert_str_eq(r.snapshot_sqlstate, "55P03");
-    ck_assert_msg(strstr(r.snapshot_error, "lock timeout") != NULL, "%s", r.snapshot_error);
+    ck_assert(r.dropped);
+    ck_assert_msg(r.snapshot_taken, "%s", r.snapshot_error);
+    ck_assert_int_eq(r.snapshot_status, PGW_OK);
     ck_assert(!table_exists(c, "busy"));
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.snapshots s JOIN "
+                                 "pgwitness.drop_audit a ON a.snapshot_id = s.id "
+                                 "WHERE s.table_name = 'busy' AND a.dropped"),
+                     1);
     /* The short timeouts did not leak into the session. */
     char *v = pgwt_value(c, "SELECT current_setting('lock_timeout') || '|' || "
                             "current_setting('statement_timeout')");
     ck_assert_str_eq(v, "0|0");
+    free(v);
+    PQfinish(other);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(lock_not_had_under_the_sessions_timeout_drops_nothing)
+{
+    /* The session's own lock_timeout is what DROP TABLE would obey: when it
+     * runs out, nothing is dropped, stored or audited, and the own
+     * transaction is gone. */
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE held (a int)");
+    PGconn *other = pgwt_connect();
+    pgwt_exec(other, "BEGIN; LOCK TABLE held IN ACCESS SHARE MODE");
+    pgwt_exec(c, "SET lock_timeout = 200");
+    pgw_pq_drop_result r;
+    memset(&r, 0x5a, sizeof r);
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_drop_table(&r, c, "public", "held", PGW_REASON_MANUAL, NULL, &err),
+                     PGW_EPG);
+    ck_assert_str_eq(err.sqlstate, "55P03");
+    ck_assert_msg(strstr(err.message, "locking the table to drop") != NULL, "%s", err.message);
+    ck_assert_int_eq(((unsigned char *)&r)[0], 0x5a); /* out untouched */
+    ck_assert_int_eq(PQtransactionStatus(c), PQTRANS_IDLE);
+    pgwt_exec(other, "COMMIT");
+    ck_assert(table_exists(c, "held"));
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.snapshots"), 0);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.drop_audit"), 0);
+    char *v = pgwt_value(c, "SELECT current_setting('lock_timeout')");
+    ck_assert_str_eq(v, "200ms");
     free(v);
     PQfinish(other);
     PQfinish(c);
@@ -397,7 +433,8 @@ static Suite *suite(void)
     tcase_add_test(tc, table_already_gone);
     tcase_add_test(tc, snapshot_insert_raises);
     tcase_add_test(tc, snapshots_table_missing);
-    tcase_add_test(tc, lock_held_by_another_session_times_out);
+    tcase_add_test(tc, lock_held_by_another_session_delays_the_drop_not_its_snapshot);
+    tcase_add_test(tc, lock_not_had_under_the_sessions_timeout_drops_nothing);
     tcase_add_test(tc, role_without_privilege_on_snapshots);
     tcase_add_test(tc, allocation_failure_in_snapshot);
     tcase_add_test(tc, callers_other_work_survives_failed_snapshot);
