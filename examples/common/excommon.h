@@ -88,6 +88,14 @@ const char *ex_text(const char *s);
  */
 int ex_finish_stdout(const char *prog, int rc);
 
+/*
+ * Ignores SIGPIPE, so that writing to a closed pipe (`pgwitness history |
+ * head -1`) fails with EPIPE like any other failed write (one line, exit 1)
+ * instead of killing the program. Call first thing in main. (libpq guards
+ * its own socket writes from SIGPIPE either way.)
+ */
+void ex_ignore_sigpipe(void);
+
 /* fflush(f), false when it or an earlier write to f failed. For stdout
  * the reason is kept for ex_finish_stdout (the failed data is dropped, so
  * the final flush may not see it). Long-running output (watch) stops at

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -331,13 +332,30 @@ static int installed_args(cli *c, PGconn *conn, const char *schema, const char *
     *n = -1;
     *buf = NULL;
     const char *params[2] = {schema, table};
-    PGresult *r = PQexecParams(conn,
-                               "SELECT t.tgargs FROM pg_catalog.pg_trigger t JOIN "
-                               "pg_catalog.pg_class k ON k.oid = t.tgrelid JOIN "
-                               "pg_catalog.pg_namespace n ON n.oid = k.relnamespace WHERE "
-                               "n.nspname = $1 AND k.relname = $2 AND t.tgname = "
-                               "'pgwitness_update'",
-                               2, NULL, params, NULL, NULL, 1 /* binary: the bytes */);
+    /* First the table's watch lock (pgwitness-pq.h, PGW_PQ_WATCH_LOCK_BASE;
+     * held to the end of the transaction, as pgw_pq_watch_table takes it),
+     * so that what is read is what a concurrent watch committed. Then the
+     * arguments of pgwitness's update trigger (one that calls a
+     * notify_statement function; a trigger of that name calling anything
+     * else is the owner's, and pgw_pq_watch_table refuses it). */
+    char lock_sql[256];
+    snprintf(lock_sql, sizeof lock_sql,
+             "SELECT pg_catalog.pg_advisory_xact_lock(%" PRId64 " + k.oid::int8) "
+             "FROM pg_catalog.pg_class k JOIN pg_catalog.pg_namespace n ON n.oid = "
+             "k.relnamespace WHERE n.nspname = $1 AND k.relname = $2",
+             (int64_t)PGW_PQ_WATCH_LOCK_BASE);
+    PGresult *r = PQexecParams(conn, lock_sql, 2, NULL, params, NULL, NULL, 0);
+    if (PQresultStatus(r) == PGRES_TUPLES_OK) {
+        PQclear(r);
+        r = PQexecParams(conn,
+                         "SELECT t.tgargs FROM pg_catalog.pg_trigger t JOIN "
+                         "pg_catalog.pg_class k ON k.oid = t.tgrelid JOIN "
+                         "pg_catalog.pg_namespace n ON n.oid = k.relnamespace JOIN "
+                         "pg_catalog.pg_proc p ON p.oid = t.tgfoid WHERE "
+                         "n.nspname = $1 AND k.relname = $2 AND t.tgname = "
+                         "'pgwitness_update' AND p.proname = 'notify_statement'",
+                         2, NULL, params, NULL, NULL, 1 /* binary: the bytes */);
+    }
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         char msg[256];
         snprintf(msg, sizeof msg, "%s", PQresultErrorMessage(r));

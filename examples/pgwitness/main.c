@@ -147,6 +147,8 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    /* A failed write on stdout (a full disk) is a failure, whatever ran. */
+    /* A failed write on stdout (a full disk, a closed pipe) is a failure,
+     * whatever ran: exit 1 with one line, not death by SIGPIPE. */
+    ex_ignore_sigpipe();
     return ex_finish_stdout("pgwitness", run(argc, argv));
 }

@@ -504,6 +504,12 @@ typedef struct pgw_pq_watch_options {
     size_t n_value_columns;
 } pgw_pq_watch_options;
 
+/** The table's watch lock: pgw_pq_watch_table() and
+ *  pgw_pq_unwatch_table() take pg_advisory_xact_lock(PGW_PQ_WATCH_LOCK_BASE
+ *  + the table's OID) before they read its triggers (0x7067770000000000:
+ *  "pgw" in the high bytes; PostgreSQL documentation, "Advisory Locks"). */
+#define PGW_PQ_WATCH_LOCK_BASE INT64_C(0x7067770000000000)
+
 /** Initialiser for pgw_pq_watch_options: default schema and channel, no
  *  value columns. */
 #define PGW_PQ_WATCH_OPTIONS_INIT { PGW_PQ_WATCH_OPTIONS_VERSION, NULL, NULL, NULL, 0 }
@@ -536,7 +542,14 @@ typedef struct pgw_pq_watch_options {
  * table without a primary key sends unknown IDs.
  *
  * Idempotent: watching a watched table replaces its triggers (new channel
- * or value columns take effect). Only ordinary tables that are not
+ * or value columns take effect). A trigger of one of the four names that
+ * calls another function is the table owner's: the call then refuses
+ * (PGW_EEXISTS) rather than replace it. Concurrent watch and unwatch calls
+ * on one table run one after the other: each takes the table's watch lock
+ * (a transaction-level advisory lock, key PGW_PQ_WATCH_LOCK_BASE + the
+ * table's OID, held to the end of the transaction) before it reads the
+ * triggers; a host that reads what is installed before deciding to watch
+ * can take the same lock first (pg_advisory_xact_lock). Only ordinary tables that are not
  * partitions can be watched: statement triggers fire for the table a
  * statement names, so writes that name a partition would bypass its
  * parent's triggers and the other way round (PostgreSQL documentation,
@@ -564,6 +577,8 @@ typedef struct pgw_pq_watch_options {
  *         (a view, a partitioned table, a partition);
  *         PGW_ENOTFOUND when the table does not exist, or the library
  *         schema has no trigger function (run pgw_pq_install());
+ *         PGW_EEXISTS when a trigger of one of the four names is not
+ *         pgwitness's (err->message names it and the function it calls);
  *         PGW_ESTATE for a failed transaction; PGW_EPG (e.g. 42501 without
  *         the TRIGGER privilege); PGW_ECONN; PGW_ENOMEM. On failure no
  *         trigger is changed.
@@ -573,8 +588,11 @@ PGW_API int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *tab
 
 /**
  * Stops watching a table: drops the four triggers pgw_pq_watch_table()
- * installed. Idempotent: a table that is not watched is left as it is.
- * Transactions as pgw_pq_watch_table().
+ * installed (those of the four names that call a notify_statement
+ * function; a trigger of the same name that calls another function is the
+ * owner's and stays). Idempotent, concurrent calls included: a table that
+ * is not watched is left as it is. Takes the table's watch lock
+ * (PGW_PQ_WATCH_LOCK_BASE) first. Transactions as pgw_pq_watch_table().
  *
  * @param out     receives true when triggers were dropped, false when the
  *                table was not watched; may be NULL.

@@ -3,8 +3,10 @@
  * statement triggers of query invalidation (lib/pq/sql/watch.sql,
  * unwatch.sql; the trigger function is lib/pq/sql/migration_002.sql).
  *
- * Sequence: [BEGIN | SAVEPOINT pgwitness_watch]; read the table and the
- * DDL (one parameterised query); run the DDL; [COMMIT | RELEASE] — or on
+ * Sequence: [BEGIN | SAVEPOINT pgwitness_watch]; the table's watch lock
+ * (watch_lock.sql: concurrent watch/unwatch calls of one table run one
+ * after the other); read the table and the DDL (one parameterised query);
+ * run the DDL; [COMMIT | RELEASE] — or on
  * any failure [ROLLBACK | ROLLBACK TO + RELEASE], so nothing is changed and
  * a caller's transaction stays usable.
  * SPDX-License-Identifier: MIT
@@ -137,6 +139,19 @@ static int check_options(const pgw_pq_watch_options *o, pgw_error *err)
     return PGW_OK;
 }
 
+/* The table's watch lock, until the end of the transaction (none when
+ * there is no such table: the read that follows says so). */
+static int watch_lock(PGconn *conn, const char *schema, const char *table, pgw_error *e)
+{
+    const char *params[2] = {schema, table};
+    PGresult *r = pgwi_pq_exec(conn, pgwi_sql_watch_lock, 2, params,
+                               "waiting for the table's watch lock", e);
+    if (!r)
+        return e->code;
+    PQclear(r);
+    return PGW_OK;
+}
+
 int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
                        const pgw_pq_watch_options *opts, pgw_error *err)
 {
@@ -167,6 +182,11 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
         pgwi_free(args);
         return rc;
     }
+    rc = watch_lock(conn, schema, table, e);
+    if (rc != PGW_OK) {
+        pgwi_free(args);
+        return unit_end(conn, own, rc, e);
+    }
     const char *params[4] = {schema, table, pgw_schema, args};
     PGresult *r = pgwi_pq_exec(conn, pgwi_sql_watch, 4, params, "reading the table to watch", e);
     pgwi_free(args);
@@ -192,6 +212,11 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
                         "schema \"%.100s\" has no pgwitness trigger function "
                         "(notify_statement): run pgw_pq_install() to install or upgrade it",
                         pgw_schema);
+    } else if (!PQgetisnull(r, 0, 4)) {
+        rc = pgwi_error(e, PGW_EEXISTS,
+                        "%.100s.%.100s has a trigger %.300s that pgwitness did not create: "
+                        "rename or drop it to watch the table",
+                        schema, table, PQgetvalue(r, 0, 4));
     } else {
         rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 3), NULL, "creating the statement triggers", e);
     }
@@ -217,6 +242,9 @@ int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema, const char
     rc = unit_begin(conn, &own, e);
     if (rc != PGW_OK)
         return rc;
+    rc = watch_lock(conn, schema, table, e);
+    if (rc != PGW_OK)
+        return unit_end(conn, own, rc, e);
     const char *params[2] = {schema, table};
     PGresult *r = pgwi_pq_exec(conn, pgwi_sql_unwatch, 2, params, "reading the watched table",
                                e);

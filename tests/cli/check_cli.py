@@ -271,6 +271,21 @@ def usage_errors():
         prog_name = name.split()[0]
         exact_error(f"{name} > /dev/full: exit 1, one line", *prog(*args, stdout="/dev/full"), 1,
                     f"{prog_name}: {FULL}")
+    # A closed pipe is a failed write too: exit 1 and one line, not death
+    # by SIGPIPE (status -13 here, 141 in a shell). The read end is closed
+    # before the program starts, so its first write fails.
+    for name, argv in [("pgwitness --help", [CLI, "--help"]),
+                       ("pgwitness-ingest --help", [INGEST, "--help"]),
+                       ("pgwitness-tasks --help", [TASKS, "--help"])]:
+        rfd, wfd = os.pipe()
+        os.close(rfd)
+        p = subprocess.run(WRAP + argv, stdout=wfd, stderr=subprocess.PIPE, text=True,
+                           timeout=60 * SLOW)
+        os.close(wfd)
+        prog_name = name.split()[0]
+        check(f"{name} into a closed pipe: exit 1, one line", p.returncode == 1 and
+              p.stderr == f"{prog_name}: writing standard output: Broken pipe\n",
+              f"rc={p.returncode} stderr={p.stderr!r}")
     exact_error("--version with an extra argument: a usage error",
                 *cli("--version", "extra"), 2,
                 "pgwitness: unexpected argument 'extra' after --version")

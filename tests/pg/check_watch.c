@@ -14,9 +14,11 @@
  */
 #define _DEFAULT_SOURCE
 #include <libpq-fe.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pgw_test.h"
 #include "pgwt_notify.h"
@@ -1002,6 +1004,116 @@ START_TEST(watch_inside_a_transaction)
 }
 END_TEST
 
+/* A second session's watch or unwatch, run in a thread while the test
+ * holds the table's watch lock in an open transaction. */
+typedef struct other_call {
+    bool unwatch;
+    int rc;
+    bool removed;
+    pgw_error err;
+} other_call;
+
+static void *other_session(void *arg)
+{
+    other_call *oc = arg;
+    PGconn *c = pgwt_connect();
+    oc->rc = oc->unwatch ? pgw_pq_unwatch_table(&oc->removed, c, "public", "t", &oc->err)
+                         : pgw_pq_watch_table(c, "public", "t", NULL, &oc->err);
+    PQfinish(c);
+    return NULL;
+}
+
+/* Until a session waits for an advisory lock (the watch lock). */
+static void wait_for_advisory_waiter(PGconn *c)
+{
+    for (int i = 0; i < 500; i++) {
+        if (pgwt_int(c, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                        "AND NOT granted") == 1)
+            return;
+        usleep(10000);
+    }
+    ck_abort_msg("no session waited for the watch lock");
+}
+
+START_TEST(concurrent_watch_and_unwatch_serialize)
+{
+    /* Two first-time watches at once: the second waits for the first's
+     * transaction, then sees its triggers and replaces them (before the
+     * watch lock it read none and failed: "trigger already exists"). */
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY)");
+    pgwt_exec(c, "BEGIN");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", NULL, &err), PGW_OK);
+    other_call oc = {false, 1, false, {0}};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, other_session, &oc), 0);
+    wait_for_advisory_waiter(c);
+    pgwt_exec(c, "COMMIT");
+    pthread_join(th, NULL);
+    ck_assert_msg(oc.rc == PGW_OK, "%d %s", oc.rc, oc.err.message);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 't'::regclass"),
+                     4);
+    pgwt_exec(c, "INSERT INTO t VALUES (1)");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"t\",\"op\":\"insert\","
+                      "\"ids\":[\"1\"],\"ids_truncated\":false,\"columns\":null,"
+                      "\"columns_truncated\":false,\"pk_changed\":false}");
+    /* Two unwatches at once: the second finds nothing left to drop. */
+    pgwt_exec(c, "BEGIN");
+    bool removed = false;
+    ck_assert_int_eq(pgw_pq_unwatch_table(&removed, c, "public", "t", &err), PGW_OK);
+    ck_assert(removed);
+    other_call ou = {true, 1, true, {0}};
+    ck_assert_int_eq(pthread_create(&th, NULL, other_session, &ou), 0);
+    wait_for_advisory_waiter(c);
+    pgwt_exec(c, "COMMIT");
+    pthread_join(th, NULL);
+    ck_assert_msg(ou.rc == PGW_OK, "%d %s", ou.rc, ou.err.message);
+    ck_assert(!ou.removed);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 't'::regclass"),
+                     0);
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(triggers_of_the_same_name_that_are_not_ours)
+{
+    /* The owner's trigger named like ours: watch refuses and changes
+     * nothing; unwatch leaves it. */
+    PGconn *c = setup();
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY); "
+                 "CREATE FUNCTION userfn() RETURNS trigger LANGUAGE plpgsql AS "
+                 "$$ BEGIN RETURN NULL; END $$; "
+                 "CREATE TRIGGER pgwitness_update AFTER UPDATE ON t "
+                 "FOR EACH STATEMENT EXECUTE PROCEDURE userfn()");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", NULL, &err), PGW_EEXISTS);
+    ck_assert_str_eq(err.message, "public.t has a trigger pgwitness_update (it calls userfn()) "
+                                  "that pgwitness did not create: rename or drop it to watch "
+                                  "the table");
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 't'::regclass"),
+                     1);
+    bool removed = true;
+    ck_assert_int_eq(pgw_pq_unwatch_table(&removed, c, "public", "t", &err), PGW_OK);
+    ck_assert(!removed);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 't'::regclass "
+                                 "AND tgname = 'pgwitness_update'"),
+                     1);
+    /* Renamed out of the way, the table is watched; unwatch then drops
+     * ours and leaves the owner's. */
+    pgwt_exec(c, "ALTER TRIGGER pgwitness_update ON t RENAME TO owners");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_unwatch_table(&removed, c, "public", "t", &err), PGW_OK);
+    ck_assert(removed);
+    char *v = pgwt_value(c, "SELECT string_agg(tgname, ',') FROM pg_trigger "
+                            "WHERE tgrelid = 't'::regclass");
+    ck_assert_str_eq(v, "owners");
+    free(v);
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(watch_refusals_and_bad_arguments)
 {
     PGconn *c = setup();
@@ -1159,6 +1271,8 @@ static Suite *suite(void)
     tcase_add_test(tc, byte_budget_rungs);
     tcase_add_test(tc, byte_budget_in_a_single_byte_database);
     tcase_add_test(tc, failures_never_reach_the_writer);
+    tcase_add_test(tc, concurrent_watch_and_unwatch_serialize);
+    tcase_add_test(tc, triggers_of_the_same_name_that_are_not_ours);
     tcase_add_test(tc, writers_need_no_privilege_on_the_library);
     tcase_add_test(tc, watch_is_idempotent_and_reconfigurable);
     tcase_add_test(tc, watch_inside_a_transaction);

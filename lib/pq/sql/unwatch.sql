@@ -1,6 +1,11 @@
 -- Stops watching a table (pgw_pq_unwatch_table): the DDL that drops the
 -- triggers pgw_pq_watch_table created (watch.sql), statements separated by
--- semicolons, empty when there are none. Parameters: $1 text the table's schema, $2 text its name.
+-- semicolons, empty when there are none. A trigger is pgwitness's when it
+-- has one of the four names and calls a function named notify_statement
+-- (in whichever schema the library was installed); a trigger of the same
+-- name that calls anything else is the table owner's and is left alone.
+-- Run after watch_lock.sql, in the same transaction.
+-- Parameters: $1 text the table's schema, $2 text its name.
 -- No row: there is no such table. By hand (psql; then run the ddl column):
 --   PREPARE unwatch(text, text) AS <this query>;
 --   EXECUTE unwatch('public', 'tasks');
@@ -9,6 +14,8 @@ SELECT array_to_string(ARRAY(SELECT format('DROP TRIGGER %I ON %I.%I', t.tgname,
               WHERE t.tgrelid = c.oid
                 AND t.tgname IN ('pgwitness_insert', 'pgwitness_update', 'pgwitness_delete',
                                  'pgwitness_truncate')
+                AND EXISTS (SELECT FROM pg_catalog.pg_proc p
+                             WHERE p.oid = t.tgfoid AND p.proname = 'notify_statement')
               ORDER BY t.tgname), ';' || chr(10)) AS ddl
   FROM pg_catalog.pg_class c
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace

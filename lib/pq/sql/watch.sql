@@ -14,6 +14,10 @@
 -- that key's index (the default replica identity); a table without a
 -- primary key under the default replica identity is '0'; anything else is
 -- '' (the function reads the catalog).
+-- Triggers of those names that call another function than a
+-- notify_statement are not pgwitness's: the first is named in the column
+-- foreign_trigger (the watch is refused rather than replacing the owner's trigger).
+-- Run after watch_lock.sql, in the same transaction.
 -- The DDL comes as one text, statements separated by semicolons. No row:
 -- there is no such table. EXECUTE PROCEDURE (not FUNCTION) keeps
 -- PostgreSQL 10 working. By hand (psql; then run the ddl column):
@@ -27,6 +31,8 @@ SELECT c.relkind::text AS relkind,
               WHERE t.tgrelid = c.oid
                 AND t.tgname IN ('pgwitness_insert', 'pgwitness_update', 'pgwitness_delete',
                                  'pgwitness_truncate')
+                AND EXISTS (SELECT FROM pg_catalog.pg_proc p
+                             WHERE p.oid = t.tgfoid AND p.proname = 'notify_statement')
               ORDER BY t.tgname)
        || ARRAY[
             format('CREATE TRIGGER pgwitness_insert AFTER INSERT ON %I.%I '
@@ -43,7 +49,15 @@ SELECT c.relkind::text AS relkind,
                    $1::text, $2::text, $3::text, a.args),
             format('CREATE TRIGGER pgwitness_truncate AFTER TRUNCATE ON %I.%I '
                    'FOR EACH STATEMENT EXECUTE PROCEDURE %I.notify_statement(%s)',
-                   $1::text, $2::text, $3::text, a.args)], ';' || chr(10)) AS ddl
+                   $1::text, $2::text, $3::text, a.args)], ';' || chr(10)) AS ddl,
+       (SELECT format('%s (it calls %s)', t.tgname, t.tgfoid::regprocedure)
+          FROM pg_catalog.pg_trigger t
+         WHERE t.tgrelid = c.oid
+           AND t.tgname IN ('pgwitness_insert', 'pgwitness_update', 'pgwitness_delete',
+                            'pgwitness_truncate')
+           AND NOT EXISTS (SELECT FROM pg_catalog.pg_proc p
+                            WHERE p.oid = t.tgfoid AND p.proname = 'notify_statement')
+         ORDER BY t.tgname LIMIT 1) AS foreign_trigger
   FROM pg_catalog.pg_class c
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
  CROSS JOIN LATERAL (
