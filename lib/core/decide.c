@@ -26,59 +26,129 @@ bool pgwi_filter_admits(const pgwi_filter *f, const pgwi_str *v)
     return false;
 }
 
-static bool any_changed(const pgw_write *w, const pgwi_str *const *names, uint32_t n)
+/* The memo entry of name, resolved on first use; -1 when the memo is full. */
+static inline int memo_at(pgwi_wmemo *m, const pgwi_str *name)
+{
+    for (uint32_t i = 0; i < m->n; i++)
+        if (m->name[i] == name)
+            return (int)i;
+    if (m->n == PGWI_WMEMO_N)
+        return -1;
+    uint32_t i = m->n++;
+    m->name[i] = name;
+    m->vc[i] = pgwi_write_vcol(m->w, name);
+    m->changed[i] = pgwi_write_changed(m->w, name);
+    return (int)i;
+}
+
+/* pgwi_write_changed(m->w, name) through the memo. */
+static inline bool w_changed(pgwi_wmemo *m, const pgwi_str *name)
+{
+    if (!(m->w->cols_mask & pgwi_bit(name)))
+        return false;
+    int i = memo_at(m, name);
+    return i >= 0 ? m->changed[i] : pgwi_write_changed(m->w, name);
+}
+
+/* pgwi_write_vcol(m->w, name) through the memo. */
+static inline int32_t w_vcol(pgwi_wmemo *m, const pgwi_str *name)
+{
+    if (m->w->n_vcols == 0)
+        return -1;
+    int i = memo_at(m, name);
+    return i >= 0 ? m->vc[i] : pgwi_write_vcol(m->w, name);
+}
+
+static bool any_changed(pgwi_wmemo *m, const pgwi_str *const *names, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
-        if (pgwi_write_changed(w, names[i]))
+        if (w_changed(m, names[i]))
             return true;
     return false;
 }
 
-static bool filter_col_changed(const pgw_write *w, const pgwi_tdep *t)
+static bool filter_col_changed(pgwi_wmemo *m, const pgwi_tdep *t)
 {
     for (uint32_t i = 0; i < t->n_filters; i++)
-        if (pgwi_write_changed(w, t->filters[i].col))
+        if (w_changed(m, t->filters[i].col))
             return true;
     return false;
 }
 
-/* Where each value filter's column sits among the write's value columns.
- * The first FMAP_N filters are resolved once per decision; later ones per
- * row (declarations with that many filters are rare). */
+/* A value filter with a value column in the write: where its column sits
+ * among the write's value columns and whether it changed (true when the
+ * changed columns are unknown). The first FMAP_N filters are resolved once
+ * per decision, and only those that can reject a row are kept; later ones
+ * per row (declarations with that many filters are rare). */
 #define FMAP_N 16
 typedef struct fmap {
-    int32_t vc;   /* value column, -1: none */
-    bool changed; /* among the changed columns (true when those are unknown) */
+    const pgwi_filter *f;
+    int32_t vc;
+    bool changed;
 } fmap;
 
-static fmap resolve(const pgw_write *w, const pgwi_filter *f)
+static fmap resolve(pgwi_wmemo *mm, const pgwi_filter *f)
 {
-    fmap m = {-1, true};
+    const pgw_write *w = mm->w;
+    fmap m = {f, -1, true};
     if (!f->vals_known || w->n_vcols == 0)
         return m;
-    m.vc = pgwi_write_vcol(w, f->col);
-    m.changed = !pgwi_cols_ok(w) || pgwi_write_changed(w, f->col);
+    m.vc = w_vcol(mm, f->col);
+    m.changed = !pgwi_cols_ok(w) || w_changed(mm, f->col);
     return m;
 }
 
+/* Whether filter f admits the known value v. */
+static inline bool admits(const pgwi_filter *f, const pgwi_str *v)
+{
+    if (f->n_vals == 1) /* eq: most filters */
+        return v != &pgwi_sqlnull && pgwi_str_eq(f->vals[0], v);
+    return pgwi_filter_admits(f, v);
+}
+
+/* The value filters of a decision that can reject a row: fm[0..n) and the
+ * filters of t from `rest` on (resolved per row). */
+typedef struct fset {
+    fmap fm[FMAP_N];
+    uint32_t n, rest;
+} fset;
+
+static void fset_init(fset *s, pgwi_wmemo *mm, const pgwi_tdep *t)
+{
+    s->n = 0;
+    s->rest = t->n_filters;
+    if (!mm->w->vals)
+        return; /* no value: no filter rejects a row */
+    for (uint32_t k = 0; k < t->n_filters; k++) {
+        if (k == FMAP_N) {
+            s->rest = k;
+            break;
+        }
+        fmap m = resolve(mm, &t->filters[k]);
+        if (m.vc >= 0)
+            s->fm[s->n++] = m;
+    }
+}
+
 /* Relevance of row i on a side: PGWI_NO when a value filter rejects a known
- * value, else PGWI_MAYBE. `used` is set when a value decided. */
-static int relevance(const pgwi_tdep *t, const fmap *fm, const pgw_write *w, uint32_t i,
-                     int side)
+ * value, else PGWI_MAYBE. */
+static inline int relevance(const pgwi_tdep *t, const fset *fs, pgwi_wmemo *mm,
+                            const pgw_write *w, uint32_t i, int side)
 {
     if (pgwi_row_exists(w, i, side) == PGWI_NO)
         return PGWI_NO;
-    if (!w->vals)
-        return PGWI_MAYBE;
-    for (uint32_t k = 0; k < t->n_filters; k++) {
-        const pgwi_filter *f = &t->filters[k];
-        if (!f->vals_known)
-            continue;
-        fmap m = k < FMAP_N ? fm[k] : resolve(w, f);
+    for (uint32_t k = 0; k < fs->n; k++) {
+        const fmap *m = &fs->fm[k];
+        const pgwi_str *v = pgwi_row_value(w, i, side, m->vc, m->changed);
+        if (v && !admits(m->f, v))
+            return PGWI_NO;
+    }
+    for (uint32_t k = fs->rest; k < t->n_filters; k++) {
+        fmap m = resolve(mm, &t->filters[k]);
         if (m.vc < 0)
             continue;
         const pgwi_str *v = pgwi_row_value(w, i, side, m.vc, m.changed);
-        if (v && !pgwi_filter_admits(f, v))
+        if (v && !pgwi_filter_admits(m.f, v))
             return PGWI_NO;
     }
     return PGWI_MAYBE;
@@ -97,13 +167,17 @@ static pgw_verdict skip(pgw_reason r)
 }
 
 static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview *d,
-                                bool r_unknown, const pgw_write *w)
+                                bool r_unknown, const pgw_write *w, pgwi_wmemo *mm)
 {
     const bool windowed = t->limit >= 0 || t->offset > 0;
     const bool ordered = windowed || t->n_sort > 0;
     const bool tracked = first && d->rids_known && !r_unknown;
     const bool key_read = ordered || tracked;
     const bool cols_ok = pgwi_cols_ok(w);
+    /* Whether a filter or sort column changed (true when the changed
+     * columns are unknown). */
+    const bool fchg = !cols_ok || filter_col_changed(mm, t);
+    const bool schg = !cols_ok || any_changed(mm, t->sort, t->n_sort);
 
     /* Rule 7: only unread columns changed. */
     if (w->op == PGW_OP_UPDATE && cols_ok) {
@@ -112,8 +186,7 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
             if (t->all_cols)
                 read_hit = w->n_cols > 0;
             else
-                read_hit = any_changed(w, t->cols, t->n_cols) || filter_col_changed(w, t) ||
-                           any_changed(w, t->sort, t->n_sort);
+                read_hit = fchg || schg || any_changed(mm, t->cols, t->n_cols);
         }
         if (!read_hit && !(w->pk_changed && key_read))
             return skip(PGW_REASON_COLUMNS_DISJOINT);
@@ -123,11 +196,8 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
         return refresh(w->op == PGW_OP_INSERT ? PGW_REASON_INSERT_MAY_ENTER
                                               : PGW_REASON_IDS_UNKNOWN);
 
-    fmap fm[FMAP_N];
-    for (uint32_t k = 0; k < t->n_filters && k < FMAP_N; k++)
-        fm[k] = resolve(w, &t->filters[k]);
-    const bool fchg = !cols_ok || filter_col_changed(w, t);
-    const bool schg = !cols_ok || any_changed(w, t->sort, t->n_sort);
+    fset fs;
+    fset_init(&fs, mm, t);
     const bool same = pgwi_same_row(w);
     bool used_values = false;
 
@@ -138,8 +208,8 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
         if (same) {
             if (IN_R())
                 return refresh(PGW_REASON_ROW_IN_RESULT); /* 9 */
-            int b = relevance(t, fm, w, i, PGW_SIDE_OLD);
-            int a = relevance(t, fm, w, i, PGW_SIDE_NEW);
+            int b = relevance(t, &fs, mm, w, i, PGW_SIDE_OLD);
+            int a = relevance(t, &fs, mm, w, i, PGW_SIDE_NEW);
             if (b == PGWI_NO && a == PGWI_NO) { /* 10 */
                 used_values = true;
                 continue;
@@ -164,13 +234,13 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
         if (pgwi_row_exists(w, i, PGW_SIDE_OLD) != PGWI_NO) {
             if (IN_R())
                 return refresh(PGW_REASON_ROW_IN_RESULT); /* 17 */
-            if (relevance(t, fm, w, i, PGW_SIDE_OLD) == PGWI_NO)
+            if (relevance(t, &fs, mm, w, i, PGW_SIDE_OLD) == PGWI_NO)
                 used_values = true; /* 18 */
             else if (!(tracked && t->offset == 0))
                 return refresh(PGW_REASON_DELETE_IN_WINDOW); /* 20; else 19 */
         }
         if (pgwi_row_exists(w, i, PGW_SIDE_NEW) != PGWI_NO) {
-            if (relevance(t, fm, w, i, PGW_SIDE_NEW) == PGWI_NO)
+            if (relevance(t, &fs, mm, w, i, PGW_SIDE_NEW) == PGWI_NO)
                 used_values = true; /* 21 */
             else
                 return refresh(PGW_REASON_INSERT_MAY_ENTER); /* 22 */
@@ -180,20 +250,28 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
     return skip(used_values ? PGW_REASON_VALUES_DISJOINT : PGW_REASON_ROWS_DISJOINT);
 }
 
-pgw_verdict pgwi_decide_view(const pgwi_dview *d, bool r_unknown, const pgw_write *w)
+pgw_verdict pgwi_decide_view(const pgwi_dview *d, bool r_unknown, const pgw_write *w,
+                             pgwi_wmemo *m)
 {
     if (w->op == PGW_OP_RESET)
         return refresh(PGW_REASON_SCOPE_RESET); /* 2 */
     if (d->undeclared)
         return refresh(PGW_REASON_UNDECLARED); /* 3 */
-    const pgwi_tdep *t = pgwi_find_table(d, w);
+    const pgwi_tdep *t = NULL;
+    if (m->table) { /* interned names: compared by address */
+        for (uint32_t i = 0; i < d->n_tables && !t; i++)
+            if (d->tables[i].table == m->table && d->tables[i].schema == m->schema)
+                t = &d->tables[i];
+    } else {
+        t = pgwi_find_table(d, w);
+    }
     if (!t)
         return skip(PGW_REASON_TABLE_NOT_READ); /* 4 */
     if (w->op == PGW_OP_TRUNCATE)
         return refresh(PGW_REASON_TRUNCATE); /* 5 */
     if (w->op != PGW_OP_INSERT && w->op != PGW_OP_UPDATE && w->op != PGW_OP_DELETE)
         return refresh(PGW_REASON_WRITE_UNKNOWN); /* 6 */
-    return decide_table(t, t == &d->tables[0], d, r_unknown, w);
+    return decide_table(t, t == &d->tables[0], d, r_unknown, w, m);
 }
 
 int pgw_decide(pgw_verdict *out, const pgw_deps *deps, const pgw_write *write, pgw_error *err)
@@ -211,6 +289,8 @@ int pgw_decide(pgw_verdict *out, const pgw_deps *deps, const pgw_write *write, p
     }
     pgwi_dview d;
     pgwi_deps_view(&d, deps);
-    *out = pgwi_decide_view(&d, false, write);
+    pgwi_wmemo m;
+    pgwi_wmemo_init(&m, write);
+    *out = pgwi_decide_view(&d, false, write, &m);
     return PGW_OK;
 }

@@ -1637,6 +1637,7 @@ typedef struct mctx {
     const ibhdr *held;
     uint32_t nh;
     uint32_t hpos[NHITS], hfp[NHITS];
+    pgwi_wmemo memo; /* the write's column lookups, shared by its decisions */
 } mctx;
 
 /* The fingerprints of the write's rows that runner r's result holds
@@ -1678,7 +1679,7 @@ static void visit(mctx *c, irunner *r)
         dv.n_rids = held_rows(held, c, r);
         dv.rids = held;
     }
-    pgw_verdict v = pgwi_decide_view(&dv, r->state == ST_RUN, c->w);
+    pgw_verdict v = pgwi_decide_view(&dv, r->state == ST_RUN, c->w, &c->memo);
     x->visited++;
     x->by_reason[v.reason]++;
     if (v.refresh)
@@ -1938,6 +1939,8 @@ static void match_table(mctx *c, uint64_t sh, uint32_t sk)
          * and loaded once there is something to decide. */
         c->verify = sk == NONE ? b : NULL;
         c->wrong = false;
+        c->memo.schema = b->schema; /* equal to the write's: found by address */
+        c->memo.table = b->table;
         c->held = NULL;
         if (b->vol_head != NONE)
             prefetch_scope(c);
@@ -2002,6 +2005,7 @@ int pgw_index_match(size_t *out, pgw_index *x, const pgw_write *w, pgw_error *er
             c.n = 0;
             c.held = NULL;
             c.nh = 0;
+            pgwi_wmemo_init(&c.memo, w);
             if (sk != NONE && x->sc[sk].und != NONE) {
                 const ibhdr *u = BUCKET(x, x->sc[sk].und);
                 scan(&c, u, ~(uint64_t)0, 0);
@@ -2224,7 +2228,9 @@ int pgw_index_decide(pgw_verdict *out, const pgw_index *x, pgw_runner_id id,
     }
     pgwi_dview dv = {RN_TABLES(r), r->n_tables, r->undeclared, r->rids_known, r->n_rids,
                      RN_RIDS(r)};
-    *out = pgwi_decide_view(&dv, r->state == ST_RUN, w);
+    pgwi_wmemo m;
+    pgwi_wmemo_init(&m, w);
+    *out = pgwi_decide_view(&dv, r->state == ST_RUN, w, &m);
     return PGW_OK;
 }
 

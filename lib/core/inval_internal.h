@@ -248,11 +248,38 @@ static inline const pgwi_str *pgwi_row_value(const pgw_write *w, uint32_t i, int
 
 /* ---- the rules ---- */
 
+/* What the rules ask of a write about a column name — its value column and
+ * whether it changed — remembered by the name's address over a series of
+ * decisions against one write (an index's names are interned, so its
+ * runners share one address per name and each name is resolved once per
+ * match). Entries are exact: an address is only ever one string. When
+ * schema and table are set, they are the interned names equal to the
+ * write's (a declaration with interned names then finds its entry for the
+ * written table by address). Set up with pgwi_wmemo_init(). */
+enum { PGWI_WMEMO_N = 16 };
+typedef struct pgwi_wmemo {
+    const pgw_write *w;
+    const pgwi_str *schema, *table; /* interned equals of w's; NULL: unknown */
+    uint32_t n;
+    const pgwi_str *name[PGWI_WMEMO_N];
+    int32_t vc[PGWI_WMEMO_N]; /* pgwi_write_vcol() */
+    bool changed[PGWI_WMEMO_N]; /* pgwi_write_changed() */
+} pgwi_wmemo;
+
+static inline void pgwi_wmemo_init(pgwi_wmemo *m, const pgw_write *w)
+{
+    m->w = w;
+    m->schema = m->table = NULL;
+    m->n = 0;
+}
+
 /* Finds the entry of d for the written table, or NULL. */
 const pgwi_tdep *pgwi_find_table(const pgwi_dview *d, const pgw_write *w);
 /* The rule table of inval.h, rules 2..22 (scope equality is the caller's).
- * r_unknown: treat the result IDs as unknown (a runner being rerun). */
-pgw_verdict pgwi_decide_view(const pgwi_dview *d, bool r_unknown, const pgw_write *w);
+ * r_unknown: treat the result IDs as unknown (a runner being rerun). m: a
+ * memo of m->w == w (pgwi_wmemo_init()), kept across calls. */
+pgw_verdict pgwi_decide_view(const pgwi_dview *d, bool r_unknown, const pgw_write *w,
+                             pgwi_wmemo *m);
 /* Whether the filter admits value v (v known, not unknown). */
 bool pgwi_filter_admits(const pgwi_filter *f, const pgwi_str *v);
 
