@@ -288,24 +288,46 @@ START_TEST(notifications_reach_index_and_callback)
 }
 END_TEST
 
+/* Two tenants, acme and globex, in two databases of the server (the
+ * second named <db>_<suffix>), with the tasks subscriptions of each in one
+ * index and one listener (at most max_conn connections); not yet touched. */
+typedef struct two_tenants {
+    char db1[96], db2[96];
+    pgw_index *idx;
+    rec r;
+    pgw_pq_listener *l;
+    pgw_scope s1, s2;
+    pgw_pq_tenant_id t1, t2;
+} two_tenants;
+
+static void two_tenants_setup(two_tenants *x, const char *suffix, size_t max_conn)
+{
+    memset(x, 0, sizeof *x);
+    snprintf(x->db1, sizeof x->db1, "%s", pgwt_dbname());
+    snprintf(x->db2, sizeof x->db2, "%s_%s", pgwt_dbname(), suffix);
+    prepare_db(x->db1, false);
+    prepare_db(x->db2, true);
+    ck_assert_int_eq(pgw_index_new(&x->idx, NULL, NULL), PGW_OK);
+    tasks_subscriptions(x->idx, "acme", x->db1);
+    tasks_subscriptions(x->idx, "globex", x->db2);
+    x->l = new_listener(x->idx, &x->r, 0, max_conn);
+    x->s1 = (pgw_scope){"p", "acme", x->db1};
+    x->s2 = (pgw_scope){"p", "globex", x->db2};
+    ck_assert_int_eq(pgw_pq_listener_add_tenant(&x->t1, x->l, &x->s1, conninfo(x->db1), NULL),
+                     PGW_OK);
+    ck_assert_int_eq(pgw_pq_listener_add_tenant(&x->t2, x->l, &x->s2, conninfo(x->db2), NULL),
+                     PGW_OK);
+}
+
 START_TEST(tenants_in_two_databases_stay_isolated)
 {
-    char db1[96], db2[96];
-    snprintf(db1, sizeof db1, "%s", pgwt_dbname());
-    snprintf(db2, sizeof db2, "%s_globex", pgwt_dbname());
-    prepare_db(db1, false);
-    prepare_db(db2, true);
-    pgw_index *idx = NULL;
-    ck_assert_int_eq(pgw_index_new(&idx, NULL, NULL), PGW_OK);
-    tasks_subscriptions(idx, "acme", db1);
-    tasks_subscriptions(idx, "globex", db2);
-    rec r;
-    memset(&r, 0, sizeof r);
-    pgw_pq_listener *l = new_listener(idx, &r, 0, 4);
-    pgw_scope s1 = {"p", "acme", db1}, s2 = {"p", "globex", db2};
-    pgw_pq_tenant_id t1, t2;
-    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t1, l, &s1, conninfo(db1), NULL), PGW_OK);
-    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t2, l, &s2, conninfo(db2), NULL), PGW_OK);
+    two_tenants x;
+    two_tenants_setup(&x, "globex", 4);
+    const char *db1 = x.db1, *db2 = x.db2;
+    pgw_index *idx = x.idx;
+    pgw_pq_listener *l = x.l;
+    pgw_pq_tenant_id t1 = x.t1, t2 = x.t2;
+    pgw_scope s1 = x.s1, s2 = x.s2;
     ck_assert_int_eq(pgw_pq_listener_touch(l, t1, NULL), PGW_OK);
     ck_assert_int_eq(pgw_pq_listener_touch(l, t2, NULL), PGW_OK);
     run_until_state(l, t1, PGW_PQ_TENANT_LISTENING);
@@ -456,27 +478,17 @@ END_TEST
 
 START_TEST(cap_closes_the_least_recently_touched)
 {
-    char db1[96], db2[96];
-    snprintf(db1, sizeof db1, "%s", pgwt_dbname());
-    snprintf(db2, sizeof db2, "%s_cap", pgwt_dbname());
-    prepare_db(db1, false);
-    prepare_db(db2, true);
-    pgw_index *idx = NULL;
-    ck_assert_int_eq(pgw_index_new(&idx, NULL, NULL), PGW_OK);
-    tasks_subscriptions(idx, "acme", db1);
-    tasks_subscriptions(idx, "globex", db2);
-    rec r;
-    memset(&r, 0, sizeof r);
-    pgw_pq_listener *l = new_listener(idx, &r, 0, 1);
-    pgw_scope s1 = {"p", "acme", db1}, s2 = {"p", "globex", db2};
-    pgw_pq_tenant_id t1, t2;
-    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t1, l, &s1, conninfo(db1), NULL), PGW_OK);
-    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t2, l, &s2, conninfo(db2), NULL), PGW_OK);
+    two_tenants x;
+    two_tenants_setup(&x, "cap", 1);
+    const char *db1 = x.db1, *db2 = x.db2;
+    pgw_index *idx = x.idx;
+    pgw_pq_listener *l = x.l;
+    pgw_pq_tenant_id t1 = x.t1, t2 = x.t2;
     ck_assert_int_eq(pgw_pq_listener_touch(l, t1, NULL), PGW_OK);
     run_until_state(l, t1, PGW_PQ_TENANT_LISTENING);
     ck_assert_int_eq(pgw_pq_listener_touch(l, t2, NULL), PGW_OK);
     ck_assert_int_eq(info(l, t1).state, PGW_PQ_TENANT_INACTIVE);
-    ck_assert_str_eq(r.events[1], "CLOSED_EVICTED acme 0 0 ");
+    ck_assert_str_eq(x.r.events[1], "CLOSED_EVICTED acme 0 0 ");
     run_until_state(l, t2, PGW_PQ_TENANT_LISTENING);
     drain(idx);
     PGconn *w = pgwt_connect_opts(conninfo(db1));
@@ -486,8 +498,8 @@ START_TEST(cap_closes_the_least_recently_touched)
     run_until_state(l, t1, PGW_PQ_TENANT_LISTENING);
     ck_assert_str_eq(drain(idx), "other.table:SCOPE_RESET,tasks.done:SCOPE_RESET,"
                                  "tasks.open:SCOPE_RESET");
-    ck_assert_int_eq(r.n_events, 5);
-    ck_assert_str_eq(r.events[3], "CLOSED_EVICTED globex 0 0 ");
+    ck_assert_int_eq(x.r.n_events, 5);
+    ck_assert_str_eq(x.r.events[3], "CLOSED_EVICTED globex 0 0 ");
     PQfinish(w);
     pgw_pq_listener_free(l);
     pgw_index_free(idx);
