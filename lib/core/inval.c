@@ -131,19 +131,6 @@ uint32_t pgwi_rids_fps(uint32_t *fps, const pgwi_rid *rids, size_t n)
     return pgwi_fps_sort_unique(fps, n);
 }
 
-bool pgwi_fps_contains(const uint32_t *fps, uint32_t n, uint32_t fp)
-{
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (fps[mid] < fp)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && fps[lo] == fp;
-}
-
 /* ------------------------------------------------------------------ */
 /* scope                                                               */
 

@@ -83,7 +83,20 @@ int pgwi_rids_copy(pgwi_rid *dst, pgwi_arena *a, const pgw_rowid *ids, size_t n)
 uint32_t pgwi_rids_fps(uint32_t *fps, const pgwi_rid *rids, size_t n);
 /* Sorts fingerprints and removes duplicates in place; returns the count. */
 uint32_t pgwi_fps_sort_unique(uint32_t *fps, size_t n);
-bool pgwi_fps_contains(const uint32_t *fps, uint32_t n, uint32_t fp);
+/* Whether sorted fps[0..n) holds fp: a branch-free lower bound (the rules
+ * ask it per written row, with outcomes no predictor learns). */
+static inline bool pgwi_fps_contains(const uint32_t *fps, uint32_t n, uint32_t fp)
+{
+    if (n == 0)
+        return false;
+    const uint32_t *base = fps;
+    while (n > 1) {
+        uint32_t half = n / 2;
+        base = base[half - 1] < fp ? base + half : base;
+        n -= half;
+    }
+    return *base == fp;
+}
 
 /* ---- scope ---- */
 

@@ -179,6 +179,35 @@ START_TEST(deletes)
 }
 END_TEST
 
+/* Membership in the result, for every result size up to 40 and every
+ * position in it: a delete of a row in the result refreshes, of any other
+ * row (absent keys fall between, before and after the held ones) skips. */
+START_TEST(result_membership)
+{
+    for (int n = 0; n <= 40; n++) {
+        char csv[512] = "";
+        size_t used = 0;
+        for (int i = 0; i < n; i++)
+            used += (size_t)snprintf(csv + used, sizeof csv - used, "%sk%d", i ? "," : "",
+                                     2 * i);
+        pgw_deps *d = ih_deps(&IH_ACME, "members");
+        size_t t = ih_table(d, "tasks");
+        ih_cols(d, t, "id,title");
+        ih_result(d, csv);
+        for (int x = -1; x <= 2 * n; x++) {
+            char id[16];
+            snprintf(id, sizeof id, "k%d", x);
+            pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+            ih_wids(w, id, false);
+            bool held = x >= 0 && x % 2 == 0 && x < 2 * n;
+            IH_EXPECT(d, w, held, held ? PGW_REASON_ROW_IN_RESULT : PGW_REASON_ROWS_DISJOINT);
+            pgw_write_free(w);
+        }
+        pgw_deps_free(d);
+    }
+}
+END_TEST
+
 /* ORDER BY id LIMIT 1 and an insert of id 0: refresh although disjoint. */
 START_TEST(insert_sorts_first)
 {
@@ -795,6 +824,7 @@ static Suite *suite(void)
     tcase_add_test(tc, key_change);
     tcase_add_test(tc, two_updates_same_row);
     tcase_add_test(tc, deletes);
+    tcase_add_test(tc, result_membership);
     tcase_add_test(tc, insert_sorts_first);
     tcase_add_test(tc, unread_columns);
     tcase_add_test(tc, ids_truncated);
