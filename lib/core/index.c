@@ -1920,6 +1920,12 @@ static void match_table(mctx *c, uint64_t sh, uint32_t sk)
     const bmap *m = &c->x->m_buckets;
     uint32_t fp = bucket_fp(sh, w->schema, w->table);
     const bool ids = probes_ids(w);
+    if (m->n) { /* the home slot's line, and the next when a scan may reach it */
+        const bslot *h = &m->s[rh_home(m->cap, fp)];
+        prefetch(h);
+        if (((uintptr_t)h & 63) >= 32)
+            prefetch(h + 64 / sizeof *h);
+    }
     for (uint32_t i = bm_first(m, fp); i != NONE; i = bm_next(m, fp, i)) {
         const bslot *s = &m->s[i];
         const ibhdr *b = s->b;
@@ -1929,8 +1935,15 @@ static void match_table(mctx *c, uint64_t sh, uint32_t sk)
             prefetch((const unsigned char *)b + 64 * l);
         if (ids && s->tcap) {
             const mslot *tab = (const mslot *)b - s->tcap;
-            for (uint32_t j = 0; j < w->n_ids && j < 64; j++)
-                prefetch(&tab[rh_home(s->tcap, idkey(w->ids[j].fp))]);
+            for (uint32_t j = 0; j < w->n_ids && j < 64; j++) {
+                /* A probe scans on from its home slot, 4.5 slots on average
+                 * at the table's highest load: the next line too when the
+                 * home slot is in the second half of its line. */
+                const mslot *h = &tab[rh_home(s->tcap, idkey(w->ids[j].fp))];
+                prefetch(h);
+                if (((uintptr_t)h & 63) >= 32)
+                    prefetch(h + 64 / sizeof *h);
+            }
         }
         if (b->shash != sh || !pgwi_str_eq(b->schema, w->schema) ||
             !pgwi_str_eq(b->table, w->table) || (sk != NONE && b->scope != sk))
