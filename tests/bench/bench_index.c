@@ -26,19 +26,34 @@
  * IDs and values are several dependent cache misses before the index is
  * reached).
  *
- * Usage: bench-index [subscriptions [cases]]
+ * A match on a large index is bound by memory latency: the write's bucket,
+ * then its candidates' runner blocks, are dependent trips to memory, each
+ * often with a TLB miss. So the run also measures (5) one dependent round
+ * trip to memory on this machine (a pointer chase through 256 MiB, with
+ * 4 KiB pages and with transparent huge pages), and (6) repeats the cases
+ * of random tenants in a child process whose heap is backed by transparent
+ * huge pages (glibc's glibc.malloc.hugetlb=1 tunable: the host's choice,
+ * documented in index.h), printed beside the others.
+ *
+ * Usage: bench-index [subscriptions [cases [huge]]]
  *   subscriptions: default 1000000; a multiple of 100
  *   cases: match cases to run, as digits (default 012345678): 0-2 random
  *          tenants (projected column, owner move, insert), 3-5 the same over
  *          16 active tenants, 6-8 as 0-2 with pre-built writes
+ *   huge: "yes" (default) runs (6) when the system offers transparent huge
+ *         pages, "no" skips it; "child" is the child's own mode
  * SPDX-License-Identifier: MIT
  */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pgwitness/pgwitness.h"
 
@@ -314,15 +329,133 @@ static double median_pass(pgw_index *x, pgw_write **ws, size_t nw, size_t passes
     return m;
 }
 
+/* ---- the machine's memory latency, and transparent huge pages ---- */
+
+/* Nanoseconds of one dependent load from memory: a pointer chase through a
+ * random cyclic permutation of the cache lines of 256 MiB (far beyond the
+ * caches and the TLB's reach with 4 KiB pages), its pages huge or not.
+ * Returns 0 when the memory cannot be had. */
+static double round_trip_ns(bool huge)
+{
+    const size_t bytes = (size_t)256 << 20, lines = bytes / 64;
+    unsigned char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                            -1, 0);
+    if (m == MAP_FAILED)
+        return 0;
+#ifdef MADV_HUGEPAGE
+    madvise(m, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+#else
+    (void)huge;
+#endif
+    uint32_t *order = malloc(lines * sizeof *order);
+    if (!order) {
+        munmap(m, bytes);
+        return 0;
+    }
+    for (size_t i = 0; i < lines; i++)
+        order[i] = (uint32_t)i;
+    uint64_t chase = 0x9E3779B97F4A7C15ull;
+    for (size_t i = lines - 1; i > 0; i--) { /* Fisher-Yates */
+        chase ^= chase << 13; /* its own generator: the cases' writes stay as they were */
+        chase ^= chase >> 7;
+        chase ^= chase << 17;
+        size_t j = (size_t)(chase % (i + 1));
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t i = 0; i < lines; i++) /* line order[i] leads to order[i + 1] */
+        *(size_t *)(m + (size_t)order[i] * 64) = (size_t)order[(i + 1) % lines] * 64;
+    free(order);
+    size_t at = 0, steps = 2000000;
+    for (size_t i = 0; i < steps / 10; i++) /* warm the page tables' caches */
+        at = *(volatile size_t *)(m + at);
+    double a = now_ns();
+    for (size_t i = 0; i < steps; i++)
+        at = *(volatile size_t *)(m + at);
+    double ns = (now_ns() - a) / (double)steps;
+    munmap(m, bytes);
+    return ns;
+}
+
+/* Whether the system offers transparent huge pages to a process asking
+ * for them (madvise or always). */
+static bool thp_available(void)
+{
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f)
+        return false;
+    char line[128] = "";
+    bool ok = fgets(line, sizeof line, f) && !strstr(line, "[never]");
+    fclose(f);
+    return ok;
+}
+
+/* Anonymous memory of this process in huge pages, and in all, in kB. */
+static void anon_kb(size_t *huge_kb, size_t *rss_kb)
+{
+    *huge_kb = *rss_kb = 0;
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (!f)
+        return;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        size_t v;
+        if (sscanf(line, "AnonHugePages: %zu kB", &v) == 1)
+            *huge_kb = v;
+        else if (sscanf(line, "Rss: %zu kB", &v) == 1)
+            *rss_kb = v;
+    }
+    fclose(f);
+}
+
+/* Runs this program again for the random-tenant cases, its heap backed by
+ * transparent huge pages through glibc's tunable. */
+static void run_huge_child(const char *self, uint32_t subs, const char *cases)
+{
+    char sub_arg[16], case_arg[4] = "";
+    size_t n = 0;
+    for (const char *c = "012"; *c; c++)
+        if (strchr(cases, *c))
+            case_arg[n++] = *c;
+    if (!n)
+        return;
+    snprintf(sub_arg, sizeof sub_arg, "%u", (unsigned)subs);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("bench-index: fork");
+        return;
+    }
+    if (pid == 0) {
+        setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1);
+        execl(self, self, sub_arg, case_arg, "child", (char *)NULL);
+        perror("bench-index: exec");
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+}
+
 int main(int argc, char **argv)
 {
     uint32_t subs = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 1000000;
     if (subs < 1000 || subs % 100)
         subs = 1000000;
     const char *cases = argc > 2 ? argv[2] : "012345678";
+    const char *huge = argc > 3 ? argv[3] : "yes";
+    const bool child = strcmp(huge, "child") == 0;
     pgw_allocator a = {c_malloc, c_realloc, c_free, NULL};
     pgw_set_allocator(&a);
-    printf("pgwitness %s reverse index benchmark\n", pgw_version());
+    if (!child) {
+        printf("pgwitness %s reverse index benchmark\n", pgw_version());
+        double rt4 = round_trip_ns(false), rth = thp_available() ? round_trip_ns(true) : 0;
+        printf("one dependent round trip to memory on this machine: %.0f ns with 4 KiB pages",
+               rt4);
+        if (rth > 0)
+            printf(", %.0f ns with transparent huge pages (ratio %.2f)", rth, rt4 / rth);
+        printf("\n");
+    }
 
     /* 1 + 3: the big index and its memory */
     pgw_index *big = NULL;
@@ -333,12 +466,20 @@ int main(int argc, char **argv)
         nids += add_sub(big, s, 0);
     double t1 = now_ns();
     size_t bytes = live_bytes - before;
-    printf("registered %u subscriptions (%u tenants x 10 tables x 10) with %zu result IDs "
+    if (child) {
+        size_t hkb, rkb;
+        anon_kb(&hkb, &rkb);
+        printf("huge pages (a child process, GLIBC_TUNABLES=glibc.malloc.hugetlb=1): "
+               "%zu of %zu MiB of its memory in huge pages\n",
+               hkb >> 10, rkb >> 10);
+    } else {
+        printf("registered %u subscriptions (%u tenants x 10 tables x 10) with %zu result IDs "
            "in %.2f s (%.2f us each)\n",
            subs, subs / 100, nids, (t1 - t0) / 1e9, (t1 - t0) / 1e3 / subs);
     printf("memory through the allocator hook: %zu bytes = %.1f bytes per subscription; "
            "%.1f bytes per subscription + 16 per result ID (target <= 300)\n",
            bytes, (double)bytes / subs, ((double)bytes - 16.0 * (double)nids) / subs);
+    }
 
     enum { NW = 4096 };
     static wspec specs[NW];
@@ -373,13 +514,18 @@ int main(int argc, char **argv)
             "update of a projected column (<=10 IDs)",
             "update moving rows between owners, values known (<=10 IDs)",
             "insert, values known (<=10 IDs)"};
-        printf("match, %s, %s%s: median %.0f ns (p90 %.0f, p99 %.0f); %.2f candidates "
+        printf("%smatch, %s, %s%s: median %.0f ns (p90 %.0f, p99 %.0f); %.2f candidates "
                "visited and %.3f runners marked per write%s\n",
-               kinds[k % 3], hot ? "16 active tenants" : "random tenants",
+               child ? "huge pages: " : "", kinds[k % 3],
+               hot ? "16 active tenants" : "random tenants",
                prebuilt ? ", pre-built writes" : "", l.p50, l.p90, l.p99,
                (double)(s1.visited - s0.visited) / reps,
                (double)(s1.marked - s0.marked) / reps,
                prebuilt ? "" : " (target: median <= 1000 ns)");
+    }
+    if (child) {
+        pgw_index_free(big);
+        return 0;
     }
 
     /* 2: a write with an empty candidate set, small vs big index. The
@@ -462,5 +608,11 @@ int main(int argc, char **argv)
     pgw_index_free(small);
     pgw_index_free(big);
     printf("live bytes after freeing everything: %zu\n", live_bytes);
+    if (strcmp(huge, "no") != 0) {
+        if (thp_available())
+            run_huge_child("/proc/self/exe", subs, cases);
+        else
+            printf("huge pages: not offered by this system (transparent_hugepage is never)\n");
+    }
     return 0;
 }
