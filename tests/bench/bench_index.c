@@ -37,9 +37,11 @@
  *
  * Usage: bench-index [subscriptions [cases [huge]]]
  *   subscriptions: default 1000000; a multiple of 100
- *   cases: match cases to run, as digits (default 012345678): 0-2 random
- *          tenants (projected column, owner move, insert), 3-5 the same over
- *          16 active tenants, 6-8 as 0-2 with pre-built writes
+ *   cases: match cases to run (default 0123456789ab): 0-2 random tenants
+ *          (projected column, owner move, insert), 3-5 the same over 16
+ *          active tenants, 6-8 as 0-2 with pre-built writes, 9-b as 0-2
+ *          with tenants drawn from a Zipf(1) distribution (a few tenants
+ *          write most: the usual skew of multi-tenant activity)
  *   huge: "yes" (default) runs (6) when the system offers transparent huge
  *         pages, "no" skips it; "child" is the child's own mode
  * SPDX-License-Identifier: MIT
@@ -442,7 +444,7 @@ int main(int argc, char **argv)
     uint32_t subs = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 1000000;
     if (subs < 1000 || subs % 100)
         subs = 1000000;
-    const char *cases = argc > 2 ? argv[2] : "012345678";
+    const char *cases = argc > 2 ? argv[2] : "0123456789ab";
     const char *huge = argc > 3 ? argv[3] : "yes";
     const bool child = strcmp(huge, "child") == 0;
     pgw_allocator a = {c_malloc, c_realloc, c_free, NULL};
@@ -484,15 +486,35 @@ int main(int argc, char **argv)
     enum { NW = 4096 };
     static wspec specs[NW];
     static pgw_write *ws[NW];
-    for (int k = 0; k < 9; k++) {
+    const uint32_t n_tenants = subs / 100;
+    double *zipf = malloc(n_tenants * sizeof *zipf); /* cumulative, rank order */
+    double zsum = 0;
+    for (uint32_t i = 0; i < n_tenants; i++)
+        zipf[i] = zsum += 1.0 / (i + 1);
+    for (int k = 0; k < 12; k++) {
         /* k < 3: writes to random tenants among all (cold caches);
          * 3 <= k < 6: the same kinds over 16 active tenants (warm caches);
-         * k >= 6: as k < 3 with writes built up front (cold write sets). */
-        if (!strchr(cases, '0' + k))
+         * 6 <= k < 9: as k < 3 with writes built up front (cold write sets);
+         * k >= 9: tenants by Zipf(1) rank, ranks scattered over the tenants
+         * (7919 is prime to the tenant count, a multiple of 10). */
+        if (!strchr(cases, "0123456789ab"[k]))
             continue;
-        bool hot = k >= 3 && k < 6, prebuilt = k >= 6;
+        bool hot = k >= 3 && k < 6, prebuilt = k >= 6 && k < 9, skewed = k >= 9;
         for (size_t i = 0; i < NW; i++) {
-            specs[i].tenant = hot ? rnd(16) : rnd(subs / 100);
+            if (skewed) {
+                double u = (rnd(1u << 30) + 0.5) / (double)(1u << 30) * zsum;
+                uint32_t lo = 0, hi = n_tenants - 1;
+                while (lo < hi) {
+                    uint32_t mid = (lo + hi) / 2;
+                    if (zipf[mid] < u)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                specs[i].tenant = (uint32_t)((uint64_t)lo * 7919 % n_tenants);
+            } else {
+                specs[i].tenant = hot ? rnd(16) : rnd(n_tenants);
+            }
             specs[i].table = rnd(10);
             specs[i].seed = 0x9E3779B97F4A7C15ull * (i + 1 + (uint64_t)k * NW) | 1;
         }
@@ -517,12 +539,13 @@ int main(int argc, char **argv)
         printf("%smatch, %s, %s%s: median %.0f ns (p90 %.0f, p99 %.0f); %.2f candidates "
                "visited and %.3f runners marked per write%s\n",
                child ? "huge pages: " : "", kinds[k % 3],
-               hot ? "16 active tenants" : "random tenants",
+               hot ? "16 active tenants" : skewed ? "Zipf(1) tenants" : "random tenants",
                prebuilt ? ", pre-built writes" : "", l.p50, l.p90, l.p99,
                (double)(s1.visited - s0.visited) / reps,
                (double)(s1.marked - s0.marked) / reps,
                prebuilt ? "" : " (target: median <= 1000 ns)");
     }
+    free(zipf);
     if (child) {
         pgw_index_free(big);
         return 0;
