@@ -54,6 +54,19 @@
  * and the values of large groups), and maps by name, scope, identity and
  * bucket. tests/bench/bench_index reports bytes per subscription.
  *
+ * Latency and huge pages. A match on a large index is bound by memory
+ * latency: finding the write's bucket, reading the bucket and reading its
+ * candidates' runners are three dependent trips to memory (the loads of
+ * each trip overlap), and with 4 KiB pages most of them also miss the TLB.
+ * All of the index's memory comes through the allocator (pgw_set_allocator,
+ * common.h), so a host with a large index backs it with transparent huge
+ * pages by its allocator's means: with glibc 2.35 or later, start the
+ * process with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (Linux, with
+ * /sys/kernel/mm/transparent_hugepage/enabled at madvise or always), or
+ * install an allocator with huge-page arenas. tests/bench/bench_index
+ * measures a round trip to memory and matches with and without them, side
+ * by side.
+ *
  * Threading: one thread at a time per index. pgw_index_match(),
  * pgw_index_reset_scope(), pgw_index_pop_dirty(), pgw_index_begin(),
  * pgw_index_ack_unknown() and pgw_index_unregister() never allocate, so they
