@@ -823,6 +823,15 @@ int cmd_diff(cli *c, int argc, char **argv)
         pgw_pq_snapshot_set *set = NULL;
         pgw_error err;
         int r = pgw_pq_load(&set, conn, c->pgw_schema, &f, &err);
+        if (r == PGW_EPARSE || r == PGW_EVERSION) { /* a stored document does not decode */
+            char buf[CLI_ERR_MESSAGE_SIZE], at[sizeof err.path + 8] = "";
+            const char *msg = cli_err_message(c, r, &err, buf, sizeof buf);
+            if (err.path[0] && !strstr(msg, err.path))
+                snprintf(at, sizeof at, " (at %s)", err.path);
+            return cli_fail(c, "%s%s; to compare two others: pgwitness diff ID ID "
+                               "(pgwitness history %s lists them)",
+                            msg, at, pos[0]);
+        }
         if (r != PGW_OK)
             return cli_fail_err(c, r, &err);
         if (pgw_pq_snapshot_set_count(set) < 2) {

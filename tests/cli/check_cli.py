@@ -565,6 +565,22 @@ def real_data(tmp):
          f"WHERE id = {oldest}")
     rc, out, err = cli("report")
     check("report: restored", rc == 0 and err == "" and "4 snapshots of 1 resource" in out, out + err)
+    # diff TABLE compares the two newest: when one does not decode, the
+    # error says how to compare two others.
+    newest = psql("SELECT max(id) FROM pgwitness.snapshots")
+    psql("UPDATE pgwitness.snapshots SET snapshot = jsonb_set(snapshot, '{format}', '7') "
+         f"WHERE id = {newest}")
+    rc, out, err = cli("diff", "penguins")
+    check("diff TABLE with an undecodable newest snapshot: one line with the way out",
+          rc == 1 and out == "" and err.count("\n") == 1 and
+          err.startswith("pgwitness diff: ") and "snapshot format 7" in err and
+          "(at $.format)" in err and err.rstrip().endswith(
+              "; to compare two others: pgwitness diff ID ID (pgwitness history penguins "
+              "lists them)"), out + err)
+    psql("UPDATE pgwitness.snapshots SET snapshot = jsonb_set(snapshot, '{format}', '1') "
+         f"WHERE id = {newest}")
+    rc, out, err = cli("diff", "penguins")
+    check("diff TABLE: restored", rc == 0 and err == "", out + err)
 
 
 def diffs(tmp):
