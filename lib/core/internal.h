@@ -69,6 +69,10 @@ bool pgwi_utf8_valid(const char *s, size_t len);
 /* The largest n <= max such that s[0..n) ends on a character boundary of
  * the valid UTF-8 string s[0..len). */
 size_t pgwi_utf8_cut(const char *s, size_t len, size_t max);
+/* Drops from the NUL-terminated s, in place, every byte that does not
+ * belong to a valid UTF-8 character (as a byte precision such as %.100s
+ * leaves when it cuts a character); returns the new length. */
+size_t pgwi_utf8_repair(char *s);
 /* Copies src into dst[size], cut on a UTF-8 boundary, always NUL-terminated
  * (size > 0). */
 void pgwi_copy_cut(char *dst, size_t size, const char *src);

@@ -95,6 +95,24 @@ bool pgwi_utf8_valid(const char *s, size_t len)
     return true;
 }
 
+size_t pgwi_utf8_repair(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    size_t len = strlen(s), i = 0, o = 0;
+    while (i < len) {
+        size_t n = utf8_seq(p + i, len - i);
+        if (n == 0) { /* not a character: dropped */
+            i++;
+            continue;
+        }
+        memmove(p + o, p + i, n);
+        o += n;
+        i += n;
+    }
+    p[o] = '\0';
+    return o;
+}
+
 size_t pgwi_utf8_cut(const char *s, size_t len, size_t max)
 {
     if (len <= max)
@@ -132,6 +150,9 @@ int pgwi_verror(pgw_error *err, int code, const char *fmt, va_list ap)
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
     if (n < 0)
         buf[0] = '\0';
+    /* A name quoted with a byte precision (%.100s) or cut by the buffer may
+     * end inside a character: messages are UTF-8 (common.h). */
+    pgwi_utf8_repair(buf);
     err->code = code;
     pgwi_copy_cut(err->message, sizeof err->message, buf);
     err->path[0] = '\0';
@@ -154,8 +175,10 @@ int pgwi_error_at(pgw_error *err, int code, const char *path, const char *fmt, .
     va_start(ap, fmt);
     pgwi_verror(err, code, fmt, ap);
     va_end(ap);
-    if (err)
+    if (err) {
         pgwi_copy_cut(err->path, sizeof err->path, path);
+        pgwi_utf8_repair(err->path);
+    }
     return code;
 }
 

@@ -92,6 +92,55 @@ START_TEST(error_message_cut_on_utf8_boundary)
 }
 END_TEST
 
+/* Well-formed UTF-8 (structure only: lead bytes and their continuations). */
+static bool utf8_ok(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int n = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3
+                : (*p & 0xF8) == 0xF0 ? 4 : 0;
+        if (n == 0)
+            return false;
+        for (int i = 1; i < n; i++)
+            if ((p[i] & 0xC0) != 0x80)
+                return false;
+        p += n;
+    }
+    return true;
+}
+
+/* Names quoted with a byte precision end inside a 3-byte character unless
+ * the record is repaired: the message and the JSON path stay UTF-8. */
+START_TEST(error_records_stay_utf8)
+{
+    char name[301];
+    for (int i = 0; i < 100; i++)
+        memcpy(name + 3 * i, "\xE2\x82\xAC", 3); /* € */
+    name[300] = '\0';
+    pgw_scope sc = {"p", "t", "d"};
+    pgw_deps *d = NULL;
+    pgw_error err;
+    size_t t;
+    ck_assert_int_eq(pgw_deps_new(&d, &sc, "q", NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_add_table(&t, d, "public", "tasks", NULL), PGW_OK);
+    const char *cols[] = {name, name};
+    ck_assert_int_eq(pgw_deps_set_columns(d, t, cols, 2, &err), PGW_EINVAL);
+    ck_assert_msg(utf8_ok(err.message), "message: %s", err.message);
+    ck_assert_ptr_nonnull(strstr(err.message, "appears twice"));
+    pgw_deps_free(d);
+
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"format\": 1, \"scope\": {\"project\": \"p\", \"tenant\": \"t\", "
+             "\"database\": \"d\"}, \"query\": \"q\", \"%s\": 1}",
+             name);
+    ck_assert_int_eq(pgw_deps_from_json(&d, json, strlen(json), &err), PGW_EPARSE);
+    ck_assert_msg(utf8_ok(err.message), "message: %s", err.message);
+    ck_assert_msg(utf8_ok(err.path), "path: %s", err.path);
+    ck_assert_ptr_nonnull(strstr(err.message, "unknown key"));
+}
+END_TEST
+
 START_TEST(set_allocator_rejects_partial)
 {
     pgw_allocator a = {NULL, NULL, NULL, NULL};
@@ -148,6 +197,7 @@ static Suite *suite(void)
     tcase_add_test(tc, strerror_distinct_and_nonempty);
     tcase_add_test(tc, error_clear_and_fill);
     tcase_add_test(tc, error_message_cut_on_utf8_boundary);
+    tcase_add_test(tc, error_records_stay_utf8);
     tcase_add_test(tc, set_allocator_rejects_partial);
     tcase_add_test(tc, allocator_sees_library_allocations);
     tcase_add_test(tc, allocation_failure_is_enomem);
