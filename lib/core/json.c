@@ -47,6 +47,10 @@ int pgwi_json_parse(json_t **out, const char *text, size_t len, size_t max_len,
         return pgwi_error_at(err, PGW_EPARSE, "$",
                              "document of %zu bytes exceeds the limit of %zu bytes", len,
                              max_len);
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+        return pgwi_error_at(err, PGW_EPARSE, "$",
+                             "invalid JSON: the text starts with a UTF-8 byte order mark "
+                             "(RFC 8259, section 8.1: JSON text has none; remove it)");
     json_error_t je;
     memset(&je, 0, sizeof je); /* jansson leaves it unset on some failures */
     unsigned long failures = pgwi_alloc_failures();
@@ -58,8 +62,12 @@ int pgwi_json_parse(json_t **out, const char *text, size_t len, size_t max_len,
         if (json_error_code(&je) == json_error_out_of_memory ||
             pgwi_alloc_failures() != failures)
             return pgwi_enomem(err);
+        /* jansson names its flag, which is not the caller's to set. */
+        const char *why = json_error_code(&je) == json_error_null_character
+                              ? "\\u0000 (NUL) is not allowed in strings"
+                              : je.text;
         return pgwi_error_at(err, PGW_EPARSE, "$", "invalid JSON at line %d column %d: %s",
-                             je.line, je.column, je.text);
+                             je.line, je.column, why);
     }
     if (pgwi_alloc_failures() != failures) {
         /* jansson 2.14's lexer ignores a failed buffer growth and goes on

@@ -268,6 +268,13 @@ static const bad_case bad_deps[] = {
 };
 
 static const bad_case bad_writes[] = {
+    /* What the JSON layer says of a byte order mark and of \u0000 (not
+     * jansson's own words, which name a flag the caller cannot set). */
+    {"\xEF\xBB\xBF{\"scope\":{},\"op\":\"reset\"}", "$",
+     "invalid JSON: the text starts with a UTF-8 byte order mark (RFC 8259, section 8.1: "
+     "JSON text has none; remove it)"},
+    {"{\"scope\":{},\"schema\":\"s\\u0000\",\"table\":\"t\",\"op\":\"insert\"}", "$",
+     "invalid JSON at line 1 column 30: \\u0000 (NUL) is not allowed in strings"},
     {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"merge\"}", "$.op",
      "$.op: \"merge\" is not insert, update, delete, truncate, unknown or reset"},
     {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"truncate\",\"ids\":[\"1\"]}",
