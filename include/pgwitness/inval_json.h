@@ -7,9 +7,10 @@
  * Reading is strict: unknown keys, wrong types, duplicate keys, invalid
  * UTF-8 and documents over PGW_INVAL_JSON_MAX_BYTES are PGW_EPARSE, with the JSON
  * path of the problem in pgw_error.path ("$.tables[0].filters[1].op").
- * Writing is canonical: compact, keys in the documented order, every key
- * written (absent optional members as null), so decode(encode(x)) encodes
- * to the same text.
+ * Writing is canonical: compact, keys in the documented order, optional
+ * members written exactly when docs/wire.md says (a write set's "old" and
+ * "new" only when it has values, a declaration's "undeclared" only when
+ * set), so decode(encode(x)) encodes to the same text.
  *
  * Dependencies:
  *   {"scope": {"project": "p1", "tenant": "acme", "database": "app"},
@@ -132,8 +133,10 @@ PGW_API int pgw_verdict_from_json(pgw_verdict *out, const char *json, size_t len
  * @param out_len  receives its length in bytes; may be NULL.
  * @param verdict  the verdict.
  * @param err      optional detail on failure.
- * @return PGW_OK; PGW_EINVAL when out or verdict is NULL or the reason is
- *         outside the enum; PGW_ENOMEM.
+ * @return PGW_OK; PGW_EINVAL when out or verdict is NULL, the reason is
+ *         outside the enum, or the reason implies the other verdict
+ *         (pgw_reason_refreshes(); pgw_verdict_from_json() refuses such a
+ *         document); PGW_ENOMEM.
  */
 PGW_API int pgw_verdict_to_json(char **out, size_t *out_len, const pgw_verdict *verdict,
                                 pgw_error *err);

@@ -954,6 +954,10 @@ int pgw_verdict_to_json(char **out, size_t *out_len, const pgw_verdict *v, pgw_e
     if ((int)v->reason < 0 || (int)v->reason >= PGW_REASON_COUNT)
         return pgwi_error(err, PGW_EINVAL, "verdict_to_json: reason %d is not a pgw_reason",
                           (int)v->reason);
+    if (pgw_reason_refreshes(v->reason) != v->refresh) /* what from_json refuses */
+        return pgwi_error(err, PGW_EINVAL, "verdict_to_json: %s implies %s, not %s",
+                          pgw_reason_name(v->reason), v->refresh ? "skip" : "refresh",
+                          v->refresh ? "refresh" : "skip");
     json_t *o = json_object();
     if (!o)
         return pgwi_enomem(err);

@@ -194,6 +194,13 @@ START_TEST(verdicts)
     }
     pgw_error err;
     pgw_verdict v = {true, PGW_REASON_TRUNCATE};
+    /* The encoder refuses what the decoder would: a reason with the other
+     * verdict. */
+    char *enc = NULL;
+    pgw_verdict odd = {false, PGW_REASON_TRUNCATE};
+    ck_assert_int_eq(pgw_verdict_to_json(&enc, NULL, &odd, &err), PGW_EINVAL);
+    ck_assert_ptr_null(enc);
+    ck_assert_str_eq(err.message, "verdict_to_json: TRUNCATE implies refresh, not skip");
     const char *bad = "{\"verdict\":\"skip\",\"reason\":\"FILTER_COLUMN_CHANGED\"}";
     ck_assert_int_eq(pgw_verdict_from_json(&v, bad, strlen(bad), &err), PGW_EPARSE);
     ck_assert_str_eq(err.message, "$.reason: FILTER_COLUMN_CHANGED implies refresh, not skip");
