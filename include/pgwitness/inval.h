@@ -192,7 +192,7 @@ typedef enum pgw_reason {
     PGW_REASON_TABLE_NOT_READ = 1,        /**< skip: the table is not read */
     PGW_REASON_COLUMNS_DISJOINT = 2,      /**< skip: only unread columns changed */
     PGW_REASON_ROWS_DISJOINT = 3,         /**< skip: changed rows outside the result, membership fixed */
-    PGW_REASON_VALUES_DISJOINT = 4,       /**< skip: old/new values fail the filters on both sides */
+    PGW_REASON_VALUES_DISJOINT = 4,       /**< skip: known values keep rows out of the result */
     PGW_REASON_SCOPE_RESET = 5,           /**< refresh: the whole scope was reset */
     PGW_REASON_UNDECLARED = 6,            /**< refresh: no declared dependencies */
     PGW_REASON_TRUNCATE = 7,              /**< refresh: the table was truncated */
