@@ -191,8 +191,27 @@ def installed():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def readme_c_snippets():
+    """Each C block of the README that names an examples/readme/*.c file
+    is that file's code, as written (the files are compiled with the
+    project, so the README stays true)."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    found = 0
+    for m in re.finditer(r"`(examples/readme/[a-z_]+\.c)`[^\n]*\n(?:[^\n]*\n){0,3}?```c\n(.*?)```",
+                         text, re.S):
+        path, block = m.group(1), m.group(2)
+        with open(os.path.join(ROOT, path)) as f:
+            src = f.read()
+        body = "\n".join(l[4:] if l.startswith("    ") else l for l in src.split("\n"))
+        check(f"the README's code from {path} is the compiled file's", block in body, block)
+        found += 1
+    check("the README shows the two compiled examples", found == 2, str(found))
+
+
 def main():
     quickstart_help()
+    readme_c_snippets()
     if not os.environ.get("PGHOST"):
         print("1..0 # SKIP no PostgreSQL server (run tests/run)")
         return 0
