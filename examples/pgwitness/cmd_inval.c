@@ -188,7 +188,7 @@ int cmd_decide(cli *c, int argc, char **argv)
             size_t dl = 0;
             pgw_deps *d = NULL;
             pgw_error err;
-            if (!(dt = cli_read_file(c, deps_file, &dl)))
+            if (!(dt = cli_read_file(c, deps_file, PGW_INVAL_JSON_MAX_BYTES, &dl)))
                 return 1;
             if (pgw_deps_from_json(&d, dt, dl, &err) != PGW_OK) {
                 free(dt);
@@ -205,10 +205,10 @@ int cmd_decide(cli *c, int argc, char **argv)
     if (strcmp(deps_file, "-") == 0 && strcmp(write_file, "-") == 0)
         return cli_usage(c, "only one of --deps and --write can be - (standard input)");
     size_t dl = 0, wl = 0;
-    char *dt = cli_read_file(c, deps_file, &dl);
+    char *dt = cli_read_file(c, deps_file, PGW_INVAL_JSON_MAX_BYTES, &dl);
     if (!dt)
         return 1;
-    char *wt = cli_read_file(c, write_file, &wl);
+    char *wt = cli_read_file(c, write_file, PGW_INVAL_JSON_MAX_BYTES, &wl);
     if (!wt) {
         free(dt);
         return 1;

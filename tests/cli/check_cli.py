@@ -15,6 +15,7 @@ programs; waits for their output are then ten times longer.
 """
 import json
 import os
+import resource
 import select
 import signal
 import stat
@@ -56,6 +57,37 @@ def run(args, stdin=None, env=None, db=True, timeout=120, stdout=None):
 
 def cli(*args, **kw):
     return run([CLI] + list(args), **kw)
+
+
+def cli_fed(feed, *args, limit_mb=None, env=None, timeout=120):
+    """pgwitness with standard input from a shell command `feed` (a pipe:
+    `head -c N /dev/zero`, ...), or from a path opened for reading when
+    `feed` is a list [path] (a directory gives a read error). limit_mb caps
+    pgwitness's address space (RLIMIT_AS), so that unbounded reading fails
+    fast instead of filling the machine's memory; not under PGW_TEST_WRAPPER
+    (valgrind needs more). Returns (exit code, stdout, stderr)."""
+    def cap():
+        if limit_mb and not WRAP:
+            resource.setrlimit(resource.RLIMIT_AS, (limit_mb << 20, limit_mb << 20))
+    if isinstance(feed, list):
+        fd, feeder = os.open(feed[0], os.O_RDONLY), None
+    else:
+        feeder = subprocess.Popen(["sh", "-c", feed], stdout=subprocess.PIPE,
+                                  env=dict(os.environ, **(env or {})))
+        fd = feeder.stdout.fileno()
+    try:
+        p = subprocess.run(WRAP + [CLI] + list(args), stdin=fd, capture_output=True, text=True,
+                           preexec_fn=cap, timeout=timeout * SLOW)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return "timeout", "", "timed out after %ss" % (timeout * SLOW)
+    finally:
+        if feeder:
+            feeder.stdout.close()
+            feeder.kill()
+            feeder.wait()
+        else:
+            os.close(fd)
 
 
 def ingest(*args, **kw):
@@ -871,11 +903,54 @@ def decide_files(tmp):
     check("decide --batch: a line with a NUL byte says so", rc == 1 and
           out == '{"error":"not JSON: the line contains a NUL byte (byte 14)","line":1}\n' and
           err == "pgwitness decide: 1 of 1 line could not be decided\n", out + err)
+    decide_limits(tmp, deps)
     exact_error("decide --batch > /dev/full: stops, one line",
                 *cli("decide", "--batch", "--deps", deps, stdin=json.dumps(w_obj) + "\n",
                      stdout="/dev/full"), 1, "pgwitness: " + FULL)
     exact_error("decide > /dev/full", *cli("decide", "--deps", deps, "--write", os.path.join(
         FIXTURES, "close_17.write.json"), stdout="/dev/full"), 1, "pgwitness: " + FULL)
+
+
+def decide_limits(tmp, deps):
+    """Documents past the library's limits are refused as soon as the limit
+    is passed, without reading (or keeping) the rest: /dev/zero ends."""
+    inval_max, snapshot_max = 64 << 20, 8 << 20  # PGW_INVAL_JSON_MAX_BYTES, PGW_SNAPSHOT_...
+    exact_error("decide --deps /dev/zero: stops at the limit",
+                *cli_fed("true", "decide", "--deps", "/dev/zero", "--write", "w.json",
+                         limit_mb=512), 1,
+                f"pgwitness decide: cannot read /dev/zero: it is larger than the limit of "
+                f"{inval_max} bytes")
+    exact_error("decide --write /dev/zero: stops at the limit",
+                *cli_fed("true", "decide", "--deps", deps, "--write", "/dev/zero",
+                         limit_mb=512), 1,
+                f"pgwitness decide: cannot read /dev/zero: it is larger than the limit of "
+                f"{inval_max} bytes")
+    exact_error("decide --deps - fed more than the limit",
+                *cli_fed(f"head -c {inval_max + 4096} /dev/zero", "decide", "--deps", "-",
+                         "--write", deps), 1,
+                f"pgwitness decide: cannot read standard input: it is larger than the limit of "
+                f"{inval_max} bytes")
+    # Regular files over the limit are refused by their size (sparse: no disk used).
+    big, big_snapshot = os.path.join(tmp, "big.json"), os.path.join(tmp, "big.snapshot.json")
+    with open(big, "wb") as f:
+        f.truncate(inval_max + 1)
+    with open(big_snapshot, "wb") as f:
+        f.truncate(snapshot_max + 1)
+    exact_error("decide --write FILE over the limit",
+                *cli("decide", "--deps", deps, "--write", big), 1,
+                f"pgwitness decide: cannot read {big}: it is larger than the limit of "
+                f"{inval_max} bytes")
+    exact_error("diff FILE FILE over the snapshot limit",
+                *cli("-d", NOSERVER, "diff", big_snapshot, big_snapshot), 1,
+                f"pgwitness diff: cannot read {big_snapshot}: it is larger than the limit of "
+                f"{snapshot_max} bytes")
+    exact_error("diff /dev/zero FILE: stops at the snapshot limit",
+                *cli_fed("true", "-d", NOSERVER, "diff", "/dev/zero", big_snapshot,
+                         limit_mb=512), 1,
+                f"pgwitness diff: cannot read /dev/zero: it is larger than the limit of "
+                f"{snapshot_max} bytes")
+    os.unlink(big)
+    os.unlink(big_snapshot)
 
 
 def tasks_example():
