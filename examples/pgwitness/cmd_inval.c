@@ -177,6 +177,11 @@ int cmd_decide(cli *c, int argc, char **argv)
     size_t n_pos;
     if (!cli_parse(c, argc, argv, opts, N(opts), pos, 0, &n_pos))
         return EXIT_USAGE;
+    /* An empty value (--deps=) names no file: a usage error, as a missing one is. */
+    if (deps_file && !deps_file[0])
+        return cli_usage(c, "option --deps needs a value");
+    if (write_file && !write_file[0])
+        return cli_usage(c, "option --write needs a value");
     if (batch) {
         if (write_file)
             return cli_usage(c, "--batch reads the writes from stdin: no --write");

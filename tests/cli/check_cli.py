@@ -423,6 +423,12 @@ def usage_errors():
     one_error_line("decide --deps MISSING", *cli("decide", "--deps", "/nonexistent/d.json",
                                                  "--write", "w.json"), 1,
                    "cannot read /nonexistent/d.json: No such file or directory")
+    # An empty file name is a missing one (not "cannot read : No such file").
+    for args in (["--deps=", "--write=w.json"], ["--deps", "", "--write", "w.json"],
+                 ["--deps=d.json", "--write="], ["--batch", "--deps="]):
+        name = "--deps" if "--deps=" in args or "" in args else "--write"
+        exact_error(f"decide {' '.join(args)}: a usage error", *cli("decide", *args), 2,
+                    f"pgwitness decide: option {name} needs a value")
     # watch: value columns and channel are names.
     one_error_line("watch --values a,,b", *cli("-d", NOSERVER, "watch", "t", "--values", "a,,b"),
                    2, "--values: column name 2 is empty")
