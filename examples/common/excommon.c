@@ -247,19 +247,31 @@ char *ex_read_file(const char *path, size_t max, size_t *len, char *why, size_t 
             close(fd);
         return NULL;
     }
+    /* A regular file already over the bound is refused unread. */
+    if (max && S_ISREG(st.st_mode) && (unsigned long long)st.st_size > max) {
+        snprintf(why, why_size, "it is larger than the limit of %zu bytes", max);
+        if (!std_in)
+            close(fd);
+        return NULL;
+    }
+    /* Anything else (a pipe, a device, a file that grows) is read up to
+     * one byte past the bound, never further: /dev/zero ends there. */
     size_t cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 1 << 16;
+    if (max && cap > max + 1)
+        cap = max + 1;
     size_t n = 0;
     char *buf = malloc(cap + 1);
     const char *fail = buf ? NULL : "out of memory";
     while (!fail) {
         if (n == cap) {
-            char *nb = realloc(buf, cap * 2 + 1);
+            size_t grown = max && cap * 2 > max + 1 ? max + 1 : cap * 2;
+            char *nb = realloc(buf, grown + 1);
             if (!nb) {
                 fail = "out of memory";
                 break;
             }
             buf = nb;
-            cap *= 2;
+            cap = grown;
         }
         ssize_t got = read(fd, buf + n, cap - n);
         if (got < 0 && errno == EINTR)
@@ -272,7 +284,7 @@ char *ex_read_file(const char *path, size_t max, size_t *len, char *why, size_t 
             break;
         n += (size_t)got;
         if (max && n > max) {
-            snprintf(why, why_size, "it is larger than %zu bytes", max);
+            snprintf(why, why_size, "it is larger than the limit of %zu bytes", max);
             fail = why;
         }
     }

@@ -59,8 +59,10 @@ bool ex_table_name(const char *arg, char *schema, size_t schema_size, char *tabl
  * Reads a whole file ("-" is standard input) into a NUL-terminated buffer
  * (free()). On failure returns NULL and writes the reason into `why`
  * ("No such file or directory", "it is a directory", "it is larger than
- * N bytes", ...), for messages like "cannot read FILE: why". `max` bounds
- * the size (0: no bound).
+ * the limit of N bytes", ...), for messages like "cannot read FILE: why".
+ * `max` bounds the size (0: no bound): a regular file larger than that is
+ * refused before it is read, and any other input (a pipe, /dev/zero) is
+ * read up to max + 1 bytes at most, so memory stays bounded.
  */
 char *ex_read_file(const char *path, size_t max, size_t *len, char *why, size_t why_size);
 

@@ -309,10 +309,10 @@ bool cli_check_text(const cli *c, const char *option, const char *value, size_t 
     return false;
 }
 
-char *cli_read_file(const cli *c, const char *path, size_t *len)
+char *cli_read_file(const cli *c, const char *path, size_t max, size_t *len)
 {
     char why[256];
-    char *text = ex_read_file(path, 0, len, why, sizeof why);
+    char *text = ex_read_file(path, max, len, why, sizeof why);
     if (!text)
         cli_fail(c, "cannot read %s: %s", strcmp(path, "-") == 0 ? "standard input" : path, why);
     return text;

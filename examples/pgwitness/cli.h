@@ -79,9 +79,10 @@ const char *cli_ident(char *out, size_t size, const char *name);
  * `max` bytes; reports a usage error and returns false otherwise. */
 bool cli_check_text(const cli *c, const char *option, const char *value, size_t max);
 
-/* Reads a whole file ("-": stdin) (free()); on failure reports "cannot
- * read FILE: reason" and returns NULL. */
-char *cli_read_file(const cli *c, const char *path, size_t *len);
+/* Reads a whole file ("-": stdin) of at most `max` bytes (free()); on
+ * failure, a larger file included, reports "cannot read FILE: reason" and
+ * returns NULL. Input past `max` is not read (ex_read_file). */
+char *cli_read_file(const cli *c, const char *path, size_t max, size_t *len);
 
 /* Prints a JSON value (steals the reference) as one document on stdout;
  * returns 0, or 1 after reporting when it could not be built. */

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,90 +79,266 @@ static int decide_texts(pgw_verdict *out, const char *deps_json, size_t deps_len
     return rc;
 }
 
+/* How reading one line of --batch input ended. */
+typedef enum { LINE_OK, LINE_EOF, LINE_TOO_LONG, LINE_READ_ERROR, LINE_NO_MEMORY } line_status;
+
+/* Reads the next line of `in` into *buf (grown as needed, up to max + 2
+ * bytes), without its "\n" and the "\r"s before it, NUL-terminated. A line
+ * of more than `max` bytes is read to its end but not kept (LINE_TOO_LONG),
+ * so memory stays bounded whatever the input. LINE_READ_ERROR leaves the
+ * reason in errno. */
+static line_status read_line(FILE *in, char **buf, size_t *cap, size_t *len, size_t max)
+{
+    size_t n = 0;
+    bool any = false, over = false;
+    int ch;
+    if (*cap == 0) {
+        size_t want = max + 2 < 4096 ? max + 2 : 4096;
+        if (!(*buf = malloc(want)))
+            return LINE_NO_MEMORY;
+        *cap = want;
+    }
+    while ((ch = getc_unlocked(in)) != EOF) {
+        any = true;
+        if (ch == '\n')
+            break;
+        if (over)
+            continue;
+        /* One byte past max is kept: it may be a "\r" before the "\n". */
+        if (n == max + 1) {
+            over = true;
+            continue;
+        }
+        if (n + 1 == *cap) {
+            size_t want = *cap > (max + 2) / 2 ? max + 2 : *cap * 2;
+            char *nb = realloc(*buf, want);
+            if (!nb)
+                return LINE_NO_MEMORY;
+            *buf = nb;
+            *cap = want;
+        }
+        (*buf)[n++] = (char)ch;
+    }
+    if (ferror(in))
+        return LINE_READ_ERROR;
+    if (!any)
+        return LINE_EOF;
+    while (n > 0 && (*buf)[n - 1] == '\r')
+        n--;
+    if (over || n > max)
+        return LINE_TOO_LONG;
+    (*buf)[n] = '\0';
+    *len = n;
+    return LINE_OK;
+}
+
+/* True when a line holds only JSON whitespace (or nothing). */
+static bool blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+            return false;
+    return true;
+}
+
+/* What a JSON value is, for messages (the library's words). */
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
+    case JSON_INTEGER:
+        return "an integer";
+    case JSON_REAL:
+        return "a real number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "a boolean";
+    case JSON_NULL:
+        return "null";
+    }
+    return "an unknown value";
+}
+
+/* jansson's message for a JSON text, in words for this tool's users: its
+ * "\u0000 is not allowed without JSON_ALLOW_NUL" names a flag they cannot
+ * set. */
+static const char *jansson_message(const char *text, char *out, size_t size)
+{
+    static const char nul[] = "\\u0000 is not allowed without JSON_ALLOW_NUL";
+    if (strncmp(text, nul, strlen(nul)) != 0)
+        return text;
+    snprintf(out, size, "\\u0000 (NUL) is not allowed in strings%s", text + strlen(nul));
+    return out;
+}
+
+/* What is wrong with a {"deps": ..., "write": ...} line, or NULL. */
+static const char *envelope_problem(const json_t *o, char *out, size_t size)
+{
+    static const char expected[] = "expected {\"deps\": ..., \"write\": ...}";
+    if (!json_is_object(o)) {
+        snprintf(out, size, "%s, found %s", expected, json_kind(o));
+        return out;
+    }
+    bool deps = json_object_get(o, "deps"), write = json_object_get(o, "write");
+    if (!(deps && write) && json_object_get(o, "op")) {
+        snprintf(out, size, "%s: this line is a write set alone (pgwitness watch --json): give "
+                            "the subscription with --deps FILE",
+                 expected);
+        return out;
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)o, key, val) {
+        if (strcmp(key, "deps") == 0 || strcmp(key, "write") == 0)
+            continue;
+        /* Keys are UTF-8 (jansson checked it): cut at a character. */
+        size_t n = strlen(key);
+        if (n > 80)
+            for (n = 80; n > 0 && ((unsigned char)key[n] & 0xC0) == 0x80; n--)
+                ;
+        snprintf(out, size, "%s: unknown key \"%.*s\"%s", expected, (int)n, key,
+                 key[n] ? "..." : "");
+        return out;
+    }
+    if (deps && write)
+        return NULL;
+    snprintf(out, size, "%s: missing %s", expected,
+             deps ? "\"write\"" : write ? "\"deps\"" : "\"deps\" and \"write\"");
+    return out;
+}
+
+/* Prints one line's error line {"error": "...", "line": N}; false when
+ * stdout failed. */
+static bool print_error_line(const char *problem, unsigned long lineno)
+{
+    json_t *e = json_pack("{s:s, s:I}", "error", problem, "line", (json_int_t)lineno);
+    char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
+    if (t)
+        printf("%s\n", t);
+    else
+        printf("{\"error\":\"out of memory\",\"line\":%lu}\n", lineno);
+    free(t);
+    json_decref(e);
+    /* Output that cannot be written (a full disk) ends the run; main says
+     * why (ex_finish_stdout). */
+    return ex_flush(stdout);
+}
+
+/* Decides one non-blank line; returns its verdict line (pgw_free()), or
+ * NULL with the problem written into `problem`. */
+static char *decide_line(const char *deps_text, const char *line, size_t len, char *problem,
+                         size_t problem_size)
+{
+    /* JSON text holds no NUL byte; jansson would only say the input ended
+     * early. */
+    const char *nul = memchr(line, '\0', len);
+    if (nul) {
+        snprintf(problem, problem_size, "not JSON: the line contains a NUL byte (byte %zu)",
+                 (size_t)(nul - line) + 1);
+        return NULL;
+    }
+    json_error_t je;
+    json_t *o = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+    if (!o) {
+        char text[sizeof je.text + 64];
+        snprintf(problem, problem_size, "not JSON: %s",
+                 jansson_message(je.text, text, sizeof text));
+        return NULL;
+    }
+    if (!deps_text && envelope_problem(o, problem, problem_size)) {
+        json_decref(o);
+        return NULL;
+    }
+    /* Scalars too (JSON_ENCODE_ANY): the library says what it expected. */
+    char *dt = deps_text ? NULL : json_dumps(json_object_get(o, "deps"), JSON_COMPACT | JSON_ENCODE_ANY);
+    char *wt =
+        json_dumps(deps_text ? o : json_object_get(o, "write"), JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(o);
+    const char *dtext = deps_text ? deps_text : dt;
+    pgw_verdict v;
+    pgw_error err;
+    char what[16] = "";
+    char *out = NULL;
+    int rc = dtext && wt ? decide_texts(&v, dtext, strlen(dtext), wt, strlen(wt), what,
+                                        sizeof what, &err)
+                         : PGW_ENOMEM;
+    if (rc == PGW_OK)
+        rc = pgw_verdict_to_json(&out, NULL, &v, &err);
+    free(dt);
+    free(wt);
+    if (rc == PGW_ENOMEM)
+        snprintf(problem, problem_size, "out of memory");
+    else if (rc != PGW_OK)
+        snprintf(problem, problem_size, "%s%s%s", what, what[0] ? ": " : "", err.message);
+    return rc == PGW_OK ? out : NULL;
+}
+
 /* --batch: JSON lines {"deps": ..., "write": ...} on stdin — or, with
  * --deps FILE, write sets (what `pgwitness watch --json` prints) decided
  * against that one subscription — one verdict line out for each; a line
  * that cannot be decided gives an error line {"error": "...", "line": N}
- * so output stays aligned with input. */
+ * so output stays aligned with input. Blank lines (only whitespace) give
+ * nothing. A line longer than the documents it may hold is such an error;
+ * input that cannot be read (or a line that does not fit in memory) gives
+ * an error line for it and ends the run. */
 static int decide_batch(cli *c, const char *deps_text)
 {
+    /* A line holds a write set, or a subscription and a write set. */
+    const size_t max = deps_text ? PGW_INVAL_JSON_MAX_BYTES : 2 * PGW_INVAL_JSON_MAX_BYTES + 64;
     char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    unsigned long lineno = 0, bad = 0;
-    while ((len = getline(&line, &cap, stdin)) > 0) {
+    size_t cap = 0, len = 0;
+    unsigned long lineno = 0, lines = 0, bad = 0;
+    char problem[PGW_ERROR_MESSAGE_SIZE + 256];
+    line_status st;
+    while ((st = read_line(stdin, &line, &cap, &len, max)) != LINE_EOF) {
         lineno++;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
-        if (len == 0)
+        if (st == LINE_READ_ERROR || st == LINE_NO_MEMORY) {
+            snprintf(problem, sizeof problem, "%s%s",
+                     st == LINE_READ_ERROR ? "cannot read standard input: " : "out of memory",
+                     st == LINE_READ_ERROR ? strerror(errno) : "");
+            /* The memory held goes back before anything is printed. */
+            free(line);
+            if (!print_error_line(problem, lineno))
+                return 1;
+            if (bad)
+                return cli_fail(c, "line %lu: %s; the lines after it were not decided (%lu "
+                                   "earlier %s could not be decided either)",
+                                lineno, problem, bad, ex_plural(bad, "line", "lines"));
+            return cli_fail(c, "line %lu: %s; the lines after it were not decided", lineno,
+                            problem);
+        }
+        if (st == LINE_OK && blank(line, len))
             continue;
-        json_error_t je;
-        /* JSON text holds no NUL byte; jansson would only say the input
-         * ended early. */
-        const char *nul = memchr(line, '\0', (size_t)len);
-        json_t *o = nul ? NULL : json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES, &je);
-        const char *problem = NULL;
-        char detail[PGW_ERROR_MESSAGE_SIZE + 64];
-        json_t *deps = o && !deps_text ? json_object_get(o, "deps") : NULL;
-        json_t *write = o && !deps_text ? json_object_get(o, "write") : o;
-        if (nul) {
-            snprintf(detail, sizeof detail, "not JSON: the line contains a NUL byte (byte %zu)",
-                     (size_t)(nul - line) + 1);
-            problem = detail;
-        } else if (!o) {
-            snprintf(detail, sizeof detail, "not JSON: %s", je.text);
-            problem = detail;
-        } else if (!deps_text &&
-                   (!json_is_object(o) || !deps || !write || json_object_size(o) != 2)) {
-            problem = json_is_object(o) && json_object_get(o, "op")
-                          ? "expected {\"deps\": ..., \"write\": ...}: this line is a "
-                            "write set alone (pgwitness watch --json): give the subscription "
-                            "with --deps FILE"
-                          : "expected {\"deps\": ..., \"write\": ...}";
-        }
-        pgw_verdict v;
-        if (!problem) {
-            char *dt = deps_text ? NULL : json_dumps(deps, JSON_COMPACT);
-            char *wt = json_dumps(write, JSON_COMPACT);
-            const char *dtext = deps_text ? deps_text : dt;
-            pgw_error err;
-            char what[16];
-            int rc = dtext && wt ? decide_texts(&v, dtext, strlen(dtext), wt, strlen(wt), what,
-                                                sizeof what, &err)
-                                 : PGW_ENOMEM;
-            if (rc != PGW_OK) {
-                snprintf(detail, sizeof detail, "%s: %s", rc == PGW_ENOMEM ? "memory" : what,
-                         rc == PGW_ENOMEM ? "out of memory" : err.message);
-                problem = detail;
-            }
-            free(dt);
-            free(wt);
-        }
-        json_decref(o);
-        if (problem) {
-            bad++;
-            json_t *e = json_pack("{s:s, s:i}", "error", problem, "line", (json_int_t)lineno);
-            char *t = e ? json_dumps(e, JSON_COMPACT) : NULL;
-            printf("%s\n", t ? t : "{\"error\": \"out of memory\"}");
-            free(t);
-            json_decref(e);
+        lines++;
+        char *verdict = NULL;
+        if (st == LINE_TOO_LONG)
+            snprintf(problem, sizeof problem, "the line is longer than %zu bytes", max);
+        else
+            verdict = decide_line(deps_text, line, len, problem, sizeof problem);
+        bool flushed;
+        if (verdict) {
+            printf("%s\n", verdict);
+            pgw_free(verdict);
+            /* Output that cannot be written ends the run (ex_finish_stdout). */
+            flushed = ex_flush(stdout);
         } else {
-            char *t = NULL;
-            if (pgw_verdict_to_json(&t, NULL, &v, NULL) == PGW_OK)
-                printf("%s\n", t);
-            pgw_free(t);
+            bad++;
+            flushed = print_error_line(problem, lineno);
         }
-        /* Output that cannot be written (a full disk) ends the run; main
-         * says why (ex_finish_stdout). */
-        if (!ex_flush(stdout)) {
+        if (!flushed) {
             free(line);
             return 1;
         }
     }
     free(line);
     if (bad)
-        fprintf(stderr, "%s decide: %lu of %lu %s could not be decided\n", c->prog, bad, lineno,
-                ex_plural(lineno, "line", "lines"));
+        fprintf(stderr, "%s decide: %lu of %lu %s could not be decided\n", c->prog, bad, lines,
+                ex_plural(lines, "line", "lines"));
     return bad ? 1 : 0;
 }
 
@@ -177,6 +354,11 @@ int cmd_decide(cli *c, int argc, char **argv)
     size_t n_pos;
     if (!cli_parse(c, argc, argv, opts, N(opts), pos, 0, &n_pos))
         return EXIT_USAGE;
+    /* An empty value (--deps=) names no file: a usage error, as a missing one is. */
+    if (deps_file && !deps_file[0])
+        return cli_usage(c, "option --deps needs a value");
+    if (write_file && !write_file[0])
+        return cli_usage(c, "option --write needs a value");
     if (batch) {
         if (write_file)
             return cli_usage(c, "--batch reads the writes from stdin: no --write");
@@ -188,7 +370,7 @@ int cmd_decide(cli *c, int argc, char **argv)
             size_t dl = 0;
             pgw_deps *d = NULL;
             pgw_error err;
-            if (!(dt = cli_read_file(c, deps_file, &dl)))
+            if (!(dt = cli_read_file(c, deps_file, PGW_INVAL_JSON_MAX_BYTES, &dl)))
                 return 1;
             if (pgw_deps_from_json(&d, dt, dl, &err) != PGW_OK) {
                 free(dt);
@@ -205,17 +387,17 @@ int cmd_decide(cli *c, int argc, char **argv)
     if (strcmp(deps_file, "-") == 0 && strcmp(write_file, "-") == 0)
         return cli_usage(c, "only one of --deps and --write can be - (standard input)");
     size_t dl = 0, wl = 0;
-    char *dt = cli_read_file(c, deps_file, &dl);
+    char *dt = cli_read_file(c, deps_file, PGW_INVAL_JSON_MAX_BYTES, &dl);
     if (!dt)
         return 1;
-    char *wt = cli_read_file(c, write_file, &wl);
+    char *wt = cli_read_file(c, write_file, PGW_INVAL_JSON_MAX_BYTES, &wl);
     if (!wt) {
         free(dt);
         return 1;
     }
     pgw_verdict v;
     pgw_error err;
-    char what[16];
+    char what[16] = "";
     int rc = decide_texts(&v, dt, dl, wt, wl, what, sizeof what, &err);
     free(dt);
     free(wt);

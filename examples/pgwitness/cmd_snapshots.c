@@ -724,7 +724,7 @@ static pgw_snapshot *load_one(cli *c, const char *arg, char *label, size_t label
             return NULL;
         }
         size_t len = 0;
-        char *text = cli_read_file(c, arg, &len);
+        char *text = cli_read_file(c, arg, PGW_SNAPSHOT_JSON_MAX_BYTES, &len);
         if (!text) {
             *rc = 1;
             return NULL;

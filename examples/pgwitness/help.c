@@ -114,13 +114,16 @@ static const struct {
      "subscription's dependencies and the write set. Prints `refresh (REASON):\n"
      "explanation` or `skip (REASON): explanation`; --json prints the verdict\n"
      "{\"verdict\": \"refresh\", \"reason\": \"FILTER_COLUMN_CHANGED\"}.\n"
-     "FILE may be - for standard input.\n"
+     "FILE may be - for standard input; it holds at most 64 MiB.\n"
      "--batch reads JSON lines on stdin and prints one verdict per line, one JSON\n"
      "object per line (an {\"error\": ..., \"line\": N} line for a line it cannot\n"
      "decide, and exit status 1 at the end). Each line is {\"deps\": ..., \"write\":\n"
      "...}; with --deps FILE, each line is a write set alone, decided against that\n"
      "subscription — what `pgwitness watch --json` prints:\n"
-     "  pgwitness watch tasks --json | pgwitness decide --batch --deps open.deps.json\n"},
+     "  pgwitness watch tasks --json | pgwitness decide --batch --deps open.deps.json\n"
+     "Blank lines are skipped. A line holds at most 64 MiB with --deps FILE, else\n"
+     "128 MiB + 64 bytes (both documents); a longer one is an error line. Input\n"
+     "that cannot be read ends the run with an error line and exit status 1.\n"},
     {"watch",
      "usage: pgwitness watch TABLE... [--channel C] [--values COL,...] [--replace]\n"
      "                       [--project P] [--tenant T] [--database D] [--seconds N]\n"

@@ -15,6 +15,7 @@ programs; waits for their output are then ten times longer.
 """
 import json
 import os
+import resource
 import select
 import signal
 import stat
@@ -56,6 +57,37 @@ def run(args, stdin=None, env=None, db=True, timeout=120, stdout=None):
 
 def cli(*args, **kw):
     return run([CLI] + list(args), **kw)
+
+
+def cli_fed(feed, *args, limit_mb=None, env=None, timeout=120):
+    """pgwitness with standard input from a shell command `feed` (a pipe:
+    `head -c N /dev/zero`, ...), or from a path opened for reading when
+    `feed` is a list [path] (a directory gives a read error). limit_mb caps
+    pgwitness's address space (RLIMIT_AS), so that unbounded reading fails
+    fast instead of filling the machine's memory; not under PGW_TEST_WRAPPER
+    (valgrind needs more). Returns (exit code, stdout, stderr)."""
+    def cap():
+        if limit_mb and not WRAP:
+            resource.setrlimit(resource.RLIMIT_AS, (limit_mb << 20, limit_mb << 20))
+    if isinstance(feed, list):
+        fd, feeder = os.open(feed[0], os.O_RDONLY), None
+    else:
+        feeder = subprocess.Popen(["sh", "-c", feed], stdout=subprocess.PIPE,
+                                  env=dict(os.environ, **(env or {})))
+        fd = feeder.stdout.fileno()
+    try:
+        p = subprocess.run(WRAP + [CLI] + list(args), stdin=fd, capture_output=True, text=True,
+                           preexec_fn=cap, timeout=timeout * SLOW)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return "timeout", "", "timed out after %ss" % (timeout * SLOW)
+    finally:
+        if feeder:
+            feeder.stdout.close()
+            feeder.kill()
+            feeder.wait()
+        else:
+            os.close(fd)
 
 
 def ingest(*args, **kw):
@@ -391,6 +423,12 @@ def usage_errors():
     one_error_line("decide --deps MISSING", *cli("decide", "--deps", "/nonexistent/d.json",
                                                  "--write", "w.json"), 1,
                    "cannot read /nonexistent/d.json: No such file or directory")
+    # An empty file name is a missing one (not "cannot read : No such file").
+    for args in (["--deps=", "--write=w.json"], ["--deps", "", "--write", "w.json"],
+                 ["--deps=d.json", "--write="], ["--batch", "--deps="]):
+        name = "--deps" if "--deps=" in args or "" in args else "--write"
+        exact_error(f"decide {' '.join(args)}: a usage error", *cli("decide", *args), 2,
+                    f"pgwitness decide: option {name} needs a value")
     # watch: value columns and channel are names.
     one_error_line("watch --values a,,b", *cli("-d", NOSERVER, "watch", "t", "--values", "a,,b"),
                    2, "--values: column name 2 is empty")
@@ -871,11 +909,129 @@ def decide_files(tmp):
     check("decide --batch: a line with a NUL byte says so", rc == 1 and
           out == '{"error":"not JSON: the line contains a NUL byte (byte 14)","line":1}\n' and
           err == "pgwitness decide: 1 of 1 line could not be decided\n", out + err)
+    decide_limits(tmp, deps)
+    decide_batch_lines(deps, d_obj, w_obj)
     exact_error("decide --batch > /dev/full: stops, one line",
                 *cli("decide", "--batch", "--deps", deps, stdin=json.dumps(w_obj) + "\n",
                      stdout="/dev/full"), 1, "pgwitness: " + FULL)
     exact_error("decide > /dev/full", *cli("decide", "--deps", deps, "--write", os.path.join(
         FIXTURES, "close_17.write.json"), stdout="/dev/full"), 1, "pgwitness: " + FULL)
+
+
+def decide_limits(tmp, deps):
+    """Documents past the library's limits are refused as soon as the limit
+    is passed, without reading (or keeping) the rest: /dev/zero ends."""
+    inval_max, snapshot_max = 64 << 20, 8 << 20  # PGW_INVAL_JSON_MAX_BYTES, PGW_SNAPSHOT_...
+    exact_error("decide --deps /dev/zero: stops at the limit",
+                *cli_fed("true", "decide", "--deps", "/dev/zero", "--write", "w.json",
+                         limit_mb=512), 1,
+                f"pgwitness decide: cannot read /dev/zero: it is larger than the limit of "
+                f"{inval_max} bytes")
+    exact_error("decide --write /dev/zero: stops at the limit",
+                *cli_fed("true", "decide", "--deps", deps, "--write", "/dev/zero",
+                         limit_mb=512), 1,
+                f"pgwitness decide: cannot read /dev/zero: it is larger than the limit of "
+                f"{inval_max} bytes")
+    exact_error("decide --deps - fed more than the limit",
+                *cli_fed(f"head -c {inval_max + 4096} /dev/zero", "decide", "--deps", "-",
+                         "--write", deps), 1,
+                f"pgwitness decide: cannot read standard input: it is larger than the limit of "
+                f"{inval_max} bytes")
+    # Regular files over the limit are refused by their size (sparse: no disk used).
+    big, big_snapshot = os.path.join(tmp, "big.json"), os.path.join(tmp, "big.snapshot.json")
+    with open(big, "wb") as f:
+        f.truncate(inval_max + 1)
+    with open(big_snapshot, "wb") as f:
+        f.truncate(snapshot_max + 1)
+    exact_error("decide --write FILE over the limit",
+                *cli("decide", "--deps", deps, "--write", big), 1,
+                f"pgwitness decide: cannot read {big}: it is larger than the limit of "
+                f"{inval_max} bytes")
+    exact_error("diff FILE FILE over the snapshot limit",
+                *cli("-d", NOSERVER, "diff", big_snapshot, big_snapshot), 1,
+                f"pgwitness diff: cannot read {big_snapshot}: it is larger than the limit of "
+                f"{snapshot_max} bytes")
+    exact_error("diff /dev/zero FILE: stops at the snapshot limit",
+                *cli_fed("true", "-d", NOSERVER, "diff", "/dev/zero", big_snapshot,
+                         limit_mb=512), 1,
+                f"pgwitness diff: cannot read /dev/zero: it is larger than the limit of "
+                f"{snapshot_max} bytes")
+    os.unlink(big)
+    os.unlink(big_snapshot)
+
+
+def decide_batch_lines(deps, d_obj, w_obj):
+    """decide --batch: each line's error says what is wrong with it; what
+    cannot be read is said too, and never ends the run with exit 0."""
+    inval_max = 64 << 20  # PGW_INVAL_JSON_MAX_BYTES
+    # A line may hold a write set (with --deps FILE) or both documents and
+    # 64 bytes; a longer one is an error line, and the rest of it is skipped
+    # unkept: 160 MiB pass through 128 MiB of memory.
+    w_line = json.dumps(w_obj)
+    feed = "{ head -c %d /dev/zero; printf '\\n%%s\\n' \"$W\"; }"
+    n = inval_max + 1 if WRAP else 160 << 20
+    rc, out, err = cli_fed(feed % n, "decide", "--batch", "--deps", deps, env={"W": w_line},
+                           limit_mb=128)
+    check("decide --batch --deps FILE: a line over the limit is an error line, the next is "
+          "decided", rc == 1 and out == f'{{"error":"the line is longer than {inval_max} bytes",'
+          '"line":1}\n{"verdict":"refresh","reason":"ROW_IN_RESULT"}\n' and
+          err == "pgwitness decide: 1 of 2 lines could not be decided\n",
+          f"rc={rc} stdout={out[:300]!r} stderr={err!r}")
+    # Input that cannot be read ends the run: an error line, exit 1, one line on stderr.
+    rc, out, err = cli_fed(["/"], "decide", "--batch")
+    check("decide --batch < DIRECTORY: the read error is said, exit 1", rc == 1 and
+          out == '{"error":"cannot read standard input: Is a directory","line":1}\n' and
+          err == "pgwitness decide: line 1: cannot read standard input: Is a directory; the "
+          "lines after it were not decided\n", f"rc={rc} stdout={out!r} stderr={err!r}")
+    if not WRAP:
+        # A line within the limit that does not fit in memory (128 MiB
+        # here): an error line, and the run ends (exit 1), not silently.
+        rc, out, err = cli_fed(feed % (120 << 20), "decide", "--batch", env={"W": w_line},
+                               limit_mb=128)
+        check("decide --batch: a line that does not fit in memory ends the run, exit 1",
+              rc == 1 and out == '{"error":"out of memory","line":1}\n' and
+              err == "pgwitness decide: line 1: out of memory; the lines after it were not "
+              "decided\n", f"rc={rc} stdout={out[:300]!r} stderr={err!r}")
+
+    dump = json.dumps
+    expected = 'expected {"deps": ..., "write": ...}'
+    cases = [({"deps": 1, "write": w_obj}, "deps: $: expected an object, found an integer"),
+             ({"deps": "s", "write": w_obj}, "deps: $: expected an object, found a string"),
+             ({"deps": None, "write": w_obj}, "deps: $: expected an object, found null"),
+             ({"deps": d_obj, "write": True}, "write: $: expected an object, found a boolean"),
+             ({"deps": d_obj, "write": 1.5}, "write: $: expected an object, found a real number"),
+             ({"deps": d_obj}, expected + ': missing "write"'),
+             ({"write": w_obj}, expected + ': missing "deps"'),
+             ({}, expected + ': missing "deps" and "write"'),
+             ({"deps": d_obj, "write": w_obj, "extra": 1}, expected + ': unknown key "extra"'),
+             ([d_obj, w_obj], expected + ", found an array"),
+             (7, expected + ", found an integer"),
+             (w_obj, expected + ": this line is a write set alone (pgwitness watch --json): "
+              "give the subscription with --deps FILE")]
+    for value, message in cases:
+        rc, out, err = cli("decide", "--batch", stdin=dump(value) + "\n")
+        check(f"decide --batch: {dump(value)[:60]} says {message!r}", rc == 1 and
+              json_or_none(out) == {"error": message, "line": 1} and
+              err == "pgwitness decide: 1 of 1 line could not be decided\n",
+              f"rc={rc} stdout={out!r} stderr={err!r}")
+    rc, out, err = cli("decide", "--batch", "--deps", deps, stdin="1\n")
+    check("decide --batch --deps FILE: a scalar line says what the library expected", rc == 1 and
+          json_or_none(out) == {"error": "write: $: expected an object, found an integer",
+                                "line": 1}, f"rc={rc} stdout={out!r} stderr={err!r}")
+    # jansson's own words name a flag (JSON_ALLOW_NUL) no user can set.
+    rc, out, err = cli("decide", "--batch", stdin='{"deps": "a\\u0000b", "write": {}}\n')
+    e = (json_or_none(out) or {}).get("error", "")
+    check("decide --batch: \\u0000 in a string is named without jansson's flag", rc == 1 and
+          e.startswith("not JSON: \\u0000 (NUL) is not allowed in strings") and
+          "JSON_ALLOW_NUL" not in out, f"rc={rc} stdout={out!r} stderr={err!r}")
+    # Whitespace-only lines are blank: no output, not counted.
+    good = dump({"deps": d_obj, "write": w_obj})
+    rc, out, err = cli("decide", "--batch", stdin=f"  \t\n{good}\n\n \r\nnot json\n\t\n")
+    check("decide --batch: whitespace-only lines are skipped and not counted", rc == 1 and
+          out == '{"verdict":"refresh","reason":"ROW_IN_RESULT"}\n{"error":"not JSON: invalid '
+          'token near \'not\'","line":5}\n' and
+          err == "pgwitness decide: 1 of 2 lines could not be decided\n",
+          f"rc={rc} stdout={out!r} stderr={err!r}")
 
 
 def tasks_example():
