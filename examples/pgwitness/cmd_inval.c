@@ -26,7 +26,7 @@ static const char *explain(pgw_reason r)
     case PGW_REASON_ROWS_DISJOINT:
         return "the changed rows are not in the result and cannot enter, leave or move it";
     case PGW_REASON_VALUES_DISJOINT:
-        return "the rows match the equality filters neither before nor after the write";
+        return "the rows' known values keep them out of the result, before and after the write";
     case PGW_REASON_SCOPE_RESET:
         return "the whole scope was reset (e.g. the listener reconnected)";
     case PGW_REASON_UNDECLARED:
