@@ -29,6 +29,20 @@ TASKS = sys.argv[5] if len(sys.argv) > 5 else os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(INGEST))), "tasks", "pgwitness-tasks")
 WRAP = os.environ.get("PGW_TEST_WRAPPER", "").split()
 SLOW = 10 if WRAP else 1  # valgrind runs the programs some ten times slower
+
+
+def _sanitized(path):
+    """Whether the program is built with AddressSanitizer (it needs
+    libasan), whose shadow memory does not fit under an RLIMIT_AS cap."""
+    try:
+        with open(path, "rb") as f:
+            return b"libasan.so" in f.read()
+    except OSError:
+        return False
+
+
+# No address-space cap (cli_fed) for these runs: their memory tests shrink.
+UNCAPPED = bool(WRAP) or _sanitized(CLI)
 DB = "pgwt_cli_%d" % os.getpid()
 NOSERVER = "host=/nonexistent-pgw port=1"
 results = []
@@ -65,9 +79,10 @@ def cli_fed(feed, *args, limit_mb=None, env=None, timeout=120):
     `feed` is a list [path] (a directory gives a read error). limit_mb caps
     pgwitness's address space (RLIMIT_AS), so that unbounded reading fails
     fast instead of filling the machine's memory; not under PGW_TEST_WRAPPER
-    (valgrind needs more). Returns (exit code, stdout, stderr)."""
+    (valgrind needs more) nor for a program built with AddressSanitizer
+    (UNCAPPED). Returns (exit code, stdout, stderr)."""
     def cap():
-        if limit_mb and not WRAP:
+        if limit_mb and not UNCAPPED:
             resource.setrlimit(resource.RLIMIT_AS, (limit_mb << 20, limit_mb << 20))
     if isinstance(feed, list):
         fd, feeder = os.open(feed[0], os.O_RDONLY), None
@@ -969,7 +984,7 @@ def decide_batch_lines(deps, d_obj, w_obj):
     # unkept: 160 MiB pass through 128 MiB of memory.
     w_line = json.dumps(w_obj)
     feed = "{ head -c %d /dev/zero; printf '\\n%%s\\n' \"$W\"; }"
-    n = inval_max + 1 if WRAP else 160 << 20
+    n = inval_max + 1 if UNCAPPED else 160 << 20
     rc, out, err = cli_fed(feed % n, "decide", "--batch", "--deps", deps, env={"W": w_line},
                            limit_mb=128)
     check("decide --batch --deps FILE: a line over the limit is an error line, the next is "
@@ -983,7 +998,7 @@ def decide_batch_lines(deps, d_obj, w_obj):
           out == '{"error":"cannot read standard input: Is a directory","line":1}\n' and
           err == "pgwitness decide: line 1: cannot read standard input: Is a directory; the "
           "lines after it were not decided\n", f"rc={rc} stdout={out!r} stderr={err!r}")
-    if not WRAP:
+    if not UNCAPPED:
         # A line within the limit that does not fit in memory (128 MiB
         # here): an error line, and the run ends (exit 1), not silently.
         rc, out, err = cli_fed(feed % (120 << 20), "decide", "--batch", env={"W": w_line},
