@@ -541,8 +541,12 @@ typedef struct pgw_pq_watch_options {
  * key change or a REINDEX CONCURRENTLY brings back the cheaper path); a
  * table without a primary key sends unknown IDs.
  *
- * Idempotent: watching a watched table replaces its triggers (new channel
- * or value columns take effect). A trigger of one of the four names that
+ * Idempotent: watching a watched table replaces its triggers when they
+ * differ from what this call would create (a new channel or value columns
+ * take effect, a changed primary key is described anew, a disabled trigger
+ * is enabled), and leaves them untouched when they are the same — then it
+ * takes no lock on the table (DROP and CREATE TRIGGER would take SHARE ROW
+ * EXCLUSIVE and wait behind its open transactions). A trigger of one of the four names that
  * calls another function is the table owner's: the call then refuses
  * (PGW_EEXISTS) rather than replace it. Concurrent watch and unwatch calls
  * on one table run one after the other: each takes the table's watch lock

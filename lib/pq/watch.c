@@ -217,7 +217,7 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
                         "%.100s.%.100s has a trigger %.300s that pgwitness did not create: "
                         "rename or drop it to watch the table",
                         schema, table, PQgetvalue(r, 0, 4));
-    } else {
+    } else if (PQgetvalue(r, 0, 3)[0]) { /* empty: the triggers are already these */
         rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 3), NULL, "creating the statement triggers", e);
     }
     PQclear(r);

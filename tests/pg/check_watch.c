@@ -923,11 +923,56 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* watch and unwatch                                                    */
 
+/* The OIDs of t's four triggers, in name order, as one text. */
+static void trigger_oids(PGconn *c, char *out, size_t size)
+{
+    PGresult *r = PQexec(c, "SELECT string_agg(oid::text, ',' ORDER BY tgname) FROM pg_trigger "
+                            "WHERE tgrelid = 'public.t'::regclass AND tgname LIKE 'pgwitness\\_%'");
+    ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+    snprintf(out, size, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+}
+
 START_TEST(watch_is_idempotent_and_reconfigurable)
 {
     PGconn *c = setup();
     pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY, status text, v text)");
     watch(c, "t", NULL, 0);
+    char first[256], again[256];
+    trigger_oids(c, first, sizeof first);
+    /* The same watch again changes nothing: the triggers stay, no lock is
+     * taken (a session holding the table in ACCESS SHARE does not hold it up:
+     * the watch runs under a lock_timeout that would expire). */
+    PGconn *reader = pgwt_connect();
+    pgwt_exec(reader, "BEGIN; LOCK TABLE t IN ACCESS SHARE MODE");
+    pgwt_exec(c, "SET lock_timeout = '200ms'");
+    watch(c, "t", NULL, 0);
+    pgwt_exec(c, "RESET lock_timeout");
+    pgwt_exec(reader, "ROLLBACK");
+    PQfinish(reader);
+    trigger_oids(c, again, sizeof again);
+    ck_assert_str_eq(again, first);
+    ck_assert_int_eq(n_triggers(c, "t"), 4);
+    /* A disabled trigger, other value columns, another key: made anew. */
+    pgwt_exec(c, "ALTER TABLE t DISABLE TRIGGER pgwitness_update");
+    watch(c, "t", NULL, 0);
+    trigger_oids(c, again, sizeof again);
+    ck_assert_str_ne(again, first);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 't'::regclass "
+                                 "AND tgname LIKE 'pgwitness\\_%' AND tgenabled = 'O'"), 4);
+    snprintf(first, sizeof first, "%s", again);
+    watch(c, "t", STATUS, 1);
+    trigger_oids(c, again, sizeof again);
+    ck_assert_str_ne(again, first);
+    snprintf(first, sizeof first, "%s", again);
+    watch(c, "t", STATUS, 1);
+    trigger_oids(c, again, sizeof again);
+    ck_assert_str_eq(again, first);
+    pgwt_exec(c, "ALTER TABLE t DROP CONSTRAINT t_pkey; ALTER TABLE t ADD PRIMARY KEY (v)");
+    watch(c, "t", STATUS, 1);
+    trigger_oids(c, again, sizeof again);
+    ck_assert_str_ne(again, first);
+    pgwt_exec(c, "ALTER TABLE t DROP CONSTRAINT t_pkey; ALTER TABLE t ADD PRIMARY KEY (id)");
     watch(c, "t", NULL, 0);
     ck_assert_int_eq(n_triggers(c, "t"), 4);
     /* A new channel and value columns replace the old ones. */

@@ -39,6 +39,13 @@ def main():
         names.append(name)
         with open(f, encoding="utf-8") as fh:
             text = fh.read()
+        # The text goes to the server in the session's client encoding, and
+        # a database in a single-byte encoding refuses characters it lacks,
+        # even in comments: the files are ASCII.
+        bad = [i + 1 for i, line in enumerate(text.splitlines()) if not line.isascii()]
+        if bad:
+            sys.exit(f"embed.py: {f}: line {bad[0]} is not ASCII (the SQL files must be: "
+                     "a database in a single-byte encoding refuses what it cannot hold)")
         if len(text.encode("utf-8")) <= LITERAL_MAX:
             body.append(f"const char pgwi_sql_{name}[] =\n{c_string(text)};\n")
         else:

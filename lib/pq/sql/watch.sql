@@ -2,7 +2,12 @@
 -- the table is, whether the trigger function is installed, and the DDL that
 -- (re)creates the four triggers, in order (the existing ones are dropped
 -- first, so watching again replaces them; trigger names are fixed, see
--- unwatch.sql). Parameters:
+-- unwatch.sql). When the four triggers already are exactly what the DDL
+-- would create -- enabled, AFTER ... FOR EACH STATEMENT on their event with
+-- their transition tables, no column list or WHEN, calling this schema's
+-- notify_statement() with these arguments (channel, key of now, value
+-- columns) -- the DDL is empty: watching again changes nothing and takes no
+-- lock on the table. Parameters:
 --   $1 text    the table's schema      $2 text    the table's name
 --   $3 text    the library schema      $4 text[]  the channel, then the
 --                                                 value columns
@@ -26,6 +31,7 @@
 SELECT c.relkind::text AS relkind,
        c.relispartition,
        to_regprocedure(format('%I.notify_statement()', $3::text)) IS NOT NULL AS installed,
+       CASE WHEN cur.current THEN '' ELSE
        array_to_string(ARRAY(SELECT format('DROP TRIGGER %I ON %I.%I', t.tgname, $1::text, $2::text)
                FROM pg_catalog.pg_trigger t
               WHERE t.tgrelid = c.oid
@@ -49,7 +55,7 @@ SELECT c.relkind::text AS relkind,
                    $1::text, $2::text, $3::text, a.args),
             format('CREATE TRIGGER pgwitness_truncate AFTER TRUNCATE ON %I.%I '
                    'FOR EACH STATEMENT EXECUTE PROCEDURE %I.notify_statement(%s)',
-                   $1::text, $2::text, $3::text, a.args)], ';' || chr(10)) AS ddl,
+                   $1::text, $2::text, $3::text, a.args)], ';' || chr(10)) END AS ddl,
        (SELECT format('%s (it calls %s)', t.tgname, t.tgfoid::regprocedure)
           FROM pg_catalog.pg_trigger t
          WHERE t.tgrelid = c.oid
@@ -80,7 +86,27 @@ SELECT c.relkind::text AS relkind,
                 CASE WHEN c.relreplident = 'd' THEN ARRAY['0', '', ''] ELSE ARRAY['', '', ''] END)
               AS key) k
  CROSS JOIN LATERAL (
-       SELECT string_agg(quote_literal(u.arg), ', ' ORDER BY u.i) AS args
+       -- The arguments as the DDL writes them, and as pg_trigger.tgargs
+       -- holds them: each in the server's encoding, followed by a zero byte.
+       SELECT string_agg(quote_literal(u.arg), ', ' ORDER BY u.i) AS args,
+              string_agg(convert_to(u.arg, current_setting('server_encoding'))
+                         || '\x00'::bytea, ''::bytea ORDER BY u.i) AS tgargs
          FROM unnest(ARRAY[($4::text[])[1]] || k.key || ($4::text[])[2:])
               WITH ORDINALITY AS u(arg, i)) a
+ CROSS JOIN LATERAL (
+       -- tgtype: AFTER, FOR EACH STATEMENT, one event (INSERT 4, DELETE 8,
+       -- UPDATE 16, TRUNCATE 32; PostgreSQL's catalog/pg_trigger.h).
+       SELECT count(*) = 4 AS current
+         FROM pg_catalog.pg_trigger t
+        WHERE t.tgrelid = c.oid
+          AND t.tgenabled = 'O'
+          AND t.tgfoid = to_regprocedure(format('%I.notify_statement()', $3::text))
+          AND t.tgargs = a.tgargs
+          AND t.tgqual IS NULL
+          AND cardinality(t.tgattr::int2[]) = 0
+          AND (t.tgname::text, t.tgtype::int, coalesce(t.tgoldtable::text, ''),
+               coalesce(t.tgnewtable::text, '')) IN (('pgwitness_insert', 4, '', 'pgw_new'),
+                                                     ('pgwitness_update', 16, 'pgw_old', 'pgw_new'),
+                                                     ('pgwitness_delete', 8, 'pgw_old', ''),
+                                                     ('pgwitness_truncate', 32, '', ''))) cur
  WHERE n.nspname = $1::text AND c.relname = $2::text;
