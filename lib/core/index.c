@@ -64,6 +64,16 @@ static inline void prefetch(const void *p)
 #endif
 }
 
+/* Starts loading the slot a probe starts from, and the next line when the
+ * slot is in the second half of its line: a probe scans on from its home
+ * slot (4.5 slots on average at the tables' highest load). */
+static inline void prefetch_probe(const void *home)
+{
+    prefetch(home);
+    if (((uintptr_t)home & 63) >= 32)
+        prefetch((const unsigned char *)home + 64);
+}
+
 /* ------------------------------------------------------------------ */
 /* Robin Hood probing                                                  */
 
@@ -1920,12 +1930,8 @@ static void match_table(mctx *c, uint64_t sh, uint32_t sk)
     const bmap *m = &c->x->m_buckets;
     uint32_t fp = bucket_fp(sh, w->schema, w->table);
     const bool ids = probes_ids(w);
-    if (m->n) { /* the home slot's line, and the next when a scan may reach it */
-        const bslot *h = &m->s[rh_home(m->cap, fp)];
-        prefetch(h);
-        if (((uintptr_t)h & 63) >= 32)
-            prefetch(h + 64 / sizeof *h);
-    }
+    if (m->n)
+        prefetch_probe(&m->s[rh_home(m->cap, fp)]);
     for (uint32_t i = bm_first(m, fp); i != NONE; i = bm_next(m, fp, i)) {
         const bslot *s = &m->s[i];
         const ibhdr *b = s->b;
@@ -1935,15 +1941,8 @@ static void match_table(mctx *c, uint64_t sh, uint32_t sk)
             prefetch((const unsigned char *)b + 64 * l);
         if (ids && s->tcap) {
             const mslot *tab = (const mslot *)b - s->tcap;
-            for (uint32_t j = 0; j < w->n_ids && j < 64; j++) {
-                /* A probe scans on from its home slot, 4.5 slots on average
-                 * at the table's highest load: the next line too when the
-                 * home slot is in the second half of its line. */
-                const mslot *h = &tab[rh_home(s->tcap, idkey(w->ids[j].fp))];
-                prefetch(h);
-                if (((uintptr_t)h & 63) >= 32)
-                    prefetch(h + 64 / sizeof *h);
-            }
+            for (uint32_t j = 0; j < w->n_ids && j < 64; j++)
+                prefetch_probe(&tab[rh_home(s->tcap, idkey(w->ids[j].fp))]);
         }
         if (b->shash != sh || !pgwi_str_eq(b->schema, w->schema) ||
             !pgwi_str_eq(b->table, w->table) || (sk != NONE && b->scope != sk))
