@@ -434,9 +434,14 @@ static inline mmap bk_tab(const ibhdr *b)
  * is not), so a hit without VBIT is exact membership in the result. */
 #define VBIT 0x80000000u
 
+static inline uint32_t vkey_h(uint16_t group, uint64_t hash)
+{
+    return mix32(0x100000000ull | group, hash);
+}
+
 static inline uint32_t vkey(uint16_t group, const pgwi_str *v)
 {
-    return mix32(0x100000000ull | group, v->hash);
+    return vkey_h(group, v->hash);
 }
 
 static inline uint32_t idkey(uint32_t fp)
@@ -1763,10 +1768,13 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
     bool changed = !pgwi_cols_ok(w) || pgwi_write_changed(w, g->vcol);
     const int side0 =
         g->kind == 1 && pgwi_same_row(w) && pgwi_cols_ok(w) && changed ? PGW_SIDE_NEW : 0;
-    /* The rows' values (once each: NULL matches no value), all known. */
+    /* The hashes of the rows' values, all known (NULL matches no value),
+     * once each: the probes below compare only hashes and fingerprints of
+     * them, so values with one hash probe alike and one probe serves them. */
     enum { NV = 64 };
-    const pgwi_str *vals[NV];
+    uint64_t hs[NV];
     uint32_t nv = 0;
+    uint64_t seen = 0; /* a bit per hash in hs (a Bloom mask gating the search) */
     bool more = false;
     for (uint32_t i = 0; i < w->n_ids; i++)
         for (int side = side0; side < 2; side++) {
@@ -1777,15 +1785,18 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
                 return false;
             if (v == &pgwi_sqlnull)
                 continue;
+            const uint64_t h = v->hash, bit = (uint64_t)1 << (h >> 58);
             bool dup = false;
-            for (uint32_t k = 0; k < nv && !dup; k++)
-                dup = pgwi_str_eq(vals[k], v);
+            for (uint32_t k = 0; (seen & bit) && k < nv && !dup; k++)
+                dup = hs[k] == h;
             if (dup)
                 continue;
-            if (nv < NV)
-                vals[nv++] = v;
-            else
+            if (nv < NV) {
+                hs[nv++] = h;
+                seen |= bit;
+            } else {
                 more = true;
+            }
         }
     const ipent *e = BK_POSTS(b);
     if (!g->hashed) {
@@ -1794,7 +1805,7 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
         uint32_t fps[NV];
         uint64_t bloom = 0;
         for (uint32_t k = 0; k < nv; k++) {
-            fps[k] = pgwi_fp32(vals[k]->hash);
+            fps[k] = pgwi_fp32(hs[k]);
             bloom |= (uint64_t)1 << (fps[k] & 63);
         }
         for (uint32_t j = 0; j < b->n; j++) {
@@ -1818,9 +1829,9 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
     }
     const mmap t = bk_tab(b);
     for (uint32_t k = 0; k < nv; k++)
-        prefetch(&t.s[rh_home(t.cap, vkey((uint16_t)gi, vals[k]))]);
+        prefetch(&t.s[rh_home(t.cap, vkey_h((uint16_t)gi, hs[k]))]);
     for (uint32_t k = 0; k < nv; k++) {
-        uint32_t fp = vkey((uint16_t)gi, vals[k]);
+        uint32_t fp = vkey_h((uint16_t)gi, hs[k]);
         for (uint32_t s = mm_first(&t, fp); s != NONE; s = mm_next(&t, fp, s))
             if (t.s[s].val & VBIT)
                 add(c, &e[t.s[s].val & ~VBIT]);
