@@ -47,7 +47,7 @@ START_TEST(differential)
     orng r = {seed};
     const pgw_scope sc = {"p", "t", "db"};
     long pairs = 0, needed = 0, issued = 0, table_level = 0, missed = 0;
-    long by_reason[PGW_REASON_COUNT] = {0};
+    long by_reason[PGW_REASON_COUNT] = {0}, unneeded[PGW_REASON_COUNT] = {0};
     static ores before[QUERIES], after;
     oquery q[QUERIES];
     pgw_deps *d[QUERIES];
@@ -75,6 +75,7 @@ START_TEST(differential)
                 issued += v.refresh;
                 table_level += o_reads(&q[i], st.table);
                 by_reason[v.reason]++;
+                unneeded[v.reason] += v.refresh && !changed;
                 if (changed && !v.refresh) {
                     if (missed < 5)
                         printf("# MISSED: query %s tracked=%d on %s, op %s, reason %s "
@@ -101,6 +102,10 @@ START_TEST(differential)
     for (int i = 0; i < PGW_REASON_COUNT; i++)
         if (by_reason[i])
             printf(" %s=%ld", pgw_reason_name((pgw_reason)i), by_reason[i]);
+    printf("\n# refreshes whose result did not change, by reason:");
+    for (int i = 0; i < PGW_REASON_COUNT; i++)
+        if (unneeded[i])
+            printf(" %s=%ld", pgw_reason_name((pgw_reason)i), unneeded[i]);
     printf("\n");
     fflush(stdout);
     ck_assert_int_ge(pairs, target);
