@@ -433,6 +433,54 @@ void ex_file_signal_cleanup(void)
         unlink(tmp); /* async-signal-safe */
 }
 
+/* The cancel object of the connection of ex_cancel_connection. */
+static PGcancel *volatile g_cancel;
+
+static void on_fatal_signal(int sig)
+{
+    int saved = errno;
+    PGcancel *cancel = g_cancel;
+    if (cancel) {
+        char buf[256];
+        (void)PQcancel(cancel, buf, sizeof buf);
+    }
+    ex_file_signal_cleanup();
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    errno = saved;
+    raise(sig); /* delivered when this handler returns */
+}
+
+void ex_signals_cancel(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGHUP);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+bool ex_cancel_connection(PGconn *conn)
+{
+    /* The handler sees the old object or the new one, never a freed one:
+     * it is unhooked before it is freed. */
+    PGcancel *old = g_cancel;
+    g_cancel = NULL;
+    PQfreeCancel(old);
+    if (!conn)
+        return true;
+    g_cancel = PQgetCancel(conn);
+    return g_cancel != NULL;
+}
+
 static bool file_fail(ex_file *f, int e, char *why, size_t why_size)
 {
     snprintf(why, why_size, "%s", strerror(e));

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <libpq-fe.h>
+
 /* PostgreSQL's limit for a name (NAMEDATALEN - 1): longer names are
  * truncated by the server, so they are refused before any SQL runs. */
 #define EX_MAX_NAME_BYTES 63
@@ -135,6 +137,23 @@ void ex_file_abort(ex_file *f);
  * temporary file ex_file_prepare wrote and no commit or abort has yet
  * renamed or removed. */
 void ex_file_signal_cleanup(void);
+
+/*
+ * Interrupts while a query runs. After ex_signals_cancel(), SIGINT, SIGTERM
+ * and SIGHUP first cancel the query in flight on the connection given to
+ * ex_cancel_connection() (the server would otherwise finish it, or keep
+ * waiting for its lock, after this process is gone: a statement queued
+ * for a lock holds up every later one on that table until the server
+ * notices), remove ex_file's temporary file, then end the process by the
+ * signal (exit status 128 + N), as it would without a handler. PQcancel
+ * is async-signal-safe (PostgreSQL documentation, libpq "Canceling Queries
+ * in Progress").
+ */
+void ex_signals_cancel(void);
+/* The connection whose query an interrupt cancels: conn, or none (NULL;
+ * call it so before PQfinish). Returns false when its cancel object could
+ * not be made (out of memory): an interrupt then cancels nothing. */
+bool ex_cancel_connection(PGconn *conn);
 
 /* Flushes standard output, as ex_flush; when that failed, writes the
  * reason ("No space left on device") into `why`, marks the failure as

@@ -133,12 +133,17 @@ static int run(int argc, char **argv)
         PQfinish(c);
         return 1;
     }
+    /* An interrupt cancels the statement in flight: a load waiting for the
+     * table's lock must not stay queued for it (holding up the table's
+     * readers) or finish after we are gone. */
+    ex_cancel_connection(c);
     /* The file is read as UTF-8 (its header is checked to be). */
     PQsetClientEncoding(c, "UTF8");
     PQclear(PQexec(c, "SET client_min_messages = warning"));
     ingest_result r;
     pgw_error err;
     int rc = ingest_csv(&r, c, file, schema, table, resource, pgw_schema, &err);
+    ex_cancel_connection(NULL);
     PQfinish(c);
     if (rc != PGW_OK) {
         fprintf(stderr, "pgwitness-ingest: %s\n", ex_text(err.message));
@@ -167,5 +172,6 @@ int main(int argc, char **argv)
     /* A failed write on stdout (a full disk, a closed pipe) is a failure,
      * whatever ran: exit 1 with one line, not death by SIGPIPE. */
     ex_ignore_sigpipe();
+    ex_signals_cancel();
     return ex_finish_stdout("pgwitness-ingest", run(argc, argv));
 }

@@ -193,44 +193,9 @@ bool cli_parse(cli *c, int argc, char **argv, const cli_opt *opts, size_t n_opts
     return true;
 }
 
-/* Interrupted while a query runs (SIGINT, SIGTERM, SIGHUP): the server
- * must not finish it after this process is gone (a store waiting on a
- * lock would commit later), so it is cancelled first (PQcancel is
- * async-signal-safe, PostgreSQL documentation, libpq "Canceling Queries in
- * Progress"); the temporary file of -o is removed; then the process dies of
- * the signal, as it would have without a handler (exit status 128 + N). */
-static PGcancel *volatile g_cancel;
-
-static void on_fatal_signal(int sig)
-{
-    int saved = errno;
-    PGcancel *cancel = g_cancel;
-    if (cancel) {
-        char buf[256];
-        (void)PQcancel(cancel, buf, sizeof buf);
-    }
-    ex_file_signal_cleanup();
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
-    errno = saved;
-    raise(sig); /* delivered when this handler returns */
-}
-
 void cli_signals_default(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_fatal_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaddset(&sa.sa_mask, SIGINT);
-    sigaddset(&sa.sa_mask, SIGTERM);
-    sigaddset(&sa.sa_mask, SIGHUP);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    ex_signals_cancel();
 }
 
 PGconn *cli_connect(cli *c)
@@ -253,15 +218,13 @@ PGconn *cli_connect(cli *c)
     PQclear(PQexec(conn, "SET client_min_messages = warning"));
     c->conn = conn;
     /* From now on an interrupt cancels the query in flight. */
-    g_cancel = PQgetCancel(conn);
+    ex_cancel_connection(conn);
     return conn;
 }
 
 void cli_disconnect(cli *c)
 {
-    PGcancel *cancel = g_cancel;
-    g_cancel = NULL;
-    PQfreeCancel(cancel);
+    ex_cancel_connection(NULL);
     PQfinish(c->conn);
     c->conn = NULL;
 }

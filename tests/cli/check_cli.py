@@ -292,6 +292,7 @@ def body():
     output_option(tmp)
     stored_then_stdout_fails()
     interrupted_store(tmp)
+    interrupted_ingest(tmp)
     ingest_pgwitness_schema(tmp)
     quoted_names()
 
@@ -1356,6 +1357,70 @@ def interrupted_store(tmp):
               psql("SELECT count(*) FROM pgwitness.snapshots") == before and
               os.listdir(d) == [], f"{before} -> "
               f"{psql('SELECT count(*) FROM pgwitness.snapshots')} {os.listdir(d)}")
+
+
+def interrupted_ingest(tmp):
+    """pgwitness-ingest interrupted while its drop waits for the table's
+    lock: the waiting statement is cancelled at once (the server would
+    otherwise keep it queued, holding up every later reader of the table,
+    until the lock came free), the table and its rows are as they were, no
+    snapshot is stored, and the exit is by the signal."""
+    e = dict(os.environ, PGDATABASE=DB)
+    first = os.path.join(tmp, "intr1.csv")
+    with open(first, "w") as f:
+        f.write("a\n1\n")
+    second = os.path.join(tmp, "intr2.csv")
+    with open(second, "w") as f:
+        f.write("a,b\n1,2\n")
+    rc, out, err = ingest("--table", "intr", first)
+    check("ingest intr (set-up)", rc == 0, out + err)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        before = psql("SELECT count(*) FROM pgwitness.snapshots")
+        lock = subprocess.Popen(["psql", "-Xq"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=e)
+        lock.stdin.write("BEGIN; LOCK public.intr IN ACCESS SHARE MODE;\n")
+        lock.stdin.flush()
+        locked = waiting = False
+        deadline = time.time() + 10 * SLOW
+        while time.time() < deadline and not locked:
+            locked = psql("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = "
+                          "l.relation WHERE c.relname = 'intr' AND l.mode = 'AccessShareLock' "
+                          "AND l.granted") == "1"
+            time.sleep(0.05)
+        p = popen([INGEST, "--table", "intr", second])
+        while time.time() < deadline and not waiting:
+            waiting = psql("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                           "current_database() AND wait_event_type = 'Lock'") == "1"
+            time.sleep(0.05)
+        p.send_signal(sig)
+        try:
+            p.communicate(timeout=30 * SLOW)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+        # While the reader still holds its lock, nothing may wait behind it.
+        still = "1"
+        deadline = time.time() + 5 * SLOW
+        while time.time() < deadline and still != "0":
+            still = psql("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                         "current_database() AND wait_event_type = 'Lock'")
+            time.sleep(0.05)
+        lock.stdin.write("COMMIT;\n")
+        lock.stdin.close()
+        lock.wait(timeout=30)
+        time.sleep(0.3)  # what the server would still do, it does now
+        name = signal.Signals(sig).name
+        check(f"pgwitness-ingest, {name} while its drop waits on a lock: killed by it",
+              locked and waiting and p.returncode == -sig,
+              f"locked={locked} waiting={waiting} rc={p.returncode}")
+        check(f"... {name}: the waiting drop was cancelled at once, not left queued",
+              still == "0", f"{still} statement(s) still waiting")
+        check(f"... {name}: the table and its rows are as they were, no snapshot stored",
+              psql("SELECT string_agg(attname, ',' ORDER BY attnum) FROM pg_attribute WHERE "
+                   "attrelid = 'public.intr'::regclass AND attnum > 0 AND NOT attisdropped")
+              == "a" and psql("SELECT count(*) FROM public.intr") == "1" and
+              psql("SELECT count(*) FROM pgwitness.snapshots") == before,
+              psql("SELECT count(*) FROM pgwitness.snapshots") + " snapshots, was " + before)
 
 
 def ingest_pgwitness_schema(tmp):
