@@ -65,10 +65,12 @@
  * /sys/kernel/mm/transparent_hugepage/enabled at madvise or always), or
  * install an allocator with huge-page arenas. tests/bench/bench_index
  * measures a round trip to memory and matches with and without them, side
- * by side.
+ * by side. A host that receives writes in bursts (several notifications
+ * read at once) matches them with pgw_index_match_batch(), which overlaps
+ * the first two trips of every write in the batch.
  *
  * Threading: one thread at a time per index. pgw_index_match(),
- * pgw_index_reset_scope(), pgw_index_pop_dirty(), pgw_index_begin(),
+ * pgw_index_match_batch(), pgw_index_reset_scope(), pgw_index_pop_dirty(), pgw_index_begin(),
  * pgw_index_ack_unknown() and pgw_index_unregister() never allocate, so they
  * cannot fail for lack of memory: a notification that reached the index is
  * never dropped.
@@ -218,6 +220,33 @@ PGW_API int pgw_index_unregister(pgw_index *idx, pgw_runner_id runner, pgw_error
  */
 PGW_API int pgw_index_match(size_t *out, pgw_index *idx, const pgw_write *write,
                             pgw_error *err);
+
+/**
+ * Matches n write sets in order, with exactly the effects of n calls of
+ * pgw_index_match() (the same runners marked with the same reasons, the
+ * dirty queue in the same order, the same counters), in less time per
+ * write when the index is large: before it matches the first write of a
+ * group of up to 16, it requests the memory each of them needs first — its
+ * bucket map slot, then its bucket and the bucket's table slots of its row
+ * IDs — so that those trips to memory overlap instead of following one
+ * another ("group prefetching": S. Chen, A. Ailamaki, P. B. Gibbons and
+ * T. C. Mowry, "Improving Hash Join Performance through Prefetching",
+ * ICDE 2004). Requesting memory changes nothing in the index. Never
+ * allocates.
+ *
+ * @param out     n entries (may be NULL): out[i] receives the number of
+ *                runners writes[i] newly marked.
+ * @param idx     the index.
+ * @param writes  n write sets (borrowed), in the order they happened.
+ * @param n       number of writes; 0 matches nothing.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when idx is NULL, writes is NULL with n > 0,
+ *         or an element of writes is NULL (the message gives its index) —
+ *         checked before anything is matched, so a refused batch matches
+ *         nothing and out is untouched.
+ */
+PGW_API int pgw_index_match_batch(size_t *out, pgw_index *idx, const pgw_write *const *writes,
+                                  size_t n, pgw_error *err);
 
 /**
  * Marks every runner of a scope dirty with reason SCOPE_RESET — after a

@@ -53,9 +53,20 @@
 #define NONE UINT32_MAX
 #define ALIGN8(n) (((n) + 7) & ~(size_t)7)
 
+/* The helpers that only prefetch are always inlined: GCC models
+ * __builtin_prefetch as free of side effects, so a helper made of nothing
+ * else that is not inlined early is found to do nothing and its calls are
+ * deleted (GCC 12 did so to prefetch_bucket(): the bucket's lines were
+ * never requested). */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH_INLINE __attribute__((always_inline)) static inline
+#else
+#define PREFETCH_INLINE static inline
+#endif
+
 /* Starts loading a cache line: the loads of a level overlap instead of
  * being paid one after another. */
-static inline void prefetch(const void *p)
+PREFETCH_INLINE void prefetch(const void *p)
 {
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(p);
@@ -67,7 +78,7 @@ static inline void prefetch(const void *p)
 /* Starts loading the slot a probe starts from, and the next line when the
  * slot is in the second half of its line: a probe scans on from its home
  * slot (4.5 slots on average at the tables' highest load). */
-static inline void prefetch_probe(const void *home)
+PREFETCH_INLINE void prefetch_probe(const void *home)
 {
     prefetch(home);
     if (((uintptr_t)home & 63) >= 32)
@@ -1718,7 +1729,7 @@ static void flush(mctx *c)
  * candidate's block is on its way: a write without candidates never needs
  * them (match_table), and a prefetch that misses the TLB holds up the
  * instructions behind it while the page is walked. */
-static inline void prefetch_scope(const mctx *c)
+PREFETCH_INLINE void prefetch_scope(const mctx *c)
 {
     if (c->verify) {
         prefetch(c->verify->ss);
@@ -1932,6 +1943,21 @@ static void match_volatile(mctx *c, const ibhdr *b)
     }
 }
 
+/* Level 2 in one round: the header, groups and first postings of the
+ * bucket of map slot s, and, when the write's match may probe them
+ * (probes_ids()), the table slots of its IDs. */
+PREFETCH_INLINE void prefetch_bucket(const bslot *s, const pgw_write *w, bool ids)
+{
+    const ibhdr *b = s->b;
+    for (uint32_t l = 0; l < 6; l++)
+        prefetch((const unsigned char *)b + 64 * l);
+    if (ids && s->tcap) {
+        const mslot *tab = (const mslot *)b - s->tcap;
+        for (uint32_t j = 0; j < w->n_ids && j < 64; j++)
+            prefetch_probe(&tab[rh_home(s->tcap, idkey(w->ids[j].fp))]);
+    }
+}
+
 /* Finds the write's bucket and matches it. sk: the write's scope when
  * already known (then compared by index), else NONE (then its strings are
  * compared once the candidates are found). */
@@ -1946,15 +1972,7 @@ static void match_table(mctx *c, uint64_t sh, uint32_t sk)
     for (uint32_t i = bm_first(m, fp); i != NONE; i = bm_next(m, fp, i)) {
         const bslot *s = &m->s[i];
         const ibhdr *b = s->b;
-        /* Level 2 in one round: the header, groups and first postings, and
-         * the table slots of the write's IDs. */
-        for (uint32_t l = 0; l < 6; l++)
-            prefetch((const unsigned char *)b + 64 * l);
-        if (ids && s->tcap) {
-            const mslot *tab = (const mslot *)b - s->tcap;
-            for (uint32_t j = 0; j < w->n_ids && j < 64; j++)
-                prefetch_probe(&tab[rh_home(s->tcap, idkey(w->ids[j].fp))]);
-        }
+        prefetch_bucket(s, w, ids);
         if (b->shash != sh || !pgwi_str_eq(b->schema, w->schema) ||
             !pgwi_str_eq(b->table, w->table) || (sk != NONE && b->scope != sk))
             continue;
@@ -2002,14 +2020,15 @@ static void next_epoch(pgw_index *x)
     }
 }
 
-int pgw_index_match(size_t *out, pgw_index *x, const pgw_write *w, pgw_error *err)
+/* pgw_index_match() of a valid write; sh: the hash of its scope, or 0 to
+ * compute it here. Returns the runners newly marked. */
+static size_t match_write(pgw_index *x, const pgw_write *w, uint64_t sh)
 {
-    if (!x || !w)
-        return pgwi_error(err, PGW_EINVAL, "index_match: %s is NULL", x ? "write" : "index");
     x->writes++;
     size_t marked = 0;
     if (x->m_scopes.n) {
-        uint64_t sh = pgwi_scope_hash(&w->scope);
+        if (sh == 0)
+            sh = pgwi_scope_hash(&w->scope);
         uint32_t sk = NONE;
         if (w->op == PGW_OP_RESET || x->n_und) /* else the bucket map alone */
             sk = scope_find(x, &w->scope, sh);
@@ -2039,8 +2058,59 @@ int pgw_index_match(size_t *out, pgw_index *x, const pgw_write *w, pgw_error *er
             marked = c.marked;
         }
     }
+    return marked;
+}
+
+int pgw_index_match(size_t *out, pgw_index *x, const pgw_write *w, pgw_error *err)
+{
+    if (!x || !w)
+        return pgwi_error(err, PGW_EINVAL, "index_match: %s is NULL", x ? "write" : "index");
+    size_t marked = match_write(x, w, 0);
     if (out)
         *out = marked;
+    return PGW_OK;
+}
+
+int pgw_index_match_batch(size_t *out, pgw_index *x, const pgw_write *const *ws, size_t n,
+                          pgw_error *err)
+{
+    if (!x)
+        return pgwi_error(err, PGW_EINVAL, "index_match_batch: index is NULL");
+    if (n && !ws)
+        return pgwi_error(err, PGW_EINVAL, "index_match_batch: writes is NULL (n = %zu)", n);
+    for (size_t i = 0; i < n; i++)
+        if (!ws[i])
+            return pgwi_error(err, PGW_EINVAL, "index_match_batch: writes[%zu] is NULL", i);
+    /* Groups of GROUP writes: the first two levels of a match (index.c's
+     * top) are requested for all of them, one level at a time, then each
+     * write is matched in order, as pgw_index_match() does. GROUP bounds
+     * the loads in flight (each write starts about a dozen). */
+    enum { GROUP = 8 };
+    const bmap *m = &x->m_buckets;
+    for (size_t g = 0; g < n; g += GROUP) {
+        const size_t k = n - g < GROUP ? n - g : GROUP;
+        uint64_t sh[GROUP];
+        uint32_t fp[GROUP];
+        for (size_t i = 0; i < k; i++) { /* level 1: the bucket map slots */
+            const pgw_write *w = ws[g + i];
+            sh[i] = x->m_scopes.n ? pgwi_scope_hash(&w->scope) : 0;
+            fp[i] = 0; /* no bucket to find (bucket_fp() is never 0) */
+            if (m->n && w->schema && w->op != PGW_OP_RESET) {
+                fp[i] = bucket_fp(sh[i], w->schema, w->table);
+                prefetch_probe(&m->s[rh_home(m->cap, fp[i])]);
+            }
+        }
+        for (size_t i = 0; i < k; i++) { /* level 2: their buckets */
+            uint32_t j = fp[i] ? bm_first(m, fp[i]) : NONE;
+            if (j != NONE)
+                prefetch_bucket(&m->s[j], ws[g + i], probes_ids(ws[g + i]));
+        }
+        for (size_t i = 0; i < k; i++) {
+            size_t marked = match_write(x, ws[g + i], sh[i]);
+            if (out)
+                out[g + i] = marked;
+        }
+    }
     return PGW_OK;
 }
 

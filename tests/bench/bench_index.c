@@ -31,17 +31,21 @@
  * often with a TLB miss. So the run also measures (5) one dependent round
  * trip to memory on this machine (a pointer chase through 256 MiB, with
  * 4 KiB pages and with transparent huge pages), and (6) repeats the cases
- * of random tenants in a child process whose heap is backed by transparent
- * huge pages (glibc's glibc.malloc.hugetlb=1 tunable: the host's choice,
- * documented in index.h), printed beside the others.
+ * of random tenants (single calls and batches) in a child process whose
+ * heap is backed by transparent huge pages (glibc's glibc.malloc.hugetlb=1
+ * tunable: the host's choice, documented in index.h), printed beside the
+ * others.
  *
  * Usage: bench-index [subscriptions [cases [huge]]]
  *   subscriptions: default 1000000; a multiple of 100
- *   cases: match cases to run (default 0123456789ab): 0-2 random tenants
- *          (projected column, owner move, insert), 3-5 the same over 16
- *          active tenants, 6-8 as 0-2 with pre-built writes, 9-b as 0-2
- *          with tenants drawn from a Zipf(1) distribution (a few tenants
- *          write most: the usual skew of multi-tenant activity)
+ *   cases: match cases to run (default 0123456789abcde): 0-2 random
+ *          tenants (projected column, owner move, insert), 3-5 the same
+ *          over 16 active tenants, 6-8 as 0-2 with pre-built writes, 9-b as
+ *          0-2 with tenants drawn from a Zipf(1) distribution (a few tenants
+ *          write most: the usual skew of multi-tenant activity), c-e as 0-2
+ *          matched in batches of 8 by pgw_index_match_batch() (the time of
+ *          a batch divided by 8: a host that reads several notifications
+ *          at once)
  *   huge: "yes" (default) runs (6) when the system offers transparent huge
  *         pages, "no" skips it; "child" is the child's own mode
  * SPDX-License-Identifier: MIT
@@ -314,6 +318,34 @@ static lat time_match_fresh(pgw_index *x, const wspec *ws, size_t nw, int kind, 
     return l;
 }
 
+/* Percentiles over `reps` writes matched in batches of BATCH, each batch
+ * built just before its call: per batch, its time divided by BATCH. */
+enum { BATCH = 8 };
+static lat time_match_batch(pgw_index *x, const wspec *ws, size_t nw, int kind, size_t reps)
+{
+    size_t nb = reps / BATCH;
+    double *t = malloc(nb * sizeof *t);
+    for (size_t i = 0; i < nb; i++) {
+        pgw_write *bw[BATCH];
+        size_t outs[BATCH], n = 0;
+        for (size_t j = 0; j < BATCH; j++)
+            bw[j] = build_write(&ws[(i * BATCH + j) % nw], kind);
+        double a = now_ns();
+        pgw_index_match_batch(outs, x, (const pgw_write *const *)bw, BATCH, NULL);
+        double b = now_ns();
+        t[i] = (b - a) / BATCH;
+        for (size_t j = 0; j < BATCH; j++) {
+            n += outs[j];
+            pgw_write_free(bw[j]);
+        }
+        if (n)
+            drain(x);
+    }
+    lat l = percentiles(t, nb);
+    free(t);
+    return l;
+}
+
 /* Median time of one match over `passes` timings of matching all nw writes
  * in turn: for writes that cost tens of nanoseconds, a single call is below
  * the clock's resolution (10 ns here) and its overhead. */
@@ -415,9 +447,9 @@ static void anon_kb(size_t *huge_kb, size_t *rss_kb)
  * transparent huge pages through glibc's tunable. */
 static void run_huge_child(const char *self, uint32_t subs, const char *cases)
 {
-    char sub_arg[16], case_arg[4] = "";
+    char sub_arg[16], case_arg[8] = "";
     size_t n = 0;
-    for (const char *c = "012"; *c; c++)
+    for (const char *c = "012cde"; *c; c++)
         if (strchr(cases, *c))
             case_arg[n++] = *c;
     if (!n)
@@ -444,7 +476,7 @@ int main(int argc, char **argv)
     uint32_t subs = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 1000000;
     if (subs < 1000 || subs % 100)
         subs = 1000000;
-    const char *cases = argc > 2 ? argv[2] : "0123456789ab";
+    const char *cases = argc > 2 ? argv[2] : "0123456789abcde";
     const char *huge = argc > 3 ? argv[3] : "yes";
     const bool child = strcmp(huge, "child") == 0;
     pgw_allocator a = {c_malloc, c_realloc, c_free, NULL};
@@ -491,15 +523,17 @@ int main(int argc, char **argv)
     double zsum = 0;
     for (uint32_t i = 0; i < n_tenants; i++)
         zipf[i] = zsum += 1.0 / (i + 1);
-    for (int k = 0; k < 12; k++) {
+    for (int k = 0; k < 15; k++) {
         /* k < 3: writes to random tenants among all (cold caches);
          * 3 <= k < 6: the same kinds over 16 active tenants (warm caches);
          * 6 <= k < 9: as k < 3 with writes built up front (cold write sets);
-         * k >= 9: tenants by Zipf(1) rank, ranks scattered over the tenants
-         * (7919 is prime to the tenant count, a multiple of 10). */
-        if (!strchr(cases, "0123456789ab"[k]))
+         * 9 <= k < 12: tenants by Zipf(1) rank, ranks scattered over the
+         * tenants (7919 is prime to the tenant count, a multiple of 10);
+         * k >= 12: as k < 3, matched in batches of BATCH. */
+        if (!strchr(cases, "0123456789abcde"[k]))
             continue;
-        bool hot = k >= 3 && k < 6, prebuilt = k >= 6 && k < 9, skewed = k >= 9;
+        bool hot = k >= 3 && k < 6, prebuilt = k >= 6 && k < 9, skewed = k >= 9 && k < 12,
+             batched = k >= 12;
         for (size_t i = 0; i < NW; i++) {
             if (skewed) {
                 double u = (rnd(1u << 30) + 0.5) / (double)(1u << 30) * zsum;
@@ -528,6 +562,8 @@ int main(int argc, char **argv)
             l = time_match(big, ws, NW, reps);
             for (size_t i = 0; i < NW; i++)
                 pgw_write_free(ws[i]);
+        } else if (batched) {
+            l = time_match_batch(big, specs, NW, k % 3, reps);
         } else {
             l = time_match_fresh(big, specs, NW, k % 3, reps);
         }
@@ -540,10 +576,11 @@ int main(int argc, char **argv)
                "visited and %.3f runners marked per write%s\n",
                child ? "huge pages: " : "", kinds[k % 3],
                hot ? "16 active tenants" : skewed ? "Zipf(1) tenants" : "random tenants",
-               prebuilt ? ", pre-built writes" : "", l.p50, l.p90, l.p99,
+               prebuilt ? ", pre-built writes" : batched ? ", batches of 8 (per write)" : "",
+               l.p50, l.p90, l.p99,
                (double)(s1.visited - s0.visited) / reps,
                (double)(s1.marked - s0.marked) / reps,
-               prebuilt ? "" : " (target: median <= 1000 ns)");
+               prebuilt || batched ? "" : " (target: median <= 1000 ns)");
     }
     free(zipf);
     if (child) {

@@ -826,6 +826,136 @@ START_TEST(index_equals_decide)
 }
 END_TEST
 
+/* pgw_index_match_batch() has exactly the effects of pgw_index_match() on
+ * each write in turn: two indexes built alike (random oracle workloads in
+ * three scopes; lists, joins, counts, undeclared subscriptions; some
+ * runners running, some with unknown results), one fed write by write and
+ * one in batches of 1 to 19 writes (across the 8-write groups), mark the
+ * same runners (counts per write), report them in the same order with the
+ * same reasons after every batch (then some are rerun, alike in both), end
+ * in the same runner states and keep the same counters. Scope resets and
+ * writes in a scope with no subscription are among the writes. */
+static void batch_setup(pgw_index *x[2], pgw_deps **deps, pgw_runner_id ids[2][40], int n,
+                        orng *rng, otable tabs[2], const pgw_scope *scopes)
+{
+    for (int i = 0; i < n; i++) {
+        if (orng_p(rng, 8)) {
+            deps[i] = ih_deps(&scopes[orng_int(rng, 2)], "undeclared");
+        } else {
+            oquery q;
+            ores before;
+            o_query_random(rng, &q);
+            o_eval(&before, &q, tabs);
+            deps[i] = o_declare(&q, &scopes[orng_int(rng, 2)], &before, tabs[0].composite);
+            if (orng_p(rng, 5))
+                pgw_deps_clear_result_ids(deps[i]);
+        }
+        for (int k = 0; k < 2; k++)
+            ids[k][i] = reg(x[k], deps[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        int k = orng_int(rng, 10);
+        for (int j = 0; j < 2 && k < 2; j++) {
+            if (state_of(x[j], ids[j][i]) != PGW_RUNNER_CLEAN)
+                continue;
+            ck_assert_int_eq(pgw_index_begin(x[j], ids[j][i], NULL), PGW_OK);
+            if (k == 1)
+                ck_assert_int_eq(pgw_index_ack_unknown(x[j], ids[j][i], NULL), PGW_OK);
+        }
+    }
+}
+
+START_TEST(match_batch_equals_sequential)
+{
+    const char *sc_env = getenv("PGW_TEST_SCALE");
+    double scale = sc_env ? atof(sc_env) : 1.0;
+    int rounds = (int)(60 * (scale > 0 && scale <= 1 ? scale : 1));
+    if (rounds < 6)
+        rounds = 6;
+    orng rng = {4242};
+    const pgw_scope scopes[3] = {{"p", "t1", "db"}, {"p", "t2", "db"}, {"p", "t3", "db"}};
+    long writes = 0, marked = 0;
+    for (int round = 0; round < rounds; round++) {
+        enum { N = 40, W = 60 };
+        pgw_index *x[2] = {new_index(), new_index()};
+        otable tabs[2];
+        o_table_random(&rng, &tabs[0]);
+        o_table_random(&rng, &tabs[1]);
+        pgw_deps *deps[N];
+        pgw_runner_id ids[2][N];
+        batch_setup(x, deps, ids, N, &rng, tabs, scopes);
+        for (int i = 0; i < N; i++)
+            ck_assert_uint_eq(ids[0][i], ids[1][i]);
+        pgw_write *ws[W];
+        for (int k = 0; k < W; k++) {
+            const pgw_scope *sc = &scopes[orng_int(&rng, 3)]; /* t3: no subscription */
+            if (orng_p(&rng, 4)) {
+                ck_assert_int_eq(pgw_write_new_reset(&ws[k], sc, NULL), PGW_OK);
+            } else {
+                ostmt st;
+                ws[k] = o_statement(&rng, tabs, &st, sc);
+            }
+        }
+        for (int k = 0; k < W;) {
+            int b = 1 + orng_int(&rng, 19);
+            if (b > W - k)
+                b = W - k;
+            size_t seq[19], bat[19];
+            for (int j = 0; j < b; j++) {
+                seq[j] = match(x[0], ws[k + j]);
+                bat[j] = 99;
+            }
+            ck_assert_int_eq(pgw_index_match_batch(bat, x[1], (const pgw_write *const *)&ws[k],
+                                                   (size_t)b, NULL),
+                             PGW_OK);
+            for (int j = 0; j < b; j++) {
+                ck_assert_msg(seq[j] == bat[j],
+                              "round %d write %d: %zu marked one by one, %zu in a batch", round,
+                              k + j, seq[j], bat[j]);
+                marked += (long)seq[j];
+            }
+            /* The same runners in the same order with the same reasons;
+             * rerun some of them (alike in both) before the next batch. */
+            pgw_dirty d0, d1;
+            int r0, r1;
+            do {
+                r0 = pgw_index_pop_dirty(&d0, x[0]);
+                r1 = pgw_index_pop_dirty(&d1, x[1]);
+                ck_assert_int_eq(r0, r1);
+                if (r0 != PGW_OK)
+                    break;
+                ck_assert_uint_eq(d0.runner, d1.runner);
+                ck_assert_int_eq(d0.reason, d1.reason);
+                if (orng_p(&rng, 2))
+                    continue; /* left running */
+                ck_assert_int_eq(pgw_index_ack_unknown(x[0], d0.runner, NULL), PGW_OK);
+                ck_assert_int_eq(pgw_index_ack_unknown(x[1], d1.runner, NULL), PGW_OK);
+            } while (true);
+            k += b;
+        }
+        writes += W;
+        for (int i = 0; i < N; i++)
+            ck_assert_int_eq(state_of(x[0], ids[0][i]), state_of(x[1], ids[1][i]));
+        pgw_index_stats s0 = stats(x[0]), s1 = stats(x[1]);
+        ck_assert_uint_eq(s0.writes, s1.writes);
+        ck_assert_uint_eq(s0.visited, s1.visited);
+        ck_assert_uint_eq(s0.marked, s1.marked);
+        ck_assert_uint_eq(s0.coalesced, s1.coalesced);
+        for (int r = 0; r < PGW_REASON_COUNT; r++)
+            ck_assert_uint_eq(pgw_index_reason_count(x[0], (pgw_reason)r),
+                              pgw_index_reason_count(x[1], (pgw_reason)r));
+        for (int k = 0; k < W; k++)
+            pgw_write_free(ws[k]);
+        for (int i = 0; i < N; i++)
+            pgw_deps_free(deps[i]);
+        pgw_index_free(x[0]);
+        pgw_index_free(x[1]);
+    }
+    printf("# batch = one by one on %ld writes, %ld runners marked\n", writes, marked);
+    ck_assert_int_gt(marked, writes / 2);
+}
+END_TEST
+
 /* Memory per subscription through the allocator hook, in the shape of the
  * issue's benchmark: tenants × 10 tables × 10 distinct subscriptions, each
  * with a filter, a sort, a window and 20 result IDs. */
@@ -999,6 +1129,13 @@ START_TEST(match_allocates_nothing)
     ck_assert_uint_eq(match(x, w), 1);
     pgw_dirty dd;
     ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, r, NULL), PGW_OK);
+    const pgw_write *ww[2] = {w, w};
+    size_t outs[2];
+    ck_assert_int_eq(pgw_index_match_batch(outs, x, ww, 2, NULL), PGW_OK);
+    ck_assert_uint_eq(outs[0], 1); /* the second is coalesced */
+    ck_assert_uint_eq(outs[1], 0);
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
     ck_assert_int_eq(pgw_index_reset_scope(NULL, x, &IH_ACME, NULL), PGW_OK);
     ck_assert_int_eq(pgw_index_ack_unknown(x, r, NULL), PGW_OK);
     ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
@@ -1031,6 +1168,11 @@ START_TEST(index_bad_arguments)
     ck_assert_uint_eq(id, 7);
     ck_assert_int_eq(pgw_index_match(NULL, x, NULL, &err), PGW_EINVAL);
     ck_assert_str_eq(err.message, "index_match: write is NULL");
+    ck_assert_int_eq(pgw_index_match_batch(NULL, NULL, NULL, 0, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_match_batch: index is NULL");
+    ck_assert_int_eq(pgw_index_match_batch(NULL, x, NULL, 2, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_match_batch: writes is NULL (n = 2)");
+    ck_assert_int_eq(pgw_index_match_batch(NULL, x, NULL, 0, &err), PGW_OK);
     ck_assert_int_eq(pgw_index_unregister(x, 0, &err), PGW_ENOTFOUND);
     ck_assert_str_eq(err.message, "index_unregister: runner 0 is not registered");
     ck_assert_int_eq(pgw_index_ack(x, 42, NULL, 0, &err), PGW_ENOTFOUND);
@@ -1050,6 +1192,16 @@ START_TEST(index_bad_arguments)
     ck_assert_str_eq(err.message, "index_ack: ids[0] has 0 parts (1..32 allowed)");
     ck_assert_int_eq(state_of(x, r), PGW_RUNNER_RUNNING);
     pgw_write *w = ih_write(&IH_GLOBEX, "tasks", PGW_OP_INSERT);
+    pgw_write *aw = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    const pgw_write *three[3] = {aw, aw, NULL};
+    size_t outs[3] = {7, 7, 7};
+    uint64_t writes_before = stats(x).writes;
+    ck_assert_int_eq(pgw_index_match_batch(outs, x, three, 3, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_match_batch: writes[2] is NULL");
+    ck_assert_uint_eq(stats(x).writes, writes_before); /* nothing matched */
+    ck_assert_uint_eq(outs[0], 7);
+    ck_assert_uint_eq(outs[1], 7);
+    pgw_write_free(aw);
     pgw_verdict v;
     ck_assert_int_eq(pgw_index_decide(&v, x, r, w, NULL), PGW_OK);
     ck_assert(!v.refresh && v.reason == PGW_REASON_SCOPE_DISJOINT);
@@ -1080,6 +1232,7 @@ static Suite *suite(void)
     tcase_add_test(tc, value_index_layouts);
     tcase_add_test(tc, many_groups);
     tcase_add_test(tc, index_equals_decide);
+    tcase_add_test(tc, match_batch_equals_sequential);
     tcase_add_test(tc, memory_per_subscription);
     tcase_add_test(tc, index_enomem);
     tcase_add_test(tc, match_allocates_nothing);
