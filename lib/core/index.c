@@ -1658,6 +1658,8 @@ typedef struct mctx {
     size_t marked;
     uint32_t n;
     irunner *cand[NCAND];
+    bool defer;    /* collecting for pgw_index_match_batch: decide nothing yet */
+    bool overflow; /* ... and more than NCAND candidates came: match it alone */
     /* When held is set, every (posting, row) pair of its table where a
      * runner's result holds one of the write's rows: hpos[i], hfp[i]. */
     const ibhdr *held;
@@ -1739,13 +1741,18 @@ PREFETCH_INLINE void prefetch_scope(const mctx *c)
 
 static inline void add(mctx *c, const ipent *e)
 {
+    if (c->n == NCAND) {
+        if (c->defer) {
+            c->overflow = true;
+            return;
+        }
+        flush(c);
+    }
     const unsigned char *p = (const unsigned char *)e->r;
     for (uint32_t l = 0; l < e->lines; l++)
         prefetch(p + 64 * l);
     if (c->n == 0)
         prefetch_scope(c);
-    if (c->n == NCAND)
-        flush(c);
     c->cand[c->n++] = e->r;
 }
 
@@ -1958,6 +1965,54 @@ PREFETCH_INLINE void prefetch_bucket(const bslot *s, const pgw_write *w, bool id
     }
 }
 
+/* Whether bucket b, found by hash, is the write's: its scope hash, schema
+ * and table, and its scope when known (sk; NONE: its strings are compared
+ * later, see collect()). */
+static inline bool bucket_is(const ibhdr *b, const pgw_write *w, uint64_t sh, uint32_t sk)
+{
+    return b->shash == sh && pgwi_str_eq(b->schema, w->schema) &&
+           pgwi_str_eq(b->table, w->table) && (sk == NONE || b->scope == sk);
+}
+
+/* Collects the write's candidates in bucket b, their runners requested. */
+static void collect(mctx *c, const ibhdr *b, uint32_t sk)
+{
+    /* The scope's strings are compared before deciding (sk == NONE), and
+     * loaded once there is something to decide. */
+    c->verify = sk == NONE ? b : NULL;
+    c->wrong = false;
+    c->memo.schema = b->schema; /* equal to the write's: found by address */
+    c->memo.table = b->table;
+    c->held = NULL;
+    if (b->vol_head != NONE)
+        prefetch_scope(c);
+    match_bucket(c, b);
+}
+
+/* Whether the match of bucket b (the write's bucket map slot i) ends with
+ * nothing to decide and no other bucket this write could be for: whichever
+ * scope b is, the write then marks nothing (its scope's strings stay
+ * unread). */
+static inline bool nothing_to_decide(const mctx *c, const ibhdr *b, uint32_t fp, uint32_t i)
+{
+    return c->verify && c->n == 0 && b->vol_head == NONE &&
+           bm_next(&c->x->m_buckets, fp, i) == NONE;
+}
+
+/* Decides what collect() found in bucket b (map slot i), then b's volatile
+ * runners. Returns false when b turns out to be another scope's with the
+ * same hash (nothing decided). */
+static bool finish(mctx *c, const ibhdr *b, uint32_t fp, uint32_t i)
+{
+    if (nothing_to_decide(c, b, fp, i))
+        return true;
+    flush(c);
+    if (c->wrong)
+        return false;
+    match_volatile(c, b);
+    return true;
+}
+
 /* Finds the write's bucket and matches it. sk: the write's scope when
  * already known (then compared by index), else NONE (then its strings are
  * compared once the candidates are found). */
@@ -1973,28 +2028,12 @@ static void match_table(mctx *c, uint64_t sh, uint32_t sk)
         const bslot *s = &m->s[i];
         const ibhdr *b = s->b;
         prefetch_bucket(s, w, ids);
-        if (b->shash != sh || !pgwi_str_eq(b->schema, w->schema) ||
-            !pgwi_str_eq(b->table, w->table) || (sk != NONE && b->scope != sk))
+        if (!bucket_is(b, w, sh, sk))
             continue;
-        /* The scope's strings are compared before deciding (sk == NONE),
-         * and loaded once there is something to decide. */
-        c->verify = sk == NONE ? b : NULL;
-        c->wrong = false;
-        c->memo.schema = b->schema; /* equal to the write's: found by address */
-        c->memo.table = b->table;
-        c->held = NULL;
-        if (b->vol_head != NONE)
-            prefetch_scope(c);
-        match_bucket(c, b);
-        if (c->verify && c->n == 0 && b->vol_head == NONE && bm_next(m, fp, i) == NONE)
-            return; /* nothing to decide, and no other bucket this write could
-                     * be for: whichever scope b is, the write marks nothing
-                     * (its scope's strings stay unread) */
-        flush(c);
-        if (c->wrong)
-            continue; /* another scope with the same hash */
-        match_volatile(c, b);
-        return;
+        collect(c, b, sk);
+        if (finish(c, b, fp, i))
+            return;
+        /* another scope with the same hash: on to the next bucket */
     }
 }
 
@@ -2020,6 +2059,21 @@ static void next_epoch(pgw_index *x)
     }
 }
 
+static void mctx_init(mctx *c, pgw_index *x, const pgw_write *w)
+{
+    c->x = x;
+    c->w = w;
+    c->verify = NULL;
+    c->wrong = false;
+    c->epoch = 0;
+    c->marked = 0;
+    c->n = 0;
+    c->defer = c->overflow = false;
+    c->held = NULL;
+    c->nh = 0;
+    pgwi_wmemo_init(&c->memo, w);
+}
+
 /* pgw_index_match() of a valid write; sh: the hash of its scope, or 0 to
  * compute it here. Returns the runners newly marked. */
 static size_t match_write(pgw_index *x, const pgw_write *w, uint64_t sh)
@@ -2038,16 +2092,8 @@ static size_t match_write(pgw_index *x, const pgw_write *w, uint64_t sh)
         } else if (sk != NONE || !x->n_und) {
             next_epoch(x);
             mctx c;
-            c.x = x;
-            c.w = w;
-            c.verify = NULL;
-            c.wrong = false;
+            mctx_init(&c, x, w);
             c.epoch = x->epoch;
-            c.marked = 0;
-            c.n = 0;
-            c.held = NULL;
-            c.nh = 0;
-            pgwi_wmemo_init(&c.memo, w);
             if (sk != NONE && x->sc[sk].und != NONE) {
                 const ibhdr *u = BUCKET(x, x->sc[sk].und);
                 scan(&c, u, ~(uint64_t)0, 0);
@@ -2090,7 +2136,8 @@ int pgw_index_match_batch(size_t *out, pgw_index *x, const pgw_write *const *ws,
     for (size_t g = 0; g < n; g += GROUP) {
         const size_t k = n - g < GROUP ? n - g : GROUP;
         uint64_t sh[GROUP];
-        uint32_t fp[GROUP];
+        uint32_t fp[GROUP], slot[GROUP];
+        mctx cs[GROUP];
         for (size_t i = 0; i < k; i++) { /* level 1: the bucket map slots */
             const pgw_write *w = ws[g + i];
             sh[i] = x->m_scopes.n ? pgwi_scope_hash(&w->scope) : 0;
@@ -2105,8 +2152,51 @@ int pgw_index_match_batch(size_t *out, pgw_index *x, const pgw_write *const *ws,
             if (j != NONE)
                 prefetch_bucket(&m->s[j], ws[g + i], probes_ids(ws[g + i]));
         }
+        /* Level 3: each write's candidates are collected (their runners
+         * requested) before the first is decided. Collecting reads only
+         * the buckets' structure, which deciding and marking leave as it
+         * is, so it may run ahead of the earlier writes' decisions. A
+         * write whose match takes another path (a scope with undeclared
+         * subscriptions, a reset, no bucket, more than NCAND candidates)
+         * is matched whole in its turn instead. */
+        const bool simple = x->m_scopes.n && !x->n_und;
         for (size_t i = 0; i < k; i++) {
-            size_t marked = match_write(x, ws[g + i], sh[i]);
+            slot[i] = NONE;
+            if (!fp[i] || !simple)
+                continue;
+            mctx *c = &cs[i];
+            mctx_init(c, x, ws[g + i]);
+            c->defer = true;
+            uint32_t j = bm_first(m, fp[i]);
+            while (j != NONE && !bucket_is(m->s[j].b, ws[g + i], sh[i], NONE))
+                j = bm_next(m, fp[i], j);
+            if (j == NONE)
+                continue;
+            collect(c, m->s[j].b, NONE);
+            if (!c->overflow)
+                slot[i] = j;
+        }
+        for (size_t i = 0; i < k; i++) { /* in order: decide and mark */
+            mctx *c = &cs[i];
+            const ibhdr *b = slot[i] != NONE ? m->s[slot[i]].b : NULL;
+            size_t marked;
+            /* The bucket's scope is compared here, as flush() would; if it
+             * is another scope's, the whole match goes on past it. */
+            if (b && !nothing_to_decide(c, b, fp[i], slot[i]) &&
+                !pgwi_scope_eq(b->ss, &ws[g + i]->scope))
+                b = NULL;
+            if (b) {
+                x->writes++;
+                next_epoch(x);
+                c->epoch = x->epoch;
+                c->defer = false;
+                if (!nothing_to_decide(c, b, fp[i], slot[i]))
+                    c->verify = NULL; /* compared above */
+                finish(c, b, fp[i], slot[i]);
+                marked = c->marked;
+            } else {
+                marked = match_write(x, ws[g + i], sh[i]);
+            }
             if (out)
                 out[g + i] = marked;
         }

@@ -834,12 +834,15 @@ END_TEST
  * same runners (counts per write), report them in the same order with the
  * same reasons after every batch (then some are rerun, alike in both), end
  * in the same runner states and keep the same counters. Scope resets and
- * writes in a scope with no subscription are among the writes. */
+ * writes in a scope with no subscription are among the writes; a third of
+ * the rounds has undeclared subscriptions (matched one by one inside a
+ * batch), and batch_many_candidates covers writes with more candidates
+ * than a batch collects ahead. */
 static void batch_setup(pgw_index *x[2], pgw_deps **deps, pgw_runner_id ids[2][40], int n,
-                        orng *rng, otable tabs[2], const pgw_scope *scopes)
+                        orng *rng, otable tabs[2], const pgw_scope *scopes, bool undeclared)
 {
     for (int i = 0; i < n; i++) {
-        if (orng_p(rng, 8)) {
+        if (undeclared && orng_p(rng, 8)) {
             deps[i] = ih_deps(&scopes[orng_int(rng, 2)], "undeclared");
         } else {
             oquery q;
@@ -883,7 +886,8 @@ START_TEST(match_batch_equals_sequential)
         o_table_random(&rng, &tabs[1]);
         pgw_deps *deps[N];
         pgw_runner_id ids[2][N];
-        batch_setup(x, deps, ids, N, &rng, tabs, scopes);
+        /* Undeclared subscriptions take another path: a third of the rounds. */
+        batch_setup(x, deps, ids, N, &rng, tabs, scopes, round % 3 == 0);
         for (int i = 0; i < N; i++)
             ck_assert_uint_eq(ids[0][i], ids[1][i]);
         pgw_write *ws[W];
@@ -953,6 +957,63 @@ START_TEST(match_batch_equals_sequential)
     }
     printf("# batch = one by one on %ld writes, %ld runners marked\n", writes, marked);
     ck_assert_int_gt(marked, writes / 2);
+}
+END_TEST
+
+/* A write with more candidates than a batch collects ahead (150 readers of
+ * one table, no filter) is matched whole in its turn; the batch still
+ * equals one by one, and the writes around it still go through the
+ * batch's own path. */
+START_TEST(batch_many_candidates)
+{
+    pgw_index *x[2] = {new_index(), new_index()};
+    enum { N = 150 };
+    for (int i = 0; i < N + 2; i++) {
+        char q[16];
+        snprintf(q, sizeof q, "q%d", i);
+        pgw_deps *d = ih_deps(&IH_ACME, q);
+        size_t t = ih_table(d, i < N ? "tasks" : "notes");
+        ih_cols(d, t, "id,title");
+        ih_filter(d, t, "status", PGW_FILTER_EQ, i % 2 ? "open" : "done");
+        ih_result(d, i % 3 ? "1,2" : "3");
+        for (int k = 0; k < 2; k++)
+            reg(x[k], d);
+        pgw_deps_free(d);
+    }
+    pgw_write *ws[6];
+    for (int k = 0; k < 6; k++) {
+        ws[k] = ih_write(&IH_ACME, k % 2 ? "notes" : "tasks",
+                         k < 4 ? PGW_OP_INSERT : PGW_OP_UPDATE);
+        ih_wids(ws[k], k < 4 ? "9" : "1", false);
+        if (k >= 4)
+            ih_wcols(ws[k], "title", false);
+    }
+    size_t seq[6], bat[6];
+    for (int k = 0; k < 6; k++)
+        seq[k] = match(x[0], ws[k]);
+    ck_assert_int_eq(pgw_index_match_batch(bat, x[1], (const pgw_write *const *)ws, 6, NULL),
+                     PGW_OK);
+    ck_assert_uint_eq(seq[0], N); /* an insert with unknown values: every reader */
+    ck_assert_uint_eq(seq[1], 2);
+    for (int k = 0; k < 6; k++)
+        ck_assert_uint_eq(seq[k], bat[k]);
+    pgw_dirty d0, d1;
+    size_t popped = 0;
+    while (pgw_index_pop_dirty(&d0, x[0]) == PGW_OK) {
+        ck_assert_int_eq(pgw_index_pop_dirty(&d1, x[1]), PGW_OK);
+        ck_assert_uint_eq(d0.runner, d1.runner);
+        ck_assert_int_eq(d0.reason, d1.reason);
+        popped++;
+    }
+    ck_assert_int_eq(pgw_index_pop_dirty(&d1, x[1]), PGW_ENOTFOUND);
+    ck_assert_uint_eq(popped, N + 2);
+    pgw_index_stats s0 = stats(x[0]), s1 = stats(x[1]);
+    ck_assert_uint_eq(s0.visited, s1.visited);
+    ck_assert_uint_eq(s0.coalesced, s1.coalesced);
+    for (int k = 0; k < 6; k++)
+        pgw_write_free(ws[k]);
+    pgw_index_free(x[0]);
+    pgw_index_free(x[1]);
 }
 END_TEST
 
@@ -1233,6 +1294,7 @@ static Suite *suite(void)
     tcase_add_test(tc, many_groups);
     tcase_add_test(tc, index_equals_decide);
     tcase_add_test(tc, match_batch_equals_sequential);
+    tcase_add_test(tc, batch_many_candidates);
     tcase_add_test(tc, memory_per_subscription);
     tcase_add_test(tc, index_enomem);
     tcase_add_test(tc, match_allocates_nothing);
