@@ -67,7 +67,7 @@
  * measures a round trip to memory and matches with and without them, side
  * by side. A host that receives writes in bursts (several notifications
  * read at once) matches them with pgw_index_match_batch(), which overlaps
- * the first two trips of every write in the batch.
+ * the trips to memory of the writes in the batch.
  *
  * Threading: one thread at a time per index. pgw_index_match(),
  * pgw_index_match_batch(), pgw_index_reset_scope(), pgw_index_pop_dirty(), pgw_index_begin(),
@@ -225,14 +225,18 @@ PGW_API int pgw_index_match(size_t *out, pgw_index *idx, const pgw_write *write,
  * Matches n write sets in order, with exactly the effects of n calls of
  * pgw_index_match() (the same runners marked with the same reasons, the
  * dirty queue in the same order, the same counters), in less time per
- * write when the index is large: before it matches the first write of a
- * group of up to 16, it requests the memory each of them needs first — its
- * bucket map slot, then its bucket and the bucket's table slots of its row
- * IDs — so that those trips to memory overlap instead of following one
- * another ("group prefetching": S. Chen, A. Ailamaki, P. B. Gibbons and
- * T. C. Mowry, "Improving Hash Join Performance through Prefetching",
- * ICDE 2004). Requesting memory changes nothing in the index. Never
- * allocates.
+ * write when the index is large: in groups of up to 8 writes, it takes
+ * each level of the index for all of them before the next — their bucket
+ * map slots, then their buckets, then their candidates (found from the
+ * buckets alone, their runners requested) — and only then decides and
+ * marks them one write after another, so that the trips to memory of the
+ * writes overlap instead of following one another ("group prefetching":
+ * S. Chen, A. Ailamaki, P. B. Gibbons and T. C. Mowry, "Improving Hash
+ * Join Performance through Prefetching", ICDE 2004). Finding candidates
+ * reads only what deciding and marking leave unchanged, so running it
+ * ahead changes no outcome; a write whose match cannot be split so (its
+ * scope has undeclared subscriptions, a scope reset, more than 64
+ * candidates) is matched whole in its turn. Never allocates.
  *
  * @param out     n entries (may be NULL): out[i] receives the number of
  *                runners writes[i] newly marked.
