@@ -2117,7 +2117,7 @@ int pgw_index_match(size_t *out, pgw_index *x, const pgw_write *w, pgw_error *er
     return PGW_OK;
 }
 
-int pgw_index_match_batch(size_t *out, pgw_index *x, const pgw_write *const *ws, size_t n,
+int pgw_index_match_batch(size_t *out, pgw_index *x, pgw_write *const *ws, size_t n,
                           pgw_error *err)
 {
     if (!x)

@@ -331,7 +331,7 @@ static lat time_match_batch(pgw_index *x, const wspec *ws, size_t nw, int kind, 
         for (size_t j = 0; j < BATCH; j++)
             bw[j] = build_write(&ws[(i * BATCH + j) % nw], kind);
         double a = now_ns();
-        pgw_index_match_batch(outs, x, (const pgw_write *const *)bw, BATCH, NULL);
+        pgw_index_match_batch(outs, x, bw, BATCH, NULL);
         double b = now_ns();
         t[i] = (b - a) / BATCH;
         for (size_t j = 0; j < BATCH; j++) {

@@ -909,9 +909,7 @@ START_TEST(match_batch_equals_sequential)
                 seq[j] = match(x[0], ws[k + j]);
                 bat[j] = 99;
             }
-            ck_assert_int_eq(pgw_index_match_batch(bat, x[1], (const pgw_write *const *)&ws[k],
-                                                   (size_t)b, NULL),
-                             PGW_OK);
+            ck_assert_int_eq(pgw_index_match_batch(bat, x[1], &ws[k], (size_t)b, NULL), PGW_OK);
             for (int j = 0; j < b; j++) {
                 ck_assert_msg(seq[j] == bat[j],
                               "round %d write %d: %zu marked one by one, %zu in a batch", round,
@@ -991,8 +989,7 @@ START_TEST(batch_many_candidates)
     size_t seq[6], bat[6];
     for (int k = 0; k < 6; k++)
         seq[k] = match(x[0], ws[k]);
-    ck_assert_int_eq(pgw_index_match_batch(bat, x[1], (const pgw_write *const *)ws, 6, NULL),
-                     PGW_OK);
+    ck_assert_int_eq(pgw_index_match_batch(bat, x[1], ws, 6, NULL), PGW_OK);
     ck_assert_uint_eq(seq[0], N); /* an insert with unknown values: every reader */
     ck_assert_uint_eq(seq[1], 2);
     for (int k = 0; k < 6; k++)
@@ -1191,7 +1188,7 @@ START_TEST(match_allocates_nothing)
     pgw_dirty dd;
     ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
     ck_assert_int_eq(pgw_index_ack_unknown(x, r, NULL), PGW_OK);
-    const pgw_write *ww[2] = {w, w};
+    pgw_write *ww[2] = {w, w};
     size_t outs[2];
     ck_assert_int_eq(pgw_index_match_batch(outs, x, ww, 2, NULL), PGW_OK);
     ck_assert_uint_eq(outs[0], 1); /* the second is coalesced */
@@ -1254,7 +1251,7 @@ START_TEST(index_bad_arguments)
     ck_assert_int_eq(state_of(x, r), PGW_RUNNER_RUNNING);
     pgw_write *w = ih_write(&IH_GLOBEX, "tasks", PGW_OP_INSERT);
     pgw_write *aw = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
-    const pgw_write *three[3] = {aw, aw, NULL};
+    pgw_write *three[3] = {aw, aw, NULL};
     size_t outs[3] = {7, 7, 7};
     uint64_t writes_before = stats(x).writes;
     ck_assert_int_eq(pgw_index_match_batch(outs, x, three, 3, &err), PGW_EINVAL);
