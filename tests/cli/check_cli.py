@@ -1313,42 +1313,68 @@ def stored_then_stdout_fails():
               before + 1)
 
 
+def wait_until(cond, seconds=10):
+    """Whether cond() became true within seconds (polled)."""
+    deadline = time.time() + seconds * SLOW
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def hold_lock(relname, table, mode):
+    """A psql session holding LOCK table IN mode MODE in an open
+    transaction, and whether the lock was granted in time."""
+    e = dict(os.environ, PGDATABASE=DB)
+    lock = subprocess.Popen(["psql", "-Xq"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=e)
+    lock.stdin.write(f"BEGIN; LOCK {table} IN {mode} MODE;\n")
+    lock.stdin.flush()
+    lockmode = "".join(w.capitalize() for w in mode.split()) + "Lock"  # AccessShareLock
+    granted = wait_until(lambda: psql(
+        "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE "
+        f"c.relname = '{relname}' AND l.mode = '{lockmode}' AND l.granted") == "1")
+    return lock, granted
+
+
+def release_lock(lock):
+    lock.stdin.write("COMMIT;\n")
+    lock.stdin.close()
+    lock.wait(timeout=30)
+    time.sleep(0.3)  # what the server would still do, it does now
+
+
+def lock_waiters():
+    """How many sessions of the test database wait for a lock."""
+    return psql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock'")
+
+
+def interrupt(p, sig):
+    """Sends sig to p and reaps it (killed after 30 s)."""
+    p.send_signal(sig)
+    try:
+        p.communicate(timeout=30 * SLOW)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+
+
 def interrupted_store(tmp):
     """SIGINT or SIGTERM while the store waits on a lock: the query is
     cancelled (no row appears once the lock is released), the temporary
     file is removed, and the exit is by the signal."""
-    e = dict(os.environ, PGDATABASE=DB)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         d = tempfile.mkdtemp(dir=tmp)
         ok = os.path.join(d, "ok.json")
         before = psql("SELECT count(*) FROM pgwitness.snapshots")
-        lock = subprocess.Popen(["psql", "-Xq"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=e)
-        lock.stdin.write("BEGIN; LOCK pgwitness.snapshots IN SHARE MODE;\n")
-        lock.stdin.flush()
-        locked = waiting = False
-        deadline = time.time() + 10 * SLOW
-        while time.time() < deadline and not locked:
-            locked = psql("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = "
-                          "l.relation WHERE c.relname = 'snapshots' AND l.mode = 'ShareLock' "
-                          "AND l.granted") == "1"
-            time.sleep(0.05)
+        lock, locked = hold_lock("snapshots", "pgwitness.snapshots", "SHARE")
         p = popen([CLI, "snapshot", "t1", "--store", "-o", ok])
-        while time.time() < deadline and not waiting:
-            waiting = psql("SELECT count(*) FROM pg_stat_activity WHERE datname = "
-                           "current_database() AND wait_event_type = 'Lock'") == "1"
-            time.sleep(0.05)
+        waiting = wait_until(lambda: lock_waiters() == "1")
         temps = os.listdir(d)
-        p.send_signal(sig)
-        try:
-            p.communicate(timeout=30 * SLOW)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.communicate()
-        lock.stdin.write("COMMIT;\n")
-        lock.stdin.close()
-        lock.wait(timeout=30)
-        time.sleep(0.3)  # what the server would still do, it does now
+        interrupt(p, sig)
+        release_lock(lock)
         name = signal.Signals(sig).name
         check(f"snapshot --store -o, {name} while the store waits on a lock: killed by it",
               locked and waiting and temps and p.returncode == -sig,
@@ -1365,7 +1391,6 @@ def interrupted_ingest(tmp):
     otherwise keep it queued, holding up every later reader of the table,
     until the lock came free), the table and its rows are as they were, no
     snapshot is stored, and the exit is by the signal."""
-    e = dict(os.environ, PGDATABASE=DB)
     first = os.path.join(tmp, "intr1.csv")
     with open(first, "w") as f:
         f.write("a\n1\n")
@@ -1376,45 +1401,20 @@ def interrupted_ingest(tmp):
     check("ingest intr (set-up)", rc == 0, out + err)
     for sig in (signal.SIGINT, signal.SIGTERM):
         before = psql("SELECT count(*) FROM pgwitness.snapshots")
-        lock = subprocess.Popen(["psql", "-Xq"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=e)
-        lock.stdin.write("BEGIN; LOCK public.intr IN ACCESS SHARE MODE;\n")
-        lock.stdin.flush()
-        locked = waiting = False
-        deadline = time.time() + 10 * SLOW
-        while time.time() < deadline and not locked:
-            locked = psql("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = "
-                          "l.relation WHERE c.relname = 'intr' AND l.mode = 'AccessShareLock' "
-                          "AND l.granted") == "1"
-            time.sleep(0.05)
+        lock, locked = hold_lock("intr", "public.intr", "ACCESS SHARE")
         p = popen([INGEST, "--table", "intr", second])
-        while time.time() < deadline and not waiting:
-            waiting = psql("SELECT count(*) FROM pg_stat_activity WHERE datname = "
-                           "current_database() AND wait_event_type = 'Lock'") == "1"
-            time.sleep(0.05)
-        p.send_signal(sig)
-        try:
-            p.communicate(timeout=30 * SLOW)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.communicate()
+        waiting = wait_until(lambda: lock_waiters() == "1")
+        interrupt(p, sig)
         # While the reader still holds its lock, nothing may wait behind it.
-        still = "1"
-        deadline = time.time() + 5 * SLOW
-        while time.time() < deadline and still != "0":
-            still = psql("SELECT count(*) FROM pg_stat_activity WHERE datname = "
-                         "current_database() AND wait_event_type = 'Lock'")
-            time.sleep(0.05)
-        lock.stdin.write("COMMIT;\n")
-        lock.stdin.close()
-        lock.wait(timeout=30)
-        time.sleep(0.3)  # what the server would still do, it does now
+        cleared = wait_until(lambda: lock_waiters() == "0", 5)
+        left = lock_waiters()
+        release_lock(lock)
         name = signal.Signals(sig).name
         check(f"pgwitness-ingest, {name} while its drop waits on a lock: killed by it",
               locked and waiting and p.returncode == -sig,
               f"locked={locked} waiting={waiting} rc={p.returncode}")
         check(f"... {name}: the waiting drop was cancelled at once, not left queued",
-              still == "0", f"{still} statement(s) still waiting")
+              cleared, f"{left} statement(s) still waiting")
         check(f"... {name}: the table and its rows are as they were, no snapshot stored",
               psql("SELECT string_agg(attname, ',' ORDER BY attnum) FROM pg_attribute WHERE "
                    "attrelid = 'public.intr'::regclass AND attnum > 0 AND NOT attisdropped")
