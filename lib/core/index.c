@@ -2127,10 +2127,10 @@ int pgw_index_match_batch(size_t *out, pgw_index *x, pgw_write *const *ws, size_
     for (size_t i = 0; i < n; i++)
         if (!ws[i])
             return pgwi_error(err, PGW_EINVAL, "index_match_batch: writes[%zu] is NULL", i);
-    /* Groups of GROUP writes: the first two levels of a match (index.c's
-     * top) are requested for all of them, one level at a time, then each
-     * write is matched in order, as pgw_index_match() does. GROUP bounds
-     * the loads in flight (each write starts about a dozen). */
+    /* Groups of GROUP writes: each level of a match (index.c's top) is
+     * taken for all of them before the next, then each write is decided
+     * in order. GROUP bounds the loads in flight (each write starts a few
+     * dozen) and the stack (a match state per write). */
     enum { GROUP = 8 };
     const bmap *m = &x->m_buckets;
     for (size_t g = 0; g < n; g += GROUP) {
@@ -2156,9 +2156,9 @@ int pgw_index_match_batch(size_t *out, pgw_index *x, pgw_write *const *ws, size_
          * requested) before the first is decided. Collecting reads only
          * the buckets' structure, which deciding and marking leave as it
          * is, so it may run ahead of the earlier writes' decisions. A
-         * write whose match takes another path (a scope with undeclared
-         * subscriptions, a reset, no bucket, more than NCAND candidates)
-         * is matched whole in its turn instead. */
+         * write whose match takes another path (undeclared subscriptions
+         * in any scope, a reset, no bucket, more than NCAND candidates) is
+         * matched whole in its turn instead. */
         const bool simple = x->m_scopes.n && !x->n_und;
         for (size_t i = 0; i < k; i++) {
             slot[i] = NONE;
