@@ -2180,18 +2180,19 @@ int pgw_index_match_batch(size_t *out, pgw_index *x, pgw_write *const *ws, size_
             mctx *c = &cs[i];
             const ibhdr *b = slot[i] != NONE ? m->s[slot[i]].b : NULL;
             size_t marked;
-            /* The bucket's scope is compared here, as flush() would; if it
-             * is another scope's, the whole match goes on past it. */
-            if (b && !nothing_to_decide(c, b, fp[i], slot[i]) &&
-                !pgwi_scope_eq(b->ss, &ws[g + i]->scope))
-                b = NULL;
+            /* Unless there is nothing to decide, the bucket's scope is
+             * compared here, as flush() would, and not again; if it is
+             * another scope's, the whole match goes on past it. */
+            if (b && !nothing_to_decide(c, b, fp[i], slot[i])) {
+                if (pgwi_scope_eq(b->ss, &ws[g + i]->scope))
+                    c->verify = NULL;
+                else
+                    b = NULL;
+            }
             if (b) {
                 x->writes++;
                 next_epoch(x);
                 c->epoch = x->epoch;
-                c->defer = false;
-                if (!nothing_to_decide(c, b, fp[i], slot[i]))
-                    c->verify = NULL; /* compared above */
                 finish(c, b, fp[i], slot[i]);
                 marked = c->marked;
             } else {
