@@ -37,6 +37,8 @@
  * others.
  *
  * Usage: bench-index [subscriptions [cases [huge]]]
+ * (BENCH_INDEX_REPS in the environment: writes per case, default 200000,
+ * fewer for a run under callgrind)
  *   subscriptions: default 1000000; a multiple of 100
  *   cases: match cases to run (default 0123456789abcde): 0-2 random
  *          tenants (projected column, owner move, insert), 3-5 the same
@@ -552,7 +554,10 @@ int main(int argc, char **argv)
             specs[i].table = rnd(10);
             specs[i].seed = 0x9E3779B97F4A7C15ull * (i + 1 + (uint64_t)k * NW) | 1;
         }
-        size_t reps = 200000;
+        size_t reps = getenv("BENCH_INDEX_REPS") ? strtoul(getenv("BENCH_INDEX_REPS"), NULL, 10)
+                                                 : 200000;
+        if (reps < 1000)
+            reps = 1000;
         pgw_index_stats s0 = PGW_INDEX_STATS_INIT, s1 = PGW_INDEX_STATS_INIT;
         pgw_index_stats_get(&s0, big);
         lat l;
