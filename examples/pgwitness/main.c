@@ -77,6 +77,10 @@ static const command *find(const char *name)
     return NULL;
 }
 
+/* The program and command a failed write on stdout is reported under
+ * (ex_finish_stdout): "pgwitness decide: writing standard output: ...". */
+static char prog_name[64] = "pgwitness";
+
 static int run(int argc, char **argv)
 {
     cli c;
@@ -131,6 +135,7 @@ static int run(int argc, char **argv)
     if (!cmd)
         return cli_usage(&c, "unknown command '%s' (see pgwitness --help)", name);
     c.command = cmd->name;
+    snprintf(prog_name, sizeof prog_name, "pgwitness %s", cmd->name);
     for (int k = i + 1; k < argc; k++) {
         if (strcmp(argv[k], "--") == 0)
             break;
@@ -150,5 +155,6 @@ int main(int argc, char **argv)
     /* A failed write on stdout (a full disk, a closed pipe) is a failure,
      * whatever ran: exit 1 with one line, not death by SIGPIPE. */
     ex_ignore_sigpipe();
-    return ex_finish_stdout("pgwitness", run(argc, argv));
+    int rc = run(argc, argv);
+    return ex_finish_stdout(prog_name, rc);
 }

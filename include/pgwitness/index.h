@@ -44,8 +44,18 @@
  *   pgw_index_match(&n, idx, write, &err);          // marks runners dirty
  *   while (pgw_index_pop_dirty(&d, idx) == PGW_OK) { // DIRTY → RUNNING
  *       rerun d.runner's query (take the snapshot after the pop);
- *       pgw_index_ack(idx, d.runner, ids, n_ids, &err); // → CLEAN or DIRTY
+ *       if (its result is a list of rows of the first declared table)
+ *           pgw_index_ack(idx, d.runner, ids, n_ids, &err); // → CLEAN or DIRTY
+ *       else // an aggregate such as count(*), or rows of another table
+ *           pgw_index_ack_unknown(idx, d.runner, &err);
  *   }
+ *
+ * Result IDs are a promise: the rows of the first table in the result are
+ * exactly these (inval.h, "result_ids"), and the rules skip writes to other
+ * rows on that promise. An aggregate's result is not a list of rows: acked
+ * with no IDs (n_ids 0, "the result is empty"), a count(*) subscription
+ * would skip a delete that changes its count. Acknowledge such runners with
+ * pgw_index_ack_unknown().
  *
  * Memory: one allocation per runner (its state, its compiled declaration
  * with names interned and shared by all runners, its result IDs at 4 bytes
@@ -307,6 +317,13 @@ PGW_API int pgw_index_begin(pgw_index *idx, pgw_runner_id runner, pgw_error *err
  * Acknowledges a rerun and records its result IDs (the primary keys of the
  * first table's rows in the new result). RUNNING → CLEAN; RUNNING_DIRTY →
  * DIRTY (queued again: a write hit it while it ran).
+ *
+ * Only for a result that is a list of the first declared table's rows (one
+ * entry per row, keyed by its primary key): the rules then skip writes to
+ * rows outside the list (rules 12, 13, 19 of inval.h). For any other result
+ * — an aggregate such as count(*), rows of another table — use
+ * pgw_index_ack_unknown(): given IDs (or none, n_ids 0), such a runner
+ * would miss refreshes.
  *
  * @param idx     the index.
  * @param runner  a RUNNING or RUNNING_DIRTY runner.

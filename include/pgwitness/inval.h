@@ -38,7 +38,8 @@
  *    the entry of the table it belongs to.
  *  - `result_ids`: optionally, the primary keys of the rows of the *first*
  *    declared table that are in the current result. Only for queries whose
- *    result is a list of those rows (not for aggregates). They are kept as
+ *    result is a list of those rows (not for aggregates: an index runner
+ *    of an aggregate is acknowledged with pgw_index_ack_unknown()). They are kept as
  *    32-bit fingerprints: a collision can only cause an extra refresh.
  *  A subscription with no table declared is *undeclared*: every write in
  *  its scope refreshes it (the compatibility fallback).

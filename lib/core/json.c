@@ -51,6 +51,22 @@ int pgwi_json_parse(json_t **out, const char *text, size_t len, size_t max_len,
         return pgwi_error_at(err, PGW_EPARSE, "$",
                              "invalid JSON: the text starts with a UTF-8 byte order mark "
                              "(RFC 8259, section 8.1: JSON text has none; remove it)");
+    /* Two inputs jansson names only by where it stopped ("unexpected
+     * token near end of file"): nothing at all, and a NUL byte (a C string
+     * cut short, a binary file), which JSON text never holds. */
+    size_t start = 0;
+    while (start < len && (text[start] == ' ' || text[start] == '\t' || text[start] == '\n' ||
+                           text[start] == '\r'))
+        start++;
+    if (start == len)
+        return pgwi_error_at(err, PGW_EPARSE, "$",
+                             len ? "invalid JSON: the text is only white space"
+                                 : "invalid JSON: the text is empty");
+    const char *nul = memchr(text, '\0', len);
+    if (nul)
+        return pgwi_error_at(err, PGW_EPARSE, "$",
+                             "invalid JSON: the text contains a NUL byte (byte %zu of %zu)",
+                             (size_t)(nul - text) + 1, len);
     json_error_t je;
     memset(&je, 0, sizeof je); /* jansson leaves it unset on some failures */
     unsigned long failures = pgwi_alloc_failures();

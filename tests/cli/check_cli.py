@@ -925,13 +925,29 @@ def decide_files(tmp):
     check("decide --batch: a line with a NUL byte says so", rc == 1 and
           out == '{"error":"not JSON: the line contains a NUL byte (byte 14)","line":1}\n' and
           err == "pgwitness decide: 1 of 1 line could not be decided\n", out + err)
+    # An empty file and a file with a NUL byte are named as such (not as
+    # "unexpected token near end of file").
+    empty, nul = os.path.join(tmp, "empty.json"), os.path.join(tmp, "nul.json")
+    with open(empty, "w"):
+        pass
+    with open(deps, "rb") as f, open(nul, "wb") as g:
+        g.write(f.read().rstrip() + b"\0trailing")
+    size = os.path.getsize(nul)
+    exact_error("decide --deps EMPTY", *cli("decide", "--deps", empty, "--write", deps), 1,
+                f"pgwitness decide: {empty}: invalid JSON: the text is empty")
+    exact_error("decide --deps FILE-WITH-NUL",
+                *cli("decide", "--deps", nul, "--write", deps), 1,
+                f"pgwitness decide: {nul}: invalid JSON: the text contains a NUL byte "
+                f"(byte {size - 8} of {size})")
+    os.unlink(empty)
+    os.unlink(nul)
     decide_limits(tmp, deps)
     decide_batch_lines(deps, d_obj, w_obj)
     exact_error("decide --batch > /dev/full: stops, one line",
                 *cli("decide", "--batch", "--deps", deps, stdin=json.dumps(w_obj) + "\n",
-                     stdout="/dev/full"), 1, "pgwitness: " + FULL)
+                     stdout="/dev/full"), 1, "pgwitness decide: " + FULL)
     exact_error("decide > /dev/full", *cli("decide", "--deps", deps, "--write", os.path.join(
-        FIXTURES, "close_17.write.json"), stdout="/dev/full"), 1, "pgwitness: " + FULL)
+        FIXTURES, "close_17.write.json"), stdout="/dev/full"), 1, "pgwitness decide: " + FULL)
 
 
 def decide_limits(tmp, deps):
@@ -1073,14 +1089,14 @@ def stdout_and_partial_writes(tmp):
     leaves no partial write (no triggers, no file)."""
     psql("CREATE TABLE w2 (a int)")
     exact_error("history t1 > /dev/full", *cli("history", "t1", stdout="/dev/full"), 1,
-                "pgwitness: " + FULL)
+                "pgwitness history: " + FULL)
     exact_error("snapshot t1 --json > /dev/full",
-                *cli("snapshot", "t1", "--json", stdout="/dev/full"), 1, "pgwitness: " + FULL)
+                *cli("snapshot", "t1", "--json", stdout="/dev/full"), 1, "pgwitness snapshot: " + FULL)
     s1 = os.path.join(tmp, "s1.json")
     rc, out, err = cli("snapshot", "t1", "-o", s1)
     check("snapshot -o s1.json", rc == 0 and out.endswith(f"written to {s1}\n"), out + err)
     exact_error("diff s1.json s1.json > /dev/full", *cli("diff", s1, s1, stdout="/dev/full"), 1,
-                "pgwitness: " + FULL)
+                "pgwitness diff: " + FULL)
     exact_error("snapshot -o /dev/full (written directly: a device is not replaced)",
                 *cli("snapshot", "t1", "-o", "/dev/full"), 1,
                 "pgwitness snapshot: cannot write /dev/full: No space left on device")
@@ -1104,7 +1120,7 @@ def stdout_and_partial_writes(tmp):
     rc, out, err = cli("watch", "w2", "--json", "--seconds", "120", stdout="/dev/full",
                        timeout=60)
     check("watch --json > /dev/full stops at once, the reason last", rc == 1 and
-          err.endswith("\npgwitness: " + FULL + "\n"), f"rc={rc} {err}")
+          err.endswith("\npgwitness watch: " + FULL + "\n"), f"rc={rc} {err}")
 
     # snapshot -o FILE --store: the store first, the file through a temporary.
     part = os.path.join(tmp, "part.json")

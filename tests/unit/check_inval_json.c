@@ -317,6 +317,35 @@ static const bad_case bad_writes[] = {
      "$.version", "$: unknown key \"version\""},
 };
 
+/* An empty document, or one with a NUL byte (a C string cut short, a
+ * binary file), is named as such by every decoder. */
+START_TEST(empty_and_nul_documents)
+{
+    static const struct {
+        const char *text;
+        size_t len;
+        const char *message;
+    } cases[] = {
+        {"", 0, "invalid JSON: the text is empty"},
+        {"\n  \n", 4, "invalid JSON: the text is only white space"},
+        {"{\"scope\":{},\"op\":\"reset\"}\0", 26,
+         "invalid JSON: the text contains a NUL byte (byte 26 of 26)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pgw_error err;
+        pgw_deps *d = (pgw_deps *)0x1;
+        ck_assert_int_eq(pgw_deps_from_json(&d, cases[i].text, cases[i].len, &err), PGW_EPARSE);
+        ck_assert_ptr_eq(d, (pgw_deps *)0x1);
+        ck_assert_str_eq(err.message, cases[i].message);
+        ck_assert_str_eq(err.path, "$");
+        pgw_write *w = (pgw_write *)0x1;
+        ck_assert_int_eq(pgw_write_from_json(&w, cases[i].text, cases[i].len, &err), PGW_EPARSE);
+        ck_assert_ptr_eq(w, (pgw_write *)0x1);
+        ck_assert_str_eq(err.message, cases[i].message);
+    }
+}
+END_TEST
+
 START_TEST(malformed_json)
 {
     for (size_t i = 0; i < sizeof bad_deps / sizeof bad_deps[0]; i++) {
@@ -805,6 +834,7 @@ static Suite *suite(void)
     tcase_add_test(tc, deps_every_field);
     tcase_add_test(tc, write_every_field);
     tcase_add_test(tc, verdicts);
+    tcase_add_test(tc, empty_and_nul_documents);
     tcase_add_test(tc, malformed_json);
     suite_add_tcase(s, tc);
     tc = tcase_create("payload");

@@ -35,7 +35,14 @@ START_TEST(parse_rejects_bad_documents)
     parse_fails("\"a\\u0000b\"", 10, 0, "\\u0000");
     parse_fails("{} []", 5, 0, "end of file expected");
     parse_fails("{\"a\":\"0123456789\"}", 18, 10, "exceeds the limit of 10 bytes");
-    parse_fails("", 0, 0, "line 1");
+    /* Nothing, or a NUL byte: said so, not "near end of file". */
+    parse_fails("", 0, 0, "invalid JSON: the text is empty");
+    parse_fails(" \n\t\r ", 5, 0, "invalid JSON: the text is only white space");
+    parse_fails("{\"a\":1}\0junk", 12, 0,
+                "invalid JSON: the text contains a NUL byte (byte 8 of 12)");
+    parse_fails("\0", 1, 0, "invalid JSON: the text contains a NUL byte (byte 1 of 1)");
+    /* A NUL inside a string is found before jansson would name \u0000. */
+    parse_fails("\"a\0b\"", 5, 0, "NUL byte (byte 3 of 5)");
 }
 END_TEST
 
