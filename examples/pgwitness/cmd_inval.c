@@ -79,6 +79,33 @@ static int decide_texts(pgw_verdict *out, const char *deps_json, size_t deps_len
     return rc;
 }
 
+/* Decides a subscription (JSON text) against a notification payload as a
+ * statement trigger sends it (docs/wire.md), decoded in the subscription's
+ * scope — the listener's view of it. A payload that is not faithful is
+ * decided as the listener would (an unknown write to its table, or a scope
+ * reset); *fallback then receives its status and `why` the decoder's
+ * reason. */
+static int decide_payload(pgw_verdict *out, const char *deps_json, size_t deps_len,
+                          const char *payload, size_t payload_len, int *fallback, char *why,
+                          size_t why_size, pgw_error *err)
+{
+    pgw_deps *d = NULL;
+    pgw_write *w = NULL;
+    pgw_scope sc;
+    int rc = pgw_deps_from_json(&d, deps_json, deps_len, err);
+    if (rc != PGW_OK)
+        return rc;
+    if ((rc = pgw_deps_scope(&sc, d)) == PGW_OK &&
+        (rc = pgw_payload_decode(&w, &sc, payload, payload_len, err)) == PGW_OK) {
+        *fallback = pgw_write_fallback_status(w);
+        snprintf(why, why_size, "%s", *fallback ? pgw_write_fallback_message(w) : "");
+        rc = pgw_decide(out, d, w, err);
+    }
+    pgw_write_free(w);
+    pgw_deps_free(d);
+    return rc;
+}
+
 /* How reading one line of --batch input ended. */
 typedef enum { LINE_OK, LINE_EOF, LINE_TOO_LONG, LINE_READ_ERROR, LINE_NO_MEMORY } line_status;
 
@@ -344,11 +371,12 @@ static int decide_batch(cli *c, const char *deps_text)
 
 int cmd_decide(cli *c, int argc, char **argv)
 {
-    const char *deps_file = NULL, *write_file = NULL;
+    const char *deps_file = NULL, *write_file = NULL, *payload_file = NULL;
     bool batch = false;
     const cli_opt opts[] = {{"json", 0, false, NULL, &c->json},
                             {"deps", 0, true, &deps_file, NULL},
                             {"write", 0, true, &write_file, NULL},
+                            {"payload", 0, true, &payload_file, NULL},
                             {"batch", 0, false, NULL, &batch}};
     const char *pos[1];
     size_t n_pos;
@@ -359,9 +387,12 @@ int cmd_decide(cli *c, int argc, char **argv)
         return cli_usage(c, "option --deps needs a value");
     if (write_file && !write_file[0])
         return cli_usage(c, "option --write needs a value");
+    if (payload_file && !payload_file[0])
+        return cli_usage(c, "option --payload needs a value");
     if (batch) {
-        if (write_file)
-            return cli_usage(c, "--batch reads the writes from stdin: no --write");
+        if (write_file || payload_file)
+            return cli_usage(c, "--batch reads the writes from stdin: no --%s",
+                             write_file ? "write" : "payload");
         if (deps_file && strcmp(deps_file, "-") == 0)
             return cli_usage(c, "--batch reads stdin: --deps must be a file");
         char *dt = NULL;
@@ -382,28 +413,46 @@ int cmd_decide(cli *c, int argc, char **argv)
         free(dt);
         return rc;
     }
-    if (!deps_file || !write_file)
-        return cli_usage(c, "give --deps FILE and --write FILE (or --batch)");
-    if (strcmp(deps_file, "-") == 0 && strcmp(write_file, "-") == 0)
-        return cli_usage(c, "only one of --deps and --write can be - (standard input)");
+    if (write_file && payload_file)
+        return cli_usage(c, "give --write FILE or --payload FILE, not both");
+    const char *second = write_file ? write_file : payload_file;
+    if (!deps_file || !second)
+        return cli_usage(c, "give --deps FILE and --write FILE or --payload FILE (or --batch)");
+    if (strcmp(deps_file, "-") == 0 && strcmp(second, "-") == 0)
+        return cli_usage(c, "only one of --deps and --%s can be - (standard input)",
+                         write_file ? "write" : "payload");
     size_t dl = 0, wl = 0;
     char *dt = cli_read_file(c, deps_file, PGW_INVAL_JSON_MAX_BYTES, &dl);
     if (!dt)
         return 1;
-    char *wt = cli_read_file(c, write_file, PGW_INVAL_JSON_MAX_BYTES, &wl);
+    /* A payload past PostgreSQL's limit is decided as the listener would
+     * (a fallback), so reading a little more than the limit is enough. */
+    char *wt = cli_read_file(c, second,
+                             write_file ? PGW_INVAL_JSON_MAX_BYTES : PGW_PAYLOAD_MAX_BYTES + 1, &wl);
     if (!wt) {
         free(dt);
         return 1;
     }
     pgw_verdict v;
     pgw_error err;
-    char what[16] = "";
-    int rc = decide_texts(&v, dt, dl, wt, wl, what, sizeof what, &err);
+    char what[16] = "deps";
+    int rc, fallback = PGW_OK;
+    char why[PGW_ERROR_MESSAGE_SIZE] = "";
+    if (write_file)
+        rc = decide_texts(&v, dt, dl, wt, wl, what, sizeof what, &err);
+    else
+        rc = decide_payload(&v, dt, dl, wt, wl, &fallback, why, sizeof why, &err);
     free(dt);
     free(wt);
     if (rc != PGW_OK)
-        return cli_fail(c, "%s: %s", strcmp(what, "deps") == 0 ? deps_file : write_file,
+        return cli_fail(c, "%s: %s", strcmp(what, "deps") == 0 ? deps_file : second,
                         err.message);
+    if (fallback != PGW_OK)
+        fprintf(stderr, "%s decide: note: %s is not a faithful payload (%s): decided as the "
+                        "listener would, as %s\n",
+                c->prog, ex_text(payload_file), ex_text(why),
+                v.reason == PGW_REASON_SCOPE_RESET ? "a scope reset"
+                                                   : "an unknown write to its table");
     if (c->json) {
         char *t = NULL;
         if (pgw_verdict_to_json(&t, NULL, &v, &err) != PGW_OK)

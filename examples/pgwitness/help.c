@@ -107,6 +107,7 @@ static const struct {
      "as a pair. Prints how many were removed.\n"},
     {"decide",
      "usage: pgwitness decide --deps FILE --write FILE [--json]\n"
+     "       pgwitness decide --deps FILE --payload FILE [--json]\n"
      "       pgwitness decide --batch [--deps FILE] < lines\n"
      "\n"
      "Decides, without a database, whether a write must refresh a subscription,\n"
@@ -115,6 +116,10 @@ static const struct {
      "explanation` or `skip (REASON): explanation`; --json prints the verdict\n"
      "{\"verdict\": \"refresh\", \"reason\": \"FILTER_COLUMN_CHANGED\"}.\n"
      "FILE may be - for standard input; it holds at most 64 MiB.\n"
+     "--payload FILE takes a notification payload as the triggers send it\n"
+     "(docs/wire.md; fewer than 8000 bytes) instead of a write set, in the\n"
+     "subscription's scope; one that is not faithful (another version, not\n"
+     "JSON) is decided as the listener would, with a note on stderr.\n"
      "--batch reads JSON lines on stdin and prints one verdict per line, one JSON\n"
      "object per line (an {\"error\": ..., \"line\": N} line for a line it cannot\n"
      "decide, and exit status 1 at the end). Each line is {\"deps\": ..., \"write\":\n"

@@ -925,6 +925,45 @@ def decide_files(tmp):
     check("decide --batch: a line with a NUL byte says so", rc == 1 and
           out == '{"error":"not JSON: the line contains a NUL byte (byte 14)","line":1}\n' and
           err == "pgwitness decide: 1 of 1 line could not be decided\n", out + err)
+    # --payload: a notification payload as the triggers send it, decided in
+    # the subscription's scope; one that is not faithful is decided as the
+    # listener would, with a note on stderr.
+    pay = os.path.join(tmp, "payload.json")
+    for name, payload, out_want, note in [
+            ("a row in the result", {"version": 1, "schema": "public", "table": "tasks",
+                                     "op": "update", "ids": ["17"], "columns": ["status"]},
+             "refresh (ROW_IN_RESULT)", None),
+            ("unread columns", {"version": 1, "schema": "public", "table": "tasks",
+                                "op": "update", "ids": ["99"], "columns": ["notes"]},
+             "skip (COLUMNS_DISJOINT)", None),
+            ("another version", {"version": 2, "schema": "public", "table": "tasks",
+                                 "op": "update"},
+             "refresh (WRITE_UNKNOWN)", "($.version: payload version 2 is not 1): decided as "
+             "the listener would, as an unknown write to its table"),
+            ("not JSON", "garbage", "refresh (SCOPE_RESET)",
+             "(invalid JSON at line 1 column 7: invalid token near 'garbage'): decided as the "
+             "listener would, as a scope reset")]:
+        with open(pay, "w") as f:
+            f.write(payload if isinstance(payload, str) else json.dumps(payload))
+        rc, out, err = cli("decide", "--deps", deps, "--payload", pay)
+        want_err = "" if note is None else \
+            f"pgwitness decide: note: {pay} is not a faithful payload {note}\n"
+        check(f"decide --payload: {name}", rc == 0 and out.startswith(out_want + ": ") and
+              err == want_err, f"rc={rc} stdout={out!r} stderr={err!r}")
+    rc, out, err = cli("decide", "--deps", deps, "--payload", pay, "--json")
+    check("decide --payload --json", rc == 0 and
+          json.loads(out) == {"verdict": "refresh", "reason": "SCOPE_RESET"}, out + err)
+    exact_error("decide --payload and --write", *cli("decide", "--deps", deps, "--payload", pay,
+                                                      "--write", pay), 2,
+                "pgwitness decide: give --write FILE or --payload FILE, not both")
+    exact_error("decide --batch --payload", *cli("decide", "--batch", "--payload", pay), 2,
+                "pgwitness decide: --batch reads the writes from stdin: no --payload")
+    with open(pay, "w") as f:
+        f.write(" " * 8001)
+    exact_error("decide --payload: longer than any notification",
+                *cli("decide", "--deps", deps, "--payload", pay), 1,
+                f"pgwitness decide: cannot read {pay}: it is larger than the limit of 8000 bytes")
+    os.unlink(pay)
     # An empty file and a file with a NUL byte are named as such (not as
     # "unexpected token near end of file").
     empty, nul = os.path.join(tmp, "empty.json"), os.path.join(tmp, "nul.json")
