@@ -53,9 +53,10 @@
  * Result IDs are a promise: the rows of the first table in the result are
  * exactly these (inval.h, "result_ids"), and the rules skip writes to other
  * rows on that promise. An aggregate's result is not a list of rows: acked
- * with no IDs (n_ids 0, "the result is empty"), a count(*) subscription
- * would skip a delete that changes its count. Acknowledge such runners with
- * pgw_index_ack_unknown().
+ * with no IDs (n_ids 0, "the result is empty"), a sum(x) subscription
+ * would skip a delete that changes its sum. Acknowledge such runners with
+ * pgw_index_ack_unknown(). (A first table that reads no column, as
+ * count(*) does, is known to be an aggregate: its IDs are ignored.)
  *
  * Memory: one allocation per runner (its state, its compiled declaration
  * with names interned and shared by all runners, its result IDs at 4 bytes
@@ -321,9 +322,11 @@ PGW_API int pgw_index_begin(pgw_index *idx, pgw_runner_id runner, pgw_error *err
  * Only for a result that is a list of the first declared table's rows (one
  * entry per row, keyed by its primary key): the rules then skip writes to
  * rows outside the list (rules 12, 13, 19 of inval.h). For any other result
- * — an aggregate such as count(*), rows of another table — use
+ * — an aggregate such as sum(x), rows of another table — use
  * pgw_index_ack_unknown(): given IDs (or none, n_ids 0), such a runner
- * would miss refreshes.
+ * would miss refreshes. A runner whose first table reads no column
+ * (count(*), EXISTS) is acknowledged as by pgw_index_ack_unknown() whatever
+ * the IDs (they are still checked).
  *
  * @param idx     the index.
  * @param runner  a RUNNING or RUNNING_DIRTY runner.

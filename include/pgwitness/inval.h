@@ -39,7 +39,10 @@
  *  - `result_ids`: optionally, the primary keys of the rows of the *first*
  *    declared table that are in the current result. Only for queries whose
  *    result is a list of those rows (not for aggregates: an index runner
- *    of an aggregate is acknowledged with pgw_index_ack_unknown()). They are kept as
+ *    of an aggregate is acknowledged with pgw_index_ack_unknown()). The
+ *    rules ignore them when the first table reads no column (count(*),
+ *    EXISTS); an aggregate that reads columns (sum(x)) cannot be told from
+ *    a list, so only the host can keep them out. They are kept as
  *    32-bit fingerprints: a collision can only cause an extra refresh.
  *  A subscription with no table declared is *undeclared*: every write in
  *  its scope refreshes it (the compatibility fallback).
@@ -58,8 +61,10 @@
  *
  * Evaluated top to bottom; the first rule that applies gives the verdict.
  * Notation: T is the declaration's entry for the written table; R is the
- * set of result IDs (known only when T is the first table and result IDs
- * were declared); "read" = columns ∪ filter columns ∪ sort columns;
+ * set of result IDs (known only when T is the first table, result IDs were
+ * declared, and T reads some column: an entry that reads none, as count(*)
+ * or EXISTS, aggregates its rows and lists none, so its result IDs — a
+ * host's "no IDs" for a count, say — are never used); "read" = columns ∪ filter columns ∪ sort columns;
  * "windowed" = a limit or an offset > 0; "ordered" = windowed or sort
  * columns; the key counts as read when ordered or R is known.
  *

@@ -987,7 +987,10 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
                 size += ALIGN8(sizeof(pgwi_str) + f->vals[v]->len + 1);
         }
     }
-    uint32_t n_rids = d->rids_known ? d->n_fps : 0;
+    /* Result IDs of a first table that reads no column (an aggregate such
+     * as count(*)) are never used: the runner's result is unknown. */
+    const bool rids_known = d->rids_known && d->n_tables && pgwi_tdep_lists_rows(&d->tables[0]);
+    uint32_t n_rids = rids_known ? d->n_fps : 0;
     if (size > UINT32_MAX || n_rids > (SIZE_MAX - size) / sizeof(uint32_t))
         return PGW_ELIMIT;
     size_t rids_off = size;
@@ -1003,7 +1006,7 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
     r->undeclared = d->n_tables == 0;
     r->rids_off = (uint32_t)rids_off;
     r->cap_rids = r->n_rids = n_rids;
-    r->rids_known = d->rids_known;
+    r->rids_known = rids_known;
     if (n_rids)
         memcpy(RN_RIDS(r), d->fps, n_rids * sizeof(uint32_t));
     unsigned char *cur = p + ALIGN8(sizeof(irunner)) + ALIGN8(d->n_tables * sizeof(pgwi_tdep)) +
@@ -1549,7 +1552,7 @@ int pgw_index_register(pgw_runner_id *out, pgw_index *x, const pgw_deps *d, pgw_
                 f = &t->filters[p->filter];
                 vcol = f->col;
             }
-            if (i == 0 && d->rids_known)
+            if (i == 0 && r->rids_known)
                 kind = tracked_kind(r);
         }
         rc = bucket_get(&p->bucket, x, sk, schema, table);
@@ -1590,7 +1593,7 @@ int pgw_index_register(pgw_runner_id *out, pgw_index *x, const pgw_deps *d, pgw_
     r->gen = gen;
     r->refs = 1;
     r->scope = sk;
-    r->tracked = d->n_tables && d->rids_known;
+    r->tracked = d->n_tables && r->rids_known;
     r->q_prev = r->q_next = NONE;
     r->state = ST_CLEAN;
     iscope *s = &x->sc[sk];
@@ -2343,6 +2346,11 @@ int pgw_index_ack(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n
         rc = pgwi_rowid_check(&ids[i], "index_ack: ids", i, err);
         if (rc != PGW_OK)
             return rc;
+    }
+    if (RUNNER(x, k)->n_tables && !pgwi_tdep_lists_rows(&RN_TABLES(RUNNER(x, k))[0])) {
+        /* An aggregate's result lists no rows: its IDs are not used. */
+        ack_finish(x, RUNNER(x, k), NULL, 0, false, NULL, NONE);
+        return PGW_OK;
     }
     uint32_t *fps = NULL;
     uint32_t n = 0;

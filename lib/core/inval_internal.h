@@ -132,6 +132,14 @@ typedef struct pgwi_tdep {
     uint8_t all_cols;
 } pgwi_tdep;
 
+/* Whether the result can list rows of table entry t: false when t reads no
+ * column (count(*), EXISTS: an aggregate of its rows), whose result IDs the
+ * rules never use (inval.h, "R"). */
+static inline bool pgwi_tdep_lists_rows(const pgwi_tdep *t)
+{
+    return t->all_cols || t->n_cols > 0;
+}
+
 typedef struct pgwi_dview {
     const pgwi_tdep *tables;
     uint32_t n_tables;

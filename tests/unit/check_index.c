@@ -595,6 +595,68 @@ START_TEST(ack_starts_tracking)
 }
 END_TEST
 
+/* A count(*) runner (its first table reads no column) acknowledged with no
+ * IDs, as a host does for a result that lists no rows, or registered with
+ * them: its result stays unknown, and a delete or a row leaving its filter
+ * marks it. A list runner acked with {} holds an empty result instead. */
+START_TEST(aggregate_ack)
+{
+    pgw_index *x = new_index();
+    pgw_deps *d = ih_deps(&IH_ACME, "tasks.count");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "");
+    ih_filter(d, t, "status", PGW_FILTER_EQ, "open");
+    ih_result(d, "1,2");
+    pgw_runner_id r = reg(x, d);
+    pgw_deps *l = ih_deps(&IH_ACME, "tasks.ids");
+    t = ih_table(l, "tasks");
+    ih_cols(l, t, "id");
+    ih_filter(l, t, "status", PGW_FILTER_EQ, "open");
+    pgw_runner_id rl = reg(x, l);
+    pgw_runner_info info;
+    ck_assert_int_eq(pgw_index_runner(&info, x, r, NULL), PGW_OK);
+    ck_assert(!info.result_known);
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_begin(x, rl, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack(x, r, NULL, 0, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack(x, rl, NULL, 0, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_runner(&info, x, r, NULL), PGW_OK);
+    ck_assert(!info.result_known);
+    ck_assert_int_eq(pgw_index_runner(&info, x, rl, NULL), PGW_OK);
+    ck_assert(info.result_known);
+    ck_assert_uint_eq(info.n_result_ids, 0);
+    /* Malformed IDs are still refused (the runner stays running). */
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    pgw_rowid bad = {NULL, 0};
+    ck_assert_int_eq(pgw_index_ack(x, r, &bad, 1, NULL), PGW_EINVAL);
+    ck_assert_int_eq(state_of(x, r), PGW_RUNNER_RUNNING);
+    ck_assert_int_eq(pgw_index_ack(x, r, NULL, 0, NULL), PGW_OK);
+
+    pgw_write *del = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    ih_wids(del, "7", false);
+    ck_assert_uint_eq(match(x, del), 1);
+    pgw_runner_info ri;
+    ck_assert_int_eq(pgw_index_runner(&ri, x, r, NULL), PGW_OK);
+    ck_assert(ri.state == PGW_RUNNER_DIRTY && ri.reason == PGW_REASON_DELETE_IN_WINDOW);
+    ck_assert_int_eq(state_of(x, rl), PGW_RUNNER_CLEAN);
+    ck_assert_uint_eq(drain(x), 1);
+    pgw_write *leave = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(leave, "7", false);
+    ih_wcols(leave, "status", false);
+    ih_wval(leave, 0, PGW_SIDE_OLD, "status", "open");
+    ih_wval(leave, 0, PGW_SIDE_NEW, "status", "done");
+    ck_assert_uint_eq(match(x, leave), 1);
+    ck_assert_int_eq(pgw_index_runner(&ri, x, r, NULL), PGW_OK);
+    ck_assert(ri.state == PGW_RUNNER_DIRTY && ri.reason == PGW_REASON_FILTER_COLUMN_CHANGED);
+    ck_assert_int_eq(state_of(x, rl), PGW_RUNNER_CLEAN);
+    pgw_write_free(del);
+    pgw_write_free(leave);
+    pgw_deps_free(d);
+    pgw_deps_free(l);
+    pgw_index_free(x);
+}
+END_TEST
+
 /* The equality index of a small group is a scan of its postings; a group
  * that grows past 32 postings, or gets a runner with several values, keeps
  * its values in the bucket's table instead. Either way a write visits only
@@ -1287,6 +1349,7 @@ static Suite *suite(void)
     tcase_add_test(tc, value_index_visits);
     tcase_add_test(tc, id_index_visits);
     tcase_add_test(tc, ack_starts_tracking);
+    tcase_add_test(tc, aggregate_ack);
     tcase_add_test(tc, value_index_layouts);
     tcase_add_test(tc, many_groups);
     tcase_add_test(tc, index_equals_decide);

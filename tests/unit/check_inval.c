@@ -179,6 +179,44 @@ START_TEST(deletes)
 }
 END_TEST
 
+/* count(*) WHERE status = 'open' declared with result IDs — the "no IDs"
+ * a host passes for a result that lists no rows: a first table that reads
+ * no column is an aggregate, and its result IDs are never used. The same
+ * declaration reading a column is a list, and {} is then its result. */
+START_TEST(aggregate_result_ids)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "tasks.count");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "");
+    ih_filter(d, t, "status", PGW_FILTER_EQ, "open");
+    ih_result(d, "");
+    pgw_write *del = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    ih_wids(del, "7", false);
+    IH_EXPECT(d, del, true, PGW_REASON_DELETE_IN_WINDOW); /* the count may drop */
+    pgw_write *leave = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(leave, "7", false);
+    ih_wcols(leave, "status", false);
+    ih_wval(leave, 0, PGW_SIDE_OLD, "status", "open");
+    ih_wval(leave, 0, PGW_SIDE_NEW, "status", "done");
+    IH_EXPECT(d, leave, true, PGW_REASON_FILTER_COLUMN_CHANGED); /* a row leaves the count */
+    ih_wval(leave, 0, PGW_SIDE_OLD, "status", "waiting");
+    IH_EXPECT(d, leave, false, PGW_REASON_VALUES_DISJOINT); /* never counted */
+    pgw_write *title = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(title, "7", false);
+    ih_wcols(title, "title", false);
+    IH_EXPECT(d, title, false, PGW_REASON_COLUMNS_DISJOINT);
+    /* Reading a column, the result is a list: {} proves row 7 is not in it. */
+    ih_cols(d, t, "id");
+    IH_EXPECT(d, del, false, PGW_REASON_ROWS_DISJOINT);
+    ih_wval(leave, 0, PGW_SIDE_OLD, "status", "open");
+    IH_EXPECT(d, leave, false, PGW_REASON_VALUES_DISJOINT); /* rule 13 */
+    pgw_write_free(del);
+    pgw_write_free(leave);
+    pgw_write_free(title);
+    pgw_deps_free(d);
+}
+END_TEST
+
 /* Membership in the result, for every result size up to 40 and every
  * position in it: a delete of a row in the result refreshes, of any other
  * row (absent keys fall between, before and after the held ones) skips. */
@@ -824,6 +862,7 @@ static Suite *suite(void)
     tcase_add_test(tc, key_change);
     tcase_add_test(tc, two_updates_same_row);
     tcase_add_test(tc, deletes);
+    tcase_add_test(tc, aggregate_result_ids);
     tcase_add_test(tc, result_membership);
     tcase_add_test(tc, insert_sorts_first);
     tcase_add_test(tc, unread_columns);

@@ -176,7 +176,10 @@ static inline void o_query_random(orng *r, oquery *q)
         q->t[0].limit = -1;
         q->t[0].offset = 0;
     }
-    q->tracked = q->kind != Q_COUNT && orng_p(r, 55);
+    /* A tracked count is declared with the result IDs a host passes for a
+     * result that lists no rows: none (its first table reads no column, so
+     * the rules must not use them). */
+    q->tracked = orng_p(r, 55);
 }
 
 static inline bool o_pass(const ofilter *f, const orow *x)
@@ -333,16 +336,25 @@ static inline int o_qsort_pairs(const void *a, const void *b)
     return o_cmp_rows(&o_join_q->t[1], o_join_t[1], x[1], y[1]);
 }
 
+/* Whether a tracked list's result carries its rows' IDs: only when its
+ * first table reads a column. One that reads none (SELECT FROM t) lists
+ * empty rows, as an aggregate of its rows; it is declared with the result
+ * IDs a host would pass for it — none — which the rules must not use. */
+static inline bool o_ids_in_result(const oquery *q)
+{
+    return q->tracked && (q->t[0].all || q->t[0].proj != 0);
+}
+
 static inline void o_eval(ores *o, const oquery *q, const otable tabs[2])
 {
     o->n = 0;
     o->nids = 0;
     switch (q->kind) {
     case Q_SINGLE:
-        o_eval_list(o, &q->t[0], &tabs[0], q->tracked);
+        o_eval_list(o, &q->t[0], &tabs[0], o_ids_in_result(q));
         break;
     case Q_TWO:
-        o_eval_list(o, &q->t[0], &tabs[0], q->tracked);
+        o_eval_list(o, &q->t[0], &tabs[0], o_ids_in_result(q));
         o_push(o, -200);
         o_eval_list(o, &q->t[1], &tabs[1], false);
         break;
@@ -383,7 +395,7 @@ static inline void o_eval(ores *o, const oquery *q, const otable tabs[2])
         for (int i = from; i < to; i++) {
             otuple *tp = &tup[nt++];
             tp->n = 0;
-            if (q->tracked) {
+            if (o_ids_in_result(q)) {
                 for (int k = 0; k < o_nkey(&tabs[0]); k++)
                     tp->v[tp->n++] = pairs[i][0]->v[k];
                 o_add_id(o, pairs[i][0]);
