@@ -292,8 +292,10 @@ PGW_API int pgw_index_reset_scope(size_t *out, pgw_index *idx, const pgw_scope *
                                   pgw_error *err);
 
 /**
- * Takes the oldest dirty runner for a rerun (DIRTY → RUNNING). Take the
- * rerun's snapshot after this call. Never allocates.
+ * Takes the oldest dirty runner for a rerun (DIRTY → RUNNING): runners come
+ * in the order they were marked, those one write marked in an unspecified
+ * order among themselves. Take the rerun's snapshot after this call. Never
+ * allocates.
  *
  * @param out  receives the runner and the reason it was marked.
  * @param idx  the index.
