@@ -311,7 +311,9 @@ PGW_API int pgw_deps_add_table(size_t *out, pgw_deps *deps, const char *schema,
  * @param columns    n_columns distinct non-empty UTF-8 names (copied), or
  *                   NULL for "every column".
  * @param n_columns  number of names (0 with a non-NULL pointer: the query
- *                   reads no column of the table, e.g. count(*)).
+ *                   reads no column of the table, e.g. count(*); any array
+ *                   will do, as `static const char *const none[1];` then
+ *                   `(deps, table, none, 0, err)`).
  * @param err        optional detail on failure.
  * @return PGW_OK; PGW_EINVAL on a bad index, a NULL/empty/non-UTF-8 name or
  *         a duplicate; PGW_ELIMIT beyond 65535 names; PGW_ENOMEM. The
