@@ -40,14 +40,17 @@
  * (BENCH_INDEX_REPS in the environment: writes per case, default 200000,
  * fewer for a run under callgrind)
  *   subscriptions: default 1000000; a multiple of 100
- *   cases: match cases to run (default 0123456789abcde): 0-2 random
+ *   cases: match cases to run (default 0123456789abcdefgh): 0-2 random
  *          tenants (projected column, owner move, insert), 3-5 the same
  *          over 16 active tenants, 6-8 as 0-2 with pre-built writes, 9-b as
  *          0-2 with tenants drawn from a Zipf(1) distribution (a few tenants
  *          write most: the usual skew of multi-tenant activity), c-e as 0-2
  *          matched in batches of 8 by pgw_index_match_batch() (the time of
  *          a batch divided by 8: a host that reads several notifications
- *          at once)
+ *          at once), f-h as 0-2 on a second index holding the same
+ *          subscriptions registered in random order (as hosts register
+ *          them, when users connect: a bucket's runner blocks are then
+ *          scattered over the heap instead of next to each other)
  *   huge: "yes" (default) runs (6) when the system offers transparent huge
  *         pages, "no" skips it; "child" is the child's own mode
  * SPDX-License-Identifier: MIT
@@ -240,9 +243,15 @@ static pgw_write *make_write(uint32_t tenant, uint32_t table, int k)
     return w;
 }
 
+/* The index whose subscriptions were registered in random order, and the
+ * subscription in each of its runner slots. */
+static pgw_index *shuffled_index;
+static const uint32_t *shuffled_sub;
+
 /* Reruns the dirty runners: each is acknowledged with the result IDs it was
- * registered with (runners are registered in order into an index without
- * unregistrations, so runner slot k is subscription k). */
+ * registered with (runners are registered into an index without
+ * unregistrations, so runner slot k is the k-th subscription registered:
+ * subscription k, or shuffled_sub[k] in the shuffled index). */
 static void drain(pgw_index *x)
 {
     pgw_dirty d;
@@ -250,7 +259,10 @@ static void drain(pgw_index *x)
     const char *parts[50];
     pgw_rowid ids[50];
     while (pgw_index_pop_dirty(&d, x) == PGW_OK) {
-        size_t n = result_ids(buf, parts, ids, (uint32_t)d.runner);
+        uint32_t sub = (uint32_t)d.runner;
+        if (x == shuffled_index)
+            sub = shuffled_sub[sub];
+        size_t n = result_ids(buf, parts, ids, sub);
         CHECK("ack", pgw_index_ack(x, d.runner, ids, n, &err_));
     }
 }
@@ -449,9 +461,9 @@ static void anon_kb(size_t *huge_kb, size_t *rss_kb)
  * transparent huge pages through glibc's tunable. */
 static void run_huge_child(const char *self, uint32_t subs, const char *cases)
 {
-    char sub_arg[16], case_arg[8] = "";
+    char sub_arg[16], case_arg[16] = "";
     size_t n = 0;
-    for (const char *c = "012cde"; *c; c++)
+    for (const char *c = "012cdefgh"; *c; c++)
         if (strchr(cases, *c))
             case_arg[n++] = *c;
     if (!n)
@@ -478,7 +490,7 @@ int main(int argc, char **argv)
     uint32_t subs = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 1000000;
     if (subs < 1000 || subs % 100)
         subs = 1000000;
-    const char *cases = argc > 2 ? argv[2] : "0123456789abcde";
+    const char *cases = argc > 2 ? argv[2] : "0123456789abcdefgh";
     const char *huge = argc > 3 ? argv[3] : "yes";
     const bool child = strcmp(huge, "child") == 0;
     pgw_allocator a = {c_malloc, c_realloc, c_free, NULL};
@@ -517,6 +529,32 @@ int main(int argc, char **argv)
            bytes, (double)bytes / subs, ((double)bytes - 16.0 * (double)nids) / subs);
     }
 
+    /* The same subscriptions registered in random order (cases f-h). */
+    pgw_index *shuffled = NULL;
+    if (strpbrk(cases, "fgh")) {
+        uint32_t *order = malloc((size_t)subs * sizeof *order);
+        uint64_t x = 0x9E3779B97F4A7C15ull; /* its own generator: rng stays as it was */
+        for (uint32_t s = 0; s < subs; s++)
+            order[s] = s;
+        for (uint32_t s = subs - 1; s > 0; s--) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            uint32_t j = (uint32_t)(x % (s + 1)), tmp = order[s];
+            order[s] = order[j];
+            order[j] = tmp;
+        }
+        CHECK("index_new", pgw_index_new(&shuffled, NULL, &err_));
+        double r0 = now_ns();
+        for (uint32_t s = 0; s < subs; s++)
+            add_sub(shuffled, order[s], 0);
+        if (!child)
+            printf("registered the same subscriptions in random order into a second index in "
+                   "%.2f s\n", (now_ns() - r0) / 1e9);
+        shuffled_index = shuffled;
+        shuffled_sub = order;
+    }
+
     enum { NW = 4096 };
     static wspec specs[NW];
     static pgw_write *ws[NW];
@@ -525,17 +563,19 @@ int main(int argc, char **argv)
     double zsum = 0;
     for (uint32_t i = 0; i < n_tenants; i++)
         zipf[i] = zsum += 1.0 / (i + 1);
-    for (int k = 0; k < 15; k++) {
+    for (int k = 0; k < 18; k++) {
         /* k < 3: writes to random tenants among all (cold caches);
          * 3 <= k < 6: the same kinds over 16 active tenants (warm caches);
          * 6 <= k < 9: as k < 3 with writes built up front (cold write sets);
          * 9 <= k < 12: tenants by Zipf(1) rank, ranks scattered over the
          * tenants (7919 is prime to the tenant count, a multiple of 10);
-         * k >= 12: as k < 3, matched in batches of BATCH. */
-        if (!strchr(cases, "0123456789abcde"[k]))
+         * 12 <= k < 15: as k < 3, matched in batches of BATCH;
+         * k >= 15: as k < 3 on the index registered in random order. */
+        if (!strchr(cases, "0123456789abcdefgh"[k]))
             continue;
         bool hot = k >= 3 && k < 6, prebuilt = k >= 6 && k < 9, skewed = k >= 9 && k < 12,
-             batched = k >= 12;
+             batched = k >= 12 && k < 15, random_order = k >= 15;
+        pgw_index *ix = random_order ? shuffled : big;
         for (size_t i = 0; i < NW; i++) {
             if (skewed) {
                 double u = (rnd(1u << 30) + 0.5) / (double)(1u << 30) * zsum;
@@ -559,28 +599,29 @@ int main(int argc, char **argv)
         if (reps < 1000)
             reps = 1000;
         pgw_index_stats s0 = PGW_INDEX_STATS_INIT, s1 = PGW_INDEX_STATS_INIT;
-        pgw_index_stats_get(&s0, big);
+        pgw_index_stats_get(&s0, ix);
         lat l;
         if (prebuilt) {
             for (size_t i = 0; i < NW; i++)
                 ws[i] = build_write(&specs[i], k % 3);
-            l = time_match(big, ws, NW, reps);
+            l = time_match(ix, ws, NW, reps);
             for (size_t i = 0; i < NW; i++)
                 pgw_write_free(ws[i]);
         } else if (batched) {
-            l = time_match_batch(big, specs, NW, k % 3, reps);
+            l = time_match_batch(ix, specs, NW, k % 3, reps);
         } else {
-            l = time_match_fresh(big, specs, NW, k % 3, reps);
+            l = time_match_fresh(ix, specs, NW, k % 3, reps);
         }
-        pgw_index_stats_get(&s1, big);
+        pgw_index_stats_get(&s1, ix);
         static const char *const kinds[] = {
             "update of a projected column (<=10 IDs)",
             "update moving rows between owners, values known (<=10 IDs)",
             "insert, values known (<=10 IDs)"};
-        printf("%smatch, %s, %s%s: median %.0f ns (p90 %.0f, p99 %.0f); %.2f candidates "
+        printf("%smatch, %s, %s%s%s: median %.0f ns (p90 %.0f, p99 %.0f); %.2f candidates "
                "visited and %.3f runners marked per write%s\n",
                child ? "huge pages: " : "", kinds[k % 3],
                hot ? "16 active tenants" : skewed ? "Zipf(1) tenants" : "random tenants",
+               random_order ? " (subscriptions registered in random order)" : "",
                prebuilt ? ", pre-built writes" : batched ? ", batches of 8 (per write)" : "",
                l.p50, l.p90, l.p99,
                (double)(s1.visited - s0.visited) / reps,
@@ -588,6 +629,8 @@ int main(int argc, char **argv)
                prebuilt || batched ? "" : " (target: median <= 1000 ns)");
     }
     free(zipf);
+    pgw_index_free(shuffled);
+    free((void *)shuffled_sub);
     if (child) {
         pgw_index_free(big);
         return 0;
