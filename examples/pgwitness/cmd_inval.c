@@ -50,7 +50,7 @@ static const char *explain(pgw_reason r)
     case PGW_REASON_INSERT_MAY_ENTER:
         return "an inserted row may enter the result";
     case PGW_REASON_DELETE_IN_WINDOW:
-        return "a deleted row may be in or before the window, shifting the page";
+        return "a deleted row may be in the result, or before its window (shifting the page)";
     }
     return "";
 }
@@ -425,14 +425,15 @@ int cmd_decide(cli *c, int argc, char **argv)
     char *dt = cli_read_file(c, deps_file, PGW_INVAL_JSON_MAX_BYTES, &dl);
     if (!dt)
         return 1;
-    /* A payload past PostgreSQL's limit is decided as the listener would
-     * (a fallback), so reading a little more than the limit is enough. */
-    char *wt = cli_read_file(c, second,
-                             write_file ? PGW_INVAL_JSON_MAX_BYTES : PGW_PAYLOAD_MAX_BYTES + 1, &wl);
+    char *wt = cli_read_file(c, second, PGW_INVAL_JSON_MAX_BYTES, &wl);
     if (!wt) {
         free(dt);
         return 1;
     }
+    /* A payload saved to a file usually ends in a newline the trigger never
+     * sent; it would count against the byte budget. */
+    while (payload_file && wl > 0 && (wt[wl - 1] == '\n' || wt[wl - 1] == '\r'))
+        wl--;
     pgw_verdict v;
     pgw_error err;
     char what[16] = "deps";
@@ -444,13 +445,16 @@ int cmd_decide(cli *c, int argc, char **argv)
         rc = decide_payload(&v, dt, dl, wt, wl, &fallback, why, sizeof why, &err);
     free(dt);
     free(wt);
-    if (rc != PGW_OK)
-        return cli_fail(c, "%s: %s", strcmp(what, "deps") == 0 ? deps_file : second,
+    if (rc != PGW_OK) {
+        const char *file = strcmp(what, "deps") == 0 ? deps_file : second;
+        return cli_fail(c, "%s: %s", strcmp(file, "-") == 0 ? "standard input" : file,
                         err.message);
+    }
     if (fallback != PGW_OK)
         fprintf(stderr, "%s decide: note: %s is not a faithful payload (%s): decided as the "
                         "listener would, as %s\n",
-                c->prog, ex_text(payload_file), ex_text(why),
+                c->prog, strcmp(payload_file, "-") == 0 ? "standard input" : ex_text(payload_file),
+                ex_text(why),
                 v.reason == PGW_REASON_SCOPE_RESET ? "a scope reset"
                                                    : "an unknown write to its table");
     if (c->json) {

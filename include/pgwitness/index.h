@@ -324,7 +324,7 @@ PGW_API int pgw_index_begin(pgw_index *idx, pgw_runner_id runner, pgw_error *err
  * Only for a result that is a list of the first declared table's rows (one
  * entry per row, keyed by its primary key): the rules then skip writes to
  * rows outside the list (rules 12, 13, 19 of inval.h). For any other result
- * — an aggregate such as sum(x), rows of another table — use
+ * — an aggregate such as sum(x) or count(x), rows of another table — use
  * pgw_index_ack_unknown(): given IDs (or none, n_ids 0), such a runner
  * would miss refreshes. A runner whose first table reads no column
  * (count(*), EXISTS) is acknowledged as by pgw_index_ack_unknown() whatever

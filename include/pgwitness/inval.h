@@ -40,9 +40,10 @@
  *    declared table that are in the current result. Only for queries whose
  *    result is a list of those rows (not for aggregates: an index runner
  *    of an aggregate is acknowledged with pgw_index_ack_unknown()). The
- *    rules ignore them when the first table reads no column (count(*),
- *    EXISTS); an aggregate that reads columns (sum(x)) cannot be told from
- *    a list, so only the host can keep them out. They are kept as
+ *    rules ignore them when the first table declares no columns (count(*),
+ *    EXISTS); an aggregate that reads columns (sum(x), count(x)) cannot be
+ *    told from a list, so only the host can keep them out (declare no
+ *    result IDs for it). They are kept as
  *    32-bit fingerprints: a collision can only cause an extra refresh.
  *  A subscription with no table declared is *undeclared*: every write in
  *  its scope refreshes it (the compatibility fallback).
@@ -62,9 +63,10 @@
  * Evaluated top to bottom; the first rule that applies gives the verdict.
  * Notation: T is the declaration's entry for the written table; R is the
  * set of result IDs (known only when T is the first table, result IDs were
- * declared, and T reads some column: an entry that reads none, as count(*)
- * or EXISTS, aggregates its rows and lists none, so its result IDs — a
- * host's "no IDs" for a count, say — are never used); "read" = columns ∪ filter columns ∪ sort columns;
+ * declared, and T's declared `columns` are not empty: an entry declaring
+ * none, as count(*) or EXISTS do, aggregates its rows and lists none, so
+ * its result IDs — a host's "no IDs" for a count, say — are never used,
+ * whatever its filter and sort columns); "read" = columns ∪ filter columns ∪ sort columns;
  * "windowed" = a limit or an offset > 0; "ordered" = windowed or sort
  * columns; the key counts as read when ordered or R is known.
  *

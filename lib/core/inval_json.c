@@ -609,7 +609,7 @@ static int read_rows(pgw_write *w, const json_t *arr, pgw_side side, const char 
         return pgwi_error_at(err, PGW_EPARSE, path, "%s: rows need \"ids\"", path);
     if (json_array_size(arr) != w->n_ids)
         return pgwi_error_at(err, PGW_EPARSE, path,
-                             "%s: %zu rows are not aligned with %u ids", path,
+                             "%s: has %zu entries but ids has %u (one entry per ID)", path,
                              json_array_size(arr), (unsigned)w->n_ids);
     if (w->op == PGW_OP_INSERT && side == PGW_SIDE_OLD)
         return pgwi_error_at(err, PGW_EPARSE, path, "%s: an insert has no old rows", path);

@@ -958,11 +958,26 @@ def decide_files(tmp):
                 "pgwitness decide: give --write FILE or --payload FILE, not both")
     exact_error("decide --batch --payload", *cli("decide", "--batch", "--payload", pay), 2,
                 "pgwitness decide: --batch reads the writes from stdin: no --payload")
-    with open(pay, "w") as f:
-        f.write(" " * 8001)
-    exact_error("decide --payload: longer than any notification",
-                *cli("decide", "--deps", deps, "--payload", pay), 1,
-                f"pgwitness decide: cannot read {pay}: it is larger than the limit of 8000 bytes")
+    # The byte budget (7999): a file's trailing newline is not part of the
+    # payload; a longer payload is a fallback, as in the listener.
+    in_result = json.dumps({"version": 1, "schema": "public", "table": "tasks",
+                            "op": "update", "ids": ["17"], "columns": ["status"]})
+    for size, end, out_want, note in [
+            (7999, "\n", "refresh (ROW_IN_RESULT)", None),
+            (8000, "", "refresh (WRITE_UNKNOWN)",
+             "($: payload of 8000 bytes exceeds 7999 bytes): decided as the listener would, "
+             "as an unknown write to its table")]:
+        with open(pay, "w") as f:
+            f.write(in_result + " " * (size - len(in_result)) + end)
+        rc, out, err = cli("decide", "--deps", deps, "--payload", pay)
+        want_err = "" if note is None else \
+            f"pgwitness decide: note: {pay} is not a faithful payload {note}\n"
+        check(f"decide --payload: {size} bytes{' and a newline' if end else ''}",
+              rc == 0 and out.startswith(out_want + ": ") and err == want_err,
+              f"rc={rc} stdout={out!r} stderr={err!r}")
+    exact_error("decide --deps - (empty): standard input is named",
+                *cli("decide", "--deps", "-", "--payload", pay, stdin=""), 1,
+                "pgwitness decide: standard input: invalid JSON: the text is empty")
     os.unlink(pay)
     # An empty file and a file with a NUL byte are named as such (not as
     # "unexpected token near end of file").

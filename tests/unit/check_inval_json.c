@@ -296,7 +296,7 @@ static const bad_case bad_writes[] = {
      "$.new", "$.new: a delete has no new rows"},
     {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"update\",\"ids\":[\"1\"],"
      "\"old\":[{},{}]}",
-     "$.old", "$.old: 2 rows are not aligned with 1 ids"},
+     "$.old", "$.old: has 2 entries but ids has 1 (one entry per ID)"},
     {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"update\",\"old\":[]}", "$.old",
      "$.old: rows need \"ids\""},
     {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"update\",\"ids\":[\"1\"],"
