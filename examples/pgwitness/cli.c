@@ -272,12 +272,17 @@ bool cli_check_text(const cli *c, const char *option, const char *value, size_t 
     return false;
 }
 
+const char *cli_file_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? "standard input" : path;
+}
+
 char *cli_read_file(const cli *c, const char *path, size_t max, size_t *len)
 {
     char why[256];
     char *text = ex_read_file(path, max, len, why, sizeof why);
     if (!text)
-        cli_fail(c, "cannot read %s: %s", strcmp(path, "-") == 0 ? "standard input" : path, why);
+        cli_fail(c, "cannot read %s: %s", cli_file_name(path), why);
     return text;
 }
 

@@ -79,6 +79,10 @@ const char *cli_ident(char *out, size_t size, const char *name);
  * `max` bytes; reports a usage error and returns false otherwise. */
 bool cli_check_text(const cli *c, const char *option, const char *value, size_t max);
 
+/* How messages name a file argument: "standard input" for "-", else the
+ * path as given. */
+const char *cli_file_name(const char *path);
+
 /* Reads a whole file ("-": stdin) of at most `max` bytes (free()); on
  * failure, a larger file included, reports "cannot read FILE: reason" and
  * returns NULL. Input past `max` is not read (ex_read_file). */

@@ -87,14 +87,17 @@ static int decide_texts(pgw_verdict *out, const char *deps_json, size_t deps_len
  * reason. */
 static int decide_payload(pgw_verdict *out, const char *deps_json, size_t deps_len,
                           const char *payload, size_t payload_len, int *fallback, char *why,
-                          size_t why_size, pgw_error *err)
+                          size_t why_size, char *what, size_t what_size, pgw_error *err)
 {
     pgw_deps *d = NULL;
     pgw_write *w = NULL;
     pgw_scope sc;
     int rc = pgw_deps_from_json(&d, deps_json, deps_len, err);
-    if (rc != PGW_OK)
+    if (rc != PGW_OK) {
+        snprintf(what, what_size, "deps");
         return rc;
+    }
+    snprintf(what, what_size, "payload");
     if ((rc = pgw_deps_scope(&sc, d)) == PGW_OK &&
         (rc = pgw_payload_decode(&w, &sc, payload, payload_len, err)) == PGW_OK) {
         *fallback = pgw_write_fallback_status(w);
@@ -436,25 +439,25 @@ int cmd_decide(cli *c, int argc, char **argv)
         wl--;
     pgw_verdict v;
     pgw_error err;
-    char what[16] = "deps";
+    char what[16] = "";
     int rc, fallback = PGW_OK;
     char why[PGW_ERROR_MESSAGE_SIZE] = "";
     if (write_file)
         rc = decide_texts(&v, dt, dl, wt, wl, what, sizeof what, &err);
     else
-        rc = decide_payload(&v, dt, dl, wt, wl, &fallback, why, sizeof why, &err);
+        rc = decide_payload(&v, dt, dl, wt, wl, &fallback, why, sizeof why, what, sizeof what,
+                            &err);
     free(dt);
     free(wt);
     if (rc != PGW_OK) {
-        const char *file = strcmp(what, "deps") == 0 ? deps_file : second;
-        return cli_fail(c, "%s: %s", strcmp(file, "-") == 0 ? "standard input" : file,
+        return cli_fail(c, "%s: %s",
+                        cli_file_name(strcmp(what, "deps") == 0 ? deps_file : second),
                         err.message);
     }
     if (fallback != PGW_OK)
         fprintf(stderr, "%s decide: note: %s is not a faithful payload (%s): decided as the "
                         "listener would, as %s\n",
-                c->prog, strcmp(payload_file, "-") == 0 ? "standard input" : ex_text(payload_file),
-                ex_text(why),
+                c->prog, ex_text(cli_file_name(payload_file)), ex_text(why),
                 v.reason == PGW_REASON_SCOPE_RESET ? "a scope reset"
                                                    : "an unknown write to its table");
     if (c->json) {

@@ -2347,9 +2347,10 @@ int pgw_index_ack(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n
         if (rc != PGW_OK)
             return rc;
     }
-    if (RUNNER(x, k)->n_tables && !pgwi_tdep_lists_rows(&RN_TABLES(RUNNER(x, k))[0])) {
+    irunner *r = RUNNER(x, k), *nr = NULL;
+    if (r->n_tables && !pgwi_tdep_lists_rows(&RN_TABLES(r)[0])) {
         /* An aggregate's result lists no rows: its IDs are not used. */
-        ack_finish(x, RUNNER(x, k), NULL, 0, false, NULL, NONE);
+        ack_finish(x, r, NULL, 0, false, NULL, NONE);
         return PGW_OK;
     }
     uint32_t *fps = NULL;
@@ -2362,7 +2363,6 @@ int pgw_index_ack(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n
             fps[i] = pgwi_rid_fp(ids[i].parts, ids[i].n_parts);
         n = pgwi_fps_sort_unique(fps, n_ids);
     }
-    irunner *r = RUNNER(x, k), *nr = NULL;
     uint32_t regroup = NONE;
     if (r->tracked) { /* room for the new entries while the old ones are still in */
         rc = bucket_reserve(x, RN_POST(r)[0].bucket, 0, 0, n);
