@@ -55,9 +55,17 @@ static const char *explain(pgw_reason r)
     return "";
 }
 
-/* Decides one (deps, write) pair given as JSON texts. */
+/* Decides a subscription (JSON text) against a write: the JSON form of a
+ * write set, or, with `payload`, a notification payload as a statement
+ * trigger sends it (docs/wire.md), decoded in the subscription's scope as
+ * the listener does. A payload that is not faithful is decided as the
+ * listener would (an unknown write to its table, or a scope reset);
+ * *fallback then receives its status and `why` the decoder's reason (both
+ * only with `payload`). On failure `what` names the text at fault: "deps",
+ * "write" or "payload". */
 static int decide_texts(pgw_verdict *out, const char *deps_json, size_t deps_len,
-                        const char *write_json, size_t write_len, char *what, size_t what_size,
+                        const char *write_json, size_t write_len, bool payload, int *fallback,
+                        char *why, size_t why_size, char *what, size_t what_size,
                         pgw_error *err)
 {
     pgw_deps *d = NULL;
@@ -67,41 +75,19 @@ static int decide_texts(pgw_verdict *out, const char *deps_json, size_t deps_len
         snprintf(what, what_size, "deps");
         return rc;
     }
-    rc = pgw_write_from_json(&w, write_json, write_len, err);
-    if (rc != PGW_OK) {
-        snprintf(what, what_size, "write");
-        pgw_deps_free(d);
-        return rc;
+    snprintf(what, what_size, payload ? "payload" : "write");
+    if (payload) {
+        pgw_scope sc;
+        if ((rc = pgw_deps_scope(&sc, d)) == PGW_OK &&
+            (rc = pgw_payload_decode(&w, &sc, write_json, write_len, err)) == PGW_OK) {
+            *fallback = pgw_write_fallback_status(w);
+            snprintf(why, why_size, "%s", *fallback ? pgw_write_fallback_message(w) : "");
+        }
+    } else {
+        rc = pgw_write_from_json(&w, write_json, write_len, err);
     }
-    rc = pgw_decide(out, d, w, err);
-    pgw_write_free(w);
-    pgw_deps_free(d);
-    return rc;
-}
-
-/* Decides a subscription (JSON text) against a notification payload as a
- * statement trigger sends it (docs/wire.md), decoded in the subscription's
- * scope — the listener's view of it. A payload that is not faithful is
- * decided as the listener would (an unknown write to its table, or a scope
- * reset); *fallback then receives its status and `why` the decoder's
- * reason. */
-static int decide_payload(pgw_verdict *out, const char *deps_json, size_t deps_len,
-                          const char *payload, size_t payload_len, int *fallback, char *why,
-                          size_t why_size, char *what, size_t what_size, pgw_error *err)
-{
-    pgw_deps *d = NULL;
-    pgw_write *w = NULL;
-    pgw_scope sc;
-    int rc = pgw_deps_from_json(&d, deps_json, deps_len, err);
-    if (rc != PGW_OK) {
-        snprintf(what, what_size, "deps");
-        return rc;
-    }
-    snprintf(what, what_size, "payload");
-    if ((rc = pgw_deps_scope(&sc, d)) == PGW_OK &&
-        (rc = pgw_payload_decode(&w, &sc, payload, payload_len, err)) == PGW_OK) {
-        *fallback = pgw_write_fallback_status(w);
-        snprintf(why, why_size, "%s", *fallback ? pgw_write_fallback_message(w) : "");
+    if (rc == PGW_OK) {
+        snprintf(what, what_size, "%s", "");
         rc = pgw_decide(out, d, w, err);
     }
     pgw_write_free(w);
@@ -294,8 +280,8 @@ static char *decide_line(const char *deps_text, const char *line, size_t len, ch
     pgw_error err;
     char what[16] = "";
     char *out = NULL;
-    int rc = dtext && wt ? decide_texts(&v, dtext, strlen(dtext), wt, strlen(wt), what,
-                                        sizeof what, &err)
+    int rc = dtext && wt ? decide_texts(&v, dtext, strlen(dtext), wt, strlen(wt), false, NULL,
+                                        NULL, 0, what, sizeof what, &err)
                          : PGW_ENOMEM;
     if (rc == PGW_OK)
         rc = pgw_verdict_to_json(&out, NULL, &v, &err);
@@ -442,11 +428,8 @@ int cmd_decide(cli *c, int argc, char **argv)
     char what[16] = "";
     int rc, fallback = PGW_OK;
     char why[PGW_ERROR_MESSAGE_SIZE] = "";
-    if (write_file)
-        rc = decide_texts(&v, dt, dl, wt, wl, what, sizeof what, &err);
-    else
-        rc = decide_payload(&v, dt, dl, wt, wl, &fallback, why, sizeof why, what, sizeof what,
-                            &err);
+    rc = decide_texts(&v, dt, dl, wt, wl, payload_file != NULL, &fallback, why, sizeof why, what,
+                      sizeof what, &err);
     free(dt);
     free(wt);
     if (rc != PGW_OK) {

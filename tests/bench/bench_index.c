@@ -555,6 +555,10 @@ int main(int argc, char **argv)
         shuffled_sub = order;
     }
 
+    const char *reps_env = getenv("BENCH_INDEX_REPS");
+    size_t reps = reps_env ? strtoul(reps_env, NULL, 10) : 200000;
+    if (reps < 1000)
+        reps = 1000;
     enum { NW = 4096 };
     static wspec specs[NW];
     static pgw_write *ws[NW];
@@ -594,10 +598,6 @@ int main(int argc, char **argv)
             specs[i].table = rnd(10);
             specs[i].seed = 0x9E3779B97F4A7C15ull * (i + 1 + (uint64_t)k * NW) | 1;
         }
-        size_t reps = getenv("BENCH_INDEX_REPS") ? strtoul(getenv("BENCH_INDEX_REPS"), NULL, 10)
-                                                 : 200000;
-        if (reps < 1000)
-            reps = 1000;
         pgw_index_stats s0 = PGW_INDEX_STATS_INIT, s1 = PGW_INDEX_STATS_INIT;
         pgw_index_stats_get(&s0, ix);
         lat l;

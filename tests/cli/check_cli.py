@@ -929,22 +929,29 @@ def decide_files(tmp):
     # the subscription's scope; one that is not faithful is decided as the
     # listener would, with a note on stderr.
     pay = os.path.join(tmp, "payload.json")
+    in_result = json.dumps({"version": 1, "schema": "public", "table": "tasks", "op": "update",
+                            "ids": ["17"], "columns": ["status"]})
+    unread = json.dumps({"version": 1, "schema": "public", "table": "tasks", "op": "update",
+                         "ids": ["99"], "columns": ["notes"]})
+    version2 = json.dumps({"version": 2, "schema": "public", "table": "tasks", "op": "update"})
+    # The byte budget is 7999: a file's trailing newline is not part of the
+    # payload; a longer payload is a fallback, as in the listener.
+    pad = lambda size: in_result + " " * (size - len(in_result))
     for name, payload, out_want, note in [
-            ("a row in the result", {"version": 1, "schema": "public", "table": "tasks",
-                                     "op": "update", "ids": ["17"], "columns": ["status"]},
-             "refresh (ROW_IN_RESULT)", None),
-            ("unread columns", {"version": 1, "schema": "public", "table": "tasks",
-                                "op": "update", "ids": ["99"], "columns": ["notes"]},
-             "skip (COLUMNS_DISJOINT)", None),
-            ("another version", {"version": 2, "schema": "public", "table": "tasks",
-                                 "op": "update"},
-             "refresh (WRITE_UNKNOWN)", "($.version: payload version 2 is not 1): decided as "
-             "the listener would, as an unknown write to its table"),
+            ("a row in the result", in_result, "refresh (ROW_IN_RESULT)", None),
+            ("unread columns", unread, "skip (COLUMNS_DISJOINT)", None),
+            ("another version", version2, "refresh (WRITE_UNKNOWN)",
+             "($.version: payload version 2 is not 1): decided as the listener would, as an "
+             "unknown write to its table"),
+            ("7999 bytes and a newline", pad(7999) + "\n", "refresh (ROW_IN_RESULT)", None),
+            ("8000 bytes", pad(8000), "refresh (WRITE_UNKNOWN)",
+             "($: payload of 8000 bytes exceeds 7999 bytes): decided as the listener would, as "
+             "an unknown write to its table"),
             ("not JSON", "garbage", "refresh (SCOPE_RESET)",
              "(invalid JSON at line 1 column 7: invalid token near 'garbage'): decided as the "
              "listener would, as a scope reset")]:
         with open(pay, "w") as f:
-            f.write(payload if isinstance(payload, str) else json.dumps(payload))
+            f.write(payload)
         rc, out, err = cli("decide", "--deps", deps, "--payload", pay)
         want_err = "" if note is None else \
             f"pgwitness decide: note: {pay} is not a faithful payload {note}\n"
@@ -958,23 +965,6 @@ def decide_files(tmp):
                 "pgwitness decide: give --write FILE or --payload FILE, not both")
     exact_error("decide --batch --payload", *cli("decide", "--batch", "--payload", pay), 2,
                 "pgwitness decide: --batch reads the writes from stdin: no --payload")
-    # The byte budget (7999): a file's trailing newline is not part of the
-    # payload; a longer payload is a fallback, as in the listener.
-    in_result = json.dumps({"version": 1, "schema": "public", "table": "tasks",
-                            "op": "update", "ids": ["17"], "columns": ["status"]})
-    for size, end, out_want, note in [
-            (7999, "\n", "refresh (ROW_IN_RESULT)", None),
-            (8000, "", "refresh (WRITE_UNKNOWN)",
-             "($: payload of 8000 bytes exceeds 7999 bytes): decided as the listener would, "
-             "as an unknown write to its table")]:
-        with open(pay, "w") as f:
-            f.write(in_result + " " * (size - len(in_result)) + end)
-        rc, out, err = cli("decide", "--deps", deps, "--payload", pay)
-        want_err = "" if note is None else \
-            f"pgwitness decide: note: {pay} is not a faithful payload {note}\n"
-        check(f"decide --payload: {size} bytes{' and a newline' if end else ''}",
-              rc == 0 and out.startswith(out_want + ": ") and err == want_err,
-              f"rc={rc} stdout={out!r} stderr={err!r}")
     exact_error("decide --deps - (empty): standard input is named",
                 *cli("decide", "--deps", "-", "--payload", pay, stdin=""), 1,
                 "pgwitness decide: standard input: invalid JSON: the text is empty")
