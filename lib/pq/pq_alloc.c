@@ -4,7 +4,7 @@
  * exported pgw_malloc/pgw_realloc/pgw_free so both libraries share one hook.
  * SPDX-License-Identifier: MIT
  */
-#include "../core/internal.h"
+#include "internal.h"
 
 void *pgwi_malloc(size_t size)
 {

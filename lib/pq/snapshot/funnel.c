@@ -1,5 +1,5 @@
 /*
- * lib/pq/funnel.c — the audited drop funnel (pgw_pq_drop_table).
+ * lib/pq/snapshot/funnel.c — the audited drop funnel (pgw_pq_drop_table).
  *
  * Sequence (documented in pgwitness-pq.h):
  *   [BEGIN;] read statement_timeout, lock_timeout, client_min_messages
@@ -18,7 +18,7 @@
  * the drop.
  * SPDX-License-Identifier: MIT
  */
-#include "pq_internal.h"
+#include "pq_snapshot.h"
 
 #include <ctype.h>
 #include <inttypes.h>

@@ -1,9 +1,9 @@
 /*
- * lib/pq/capture.c — catalog-only capture (lib/pq/sql/capture.sql) and
+ * lib/pq/snapshot/capture.c — catalog-only capture (lib/pq/sql/capture.sql) and
  * the conversion of its rows into core snapshots.
  * SPDX-License-Identifier: MIT
  */
-#include "pq_internal.h"
+#include "pq_snapshot.h"
 #include "pg_array.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * lib/core/timestamp.c — RFC 3339 timestamps as microseconds since the Unix
+ * lib/core/snapshot/timestamp.c — RFC 3339 timestamps as microseconds since the Unix
  * epoch (proleptic Gregorian calendar, UTC).
  * SPDX-License-Identifier: MIT
  */

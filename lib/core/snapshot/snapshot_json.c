@@ -1,5 +1,5 @@
 /*
- * lib/core/snapshot_json.c — the snapshot JSON format (format 1), written
+ * lib/core/snapshot/snapshot_json.c — the snapshot JSON format (format 1), written
  * and read strictly. Field-by-field documentation: docs/formats.md.
  * SPDX-License-Identifier: MIT
  */

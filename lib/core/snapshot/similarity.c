@@ -1,5 +1,5 @@
 /*
- * lib/core/similarity.c — profile_similarity: how alike two columns' values
+ * lib/core/snapshot/similarity.c — profile_similarity: how alike two columns' values
  * are, from the statistics their snapshots keep. The formula is documented
  * on pgw_similarity (diff.h) and in docs/formats.md.
  * SPDX-License-Identifier: MIT

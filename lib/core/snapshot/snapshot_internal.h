@@ -1,5 +1,5 @@
 /*
- * lib/core/snapshot_internal.h — the snapshot's layout, shared by the
+ * lib/core/snapshot/snapshot_internal.h — the snapshot's layout, shared by the
  * snapshot, similarity, diff and drift units. Not installed.
  * SPDX-License-Identifier: MIT
  */

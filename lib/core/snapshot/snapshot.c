@@ -1,5 +1,5 @@
 /*
- * lib/core/snapshot.c — the snapshot builder, its bounds, accessors, and
+ * lib/core/snapshot/snapshot.c — the snapshot builder, its bounds, accessors, and
  * the preparation of profiles for comparison.
  * SPDX-License-Identifier: MIT
  */

@@ -1,5 +1,5 @@
 /*
- * lib/core/schema_hash.c — schema_hash and the _s<hash> suffix.
+ * lib/core/snapshot/schema_hash.c — schema_hash and the _s<hash> suffix.
  * The construction is documented in include/pgwitness/schema_hash.h.
  * SPDX-License-Identifier: MIT
  */

@@ -1,5 +1,5 @@
 /*
- * lib/pq/listener.c — the listener of query invalidation (pgw_pq_listener,
+ * lib/pq/inval/listener.c — the listener of query invalidation (pgw_pq_listener,
  * pgwitness-pq.h): one LISTEN connection per active tenant, notifications
  * decoded with the core codec and matched against a pgw_index.
  *

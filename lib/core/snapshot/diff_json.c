@@ -1,5 +1,5 @@
 /*
- * lib/core/diff_json.c — the diff JSON format (format 1), written and read
+ * lib/core/snapshot/diff_json.c — the diff JSON format (format 1), written and read
  * strictly. Field-by-field documentation: docs/formats.md.
  * SPDX-License-Identifier: MIT
  */

@@ -1,5 +1,5 @@
 /*
- * lib/pq/watch.c — pgw_pq_watch_table and pgw_pq_unwatch_table: the
+ * lib/pq/inval/watch.c — pgw_pq_watch_table and pgw_pq_unwatch_table: the
  * statement triggers of query invalidation (lib/pq/sql/watch.sql,
  * unwatch.sql; the trigger function is lib/pq/sql/migration_002.sql).
  *

@@ -1,5 +1,5 @@
 /*
- * lib/core/diff_internal.h — the diff's layout, shared by diff.c (compute),
+ * lib/core/snapshot/diff_internal.h — the diff's layout, shared by diff.c (compute),
  * diff_json.c (codec) and drift.c. Not installed.
  * SPDX-License-Identifier: MIT
  */

@@ -1,5 +1,5 @@
 /*
- * lib/core/diff.c — diff_snapshots and the diff's accessors.
+ * lib/core/snapshot/diff.c — diff_snapshots and the diff's accessors.
  * SPDX-License-Identifier: MIT
  */
 #include <stdlib.h>

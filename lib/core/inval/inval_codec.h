@@ -1,5 +1,5 @@
 /*
- * lib/core/inval_codec.h — the write-set ⇄ JSON object mapping shared by the
+ * lib/core/inval/inval_codec.h — the write-set ⇄ JSON object mapping shared by the
  * JSON form (inval_json.c) and the notification payload (payload.c).
  * Not installed. SPDX-License-Identifier: MIT
  */

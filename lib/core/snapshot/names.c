@@ -1,5 +1,5 @@
 /*
- * lib/core/names.c — column-name folding (name evidence for renames) and
+ * lib/core/snapshot/names.c — column-name folding (name evidence for renames) and
  * name anomalies (BOM, surrounding white space, control characters).
  * SPDX-License-Identifier: MIT
  */

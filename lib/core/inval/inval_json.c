@@ -1,5 +1,5 @@
 /*
- * lib/core/inval_json.c — JSON forms of dependencies, write sets and
+ * lib/core/inval/inval_json.c — JSON forms of dependencies, write sets and
  * verdicts (inval_json.h; docs/wire.md). SPDX-License-Identifier: MIT
  */
 #include "inval_codec.h"

@@ -1,5 +1,5 @@
 /*
- * lib/core/payload.c — the notification payload codec (payload.h).
+ * lib/core/inval/payload.c — the notification payload codec (payload.h).
  * SPDX-License-Identifier: MIT
  */
 #include "inval_codec.h"

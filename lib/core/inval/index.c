@@ -1,5 +1,5 @@
 /*
- * lib/core/index.c — the reverse index (index.h).
+ * lib/core/inval/index.c — the reverse index (index.h).
  *
  * Layout. A match on a large index costs its dependent cache misses (each
  * one a trip to memory, often with a TLB miss), so the data a write needs is

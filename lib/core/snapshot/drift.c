@@ -1,5 +1,5 @@
 /*
- * lib/core/drift.c — the drift report.
+ * lib/core/snapshot/drift.c — the drift report.
  * SPDX-License-Identifier: MIT
  */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * lib/core/similarity.h — profile_similarity without argument checks, for
+ * lib/core/snapshot/similarity.h — profile_similarity without argument checks, for
  * the diff's inner loop. Not installed.
  * SPDX-License-Identifier: MIT
  */

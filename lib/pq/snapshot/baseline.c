@@ -1,5 +1,5 @@
 /*
- * lib/pq/baseline.c — the baseline pass: snapshot live tables that have no
+ * lib/pq/snapshot/baseline.c — the baseline pass: snapshot live tables that have no
  * snapshot of their current OID yet, in batches (lib/pq/sql/
  * baseline_candidates.sql, capture.sql, store_batch.sql).
  *
@@ -13,7 +13,7 @@
  * cannot block each other.
  * SPDX-License-Identifier: MIT
  */
-#include "pq_internal.h"
+#include "pq_snapshot.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * lib/core/inval.c — the invalidation model: strings, row IDs, scopes,
+ * lib/core/inval/inval.c — the invalidation model: strings, row IDs, scopes,
  * reason names, and the builders and accessors of pgw_deps and pgw_write.
  * The rules are in decide.c. SPDX-License-Identifier: MIT
  */

@@ -1,9 +1,9 @@
 /*
- * lib/pq/store.c — storing, loading and pruning snapshots in the library's
+ * lib/pq/snapshot/store.c — storing, loading and pruning snapshots in the library's
  * schema (lib/pq/sql/store_batch.sql, load.sql, prune.sql).
  * SPDX-License-Identifier: MIT
  */
-#include "pq_internal.h"
+#include "pq_snapshot.h"
 
 #include <inttypes.h>
 #include <stdio.h>

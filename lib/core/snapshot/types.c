@@ -1,5 +1,5 @@
 /*
- * lib/core/types.c — type-name synonyms and families.
+ * lib/core/snapshot/types.c — type-name synonyms and families.
  *
  * format_type() prints canonical SQL names ("integer", "character
  * varying(20)", "timestamp(3) with time zone"); hosts describing another

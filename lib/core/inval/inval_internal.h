@@ -1,5 +1,5 @@
 /*
- * lib/core/inval_internal.h — the invalidation model's internal
+ * lib/core/inval/inval_internal.h — the invalidation model's internal
  * representation, shared by inval.c (builders), decide.c (the rules),
  * inval_json.c and payload.c (codecs) and index.c (the reverse index).
  *

@@ -1,5 +1,5 @@
 /*
- * lib/core/decide.c — the decision rules (the rule table in inval.h; the
+ * lib/core/inval/decide.c — the decision rules (the rule table in inval.h; the
  * rule numbers in comments refer to it). Pure and allocation-free: shared by
  * pgw_decide() and the reverse index.
  * SPDX-License-Identifier: MIT
