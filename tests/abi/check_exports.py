@@ -3,12 +3,16 @@
 
 The dynamic symbols each library exports must be exactly the pgw_* functions
 its public headers declare with PGW_API: nothing missing, nothing extra (no
-internal pgwi_* helper, no xxHash XXH*, no jansson json_*).
+internal pgwi_* helper, no xxHash XXH*, no jansson json_*), and none of the
+other library's names. Each library's linker version script must list
+exactly those names, explicitly (no wildcard), so the maps cannot drift from
+the headers.
 
-usage: check_exports.py NM INCLUDE_DIR CORE_LIB [PQ_LIB]
+usage: check_exports.py NM INCLUDE_DIR CORE_MAP CORE_LIB PQ_MAP [PQ_LIB]
 The headers are found by listing INCLUDE_DIR (so a new header is covered
 without editing the test): pgwitness-pq.h declares the adapter's exports,
-every other header the core's. Prints TAP.
+every other header the core's. Without PQ_LIB (the adapter is not built)
+only the adapter's map is checked. Prints TAP.
 """
 import os
 import re
@@ -31,6 +35,26 @@ def declared(headers):
     return names
 
 
+def map_names(path):
+    """The names a version script exports: the entries of its global:
+    sections, in every version node."""
+    text = open(path, encoding="utf-8").read()
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"#[^\n]*", " ", text)
+    names = []
+    for node in re.finditer(r"[A-Za-z_][\w.]*\s*\{(.*?)\}", text, flags=re.S):
+        scope = "global"
+        for tok in re.split(r"(\bglobal\s*:|\blocal\s*:|;)", node.group(1)):
+            tok = tok.strip()
+            if re.fullmatch(r"global\s*:", tok):
+                scope = "global"
+            elif re.fullmatch(r"local\s*:", tok):
+                scope = "local"
+            elif tok and tok != ";" and scope == "global":
+                names.append(tok)
+    return names
+
+
 def exported(nm, lib):
     out = subprocess.run([nm, "-D", "--defined-only", lib], check=True,
                          capture_output=True, text=True).stdout
@@ -46,41 +70,53 @@ def exported(nm, lib):
     return names
 
 
+def report(n, title, problems):
+    """Prints test point n; problems are (label, name) pairs."""
+    if problems:
+        print(f"not ok {n} - {title}")
+        for label, name in problems:
+            print(f"#   {label}: {name}")
+    else:
+        print(f"ok {n} - {title}")
+    return not problems
+
+
 def main():
     nm, inc = sys.argv[1], sys.argv[2]
     headers = sorted(os.path.join(inc, h) for h in os.listdir(inc) if h.endswith(".h"))
     pq = [h for h in headers if os.path.basename(h) == "pgwitness-pq.h"]
     core = [h for h in headers if h not in pq]
-    checks = [(sys.argv[3], core)]
-    if len(sys.argv) > 4:
-        checks.append((sys.argv[4], pq))
-    print(f"1..{2 * len(checks)}")
+    core_names, pq_names = declared(core), declared(pq)
+    # (map, library or None, its headers' names, the other library's names)
+    checks = [(sys.argv[3], sys.argv[4], core_names, pq_names),
+              (sys.argv[5], sys.argv[6] if len(sys.argv) > 6 else None, pq_names, core_names)]
+    print(f"1..{sum(4 if lib else 1 for _, lib, _, _ in checks)}")
     n = 0
     ok = True
-    for lib, hdrs in checks:
-        want = declared(hdrs)
+    for mapfile, lib, want, other in checks:
+        listed = map_names(mapfile)
+        n += 1
+        ok &= report(n, f"{mapfile}: lists exactly its headers' {len(want)} PGW_API functions",
+                     [("listed twice", s) for s in sorted({s for s in listed if listed.count(s) > 1})]
+                     + [("wildcard (list names explicitly)", s)
+                        for s in listed if re.search(r"[*?\[]", s)]
+                     + [("declared but not listed", s) for s in sorted(want - set(listed))]
+                     + [("listed but not declared", s)
+                        for s in sorted(set(listed) - want) if not re.search(r"[*?\[]", s)])
+        if not lib:
+            continue
         have = exported(nm, lib)
         n += 1
-        missing = sorted(want - have)
-        extra = sorted(have - want)
-        if missing or extra:
-            ok = False
-            print(f"not ok {n} - {lib}: exports equal declared PGW_API functions")
-            for s in missing:
-                print(f"#   declared but not exported: {s}")
-            for s in extra:
-                print(f"#   exported but not declared: {s}")
-        else:
-            print(f"ok {n} - {lib}: {len(have)} exports equal declared PGW_API functions")
+        ok &= report(n, f"{lib}: {len(have)} exports equal declared PGW_API functions",
+                     [("declared but not exported", s) for s in sorted(want - have)]
+                     + [("exported but not declared", s) for s in sorted(have - want)])
         n += 1
-        bad = sorted(s for s in have if not s.startswith("pgw_") or s.startswith("pgwi_"))
-        if bad:
-            ok = False
-            print(f"not ok {n} - {lib}: only pgw_* symbols exported")
-            for s in bad:
-                print(f"#   foreign symbol exported: {s}")
-        else:
-            print(f"ok {n} - {lib}: only pgw_* symbols exported")
+        ok &= report(n, f"{lib}: only pgw_* symbols exported",
+                     [("foreign symbol exported", s) for s in sorted(have)
+                      if not s.startswith("pgw_") or s.startswith("pgwi_")])
+        n += 1
+        ok &= report(n, f"{lib}: exports none of the other library's functions",
+                     [("the other library's function exported", s) for s in sorted(have & other)])
     return 0 if ok else 1
 
 
