@@ -19,6 +19,8 @@ import re
 import subprocess
 import sys
 
+import tap
+
 
 def declared(headers):
     names = set()
@@ -70,15 +72,10 @@ def exported(nm, lib):
     return names
 
 
-def report(n, title, problems):
-    """Prints test point n; problems are (label, name) pairs."""
-    if problems:
-        print(f"not ok {n} - {title}")
-        for label, name in problems:
-            print(f"#   {label}: {name}")
-    else:
-        print(f"ok {n} - {title}")
-    return not problems
+def problems(*groups):
+    """(ok, detail) from (label, names) groups: ok when every group is empty."""
+    lines = [f"{label}: {name}" for label, names in groups for name in names]
+    return not lines, "\n".join(lines)
 
 
 def main():
@@ -90,34 +87,33 @@ def main():
     # (map, library or None, its headers' names, the other library's names)
     checks = [(sys.argv[3], sys.argv[4], core_names, pq_names),
               (sys.argv[5], sys.argv[6] if len(sys.argv) > 6 else None, pq_names, core_names)]
-    print(f"1..{sum(4 if lib else 1 for _, lib, _, _ in checks)}")
-    n = 0
-    ok = True
+    tests = []
     for mapfile, lib, want, other in checks:
         listed = map_names(mapfile)
-        n += 1
-        ok &= report(n, f"{mapfile}: lists exactly its headers' {len(want)} PGW_API functions",
-                     [("listed twice", s) for s in sorted({s for s in listed if listed.count(s) > 1})]
-                     + [("wildcard (list names explicitly)", s)
-                        for s in listed if re.search(r"[*?\[]", s)]
-                     + [("declared but not listed", s) for s in sorted(want - set(listed))]
-                     + [("listed but not declared", s)
-                        for s in sorted(set(listed) - want) if not re.search(r"[*?\[]", s)])
+        wild = [s for s in listed if re.search(r"[*?\[]", s)]
+        tests.append((f"{mapfile}: lists exactly its headers' {len(want)} PGW_API functions",
+                      lambda listed=listed, wild=wild, want=want: problems(
+                          ("listed twice", sorted({s for s in listed if listed.count(s) > 1})),
+                          ("wildcard (list names explicitly)", wild),
+                          ("declared but not listed", sorted(want - set(listed))),
+                          ("listed but not declared", sorted(set(listed) - want - set(wild))))))
         if not lib:
             continue
         have = exported(nm, lib)
-        n += 1
-        ok &= report(n, f"{lib}: {len(have)} exports equal declared PGW_API functions",
-                     [("declared but not exported", s) for s in sorted(want - have)]
-                     + [("exported but not declared", s) for s in sorted(have - want)])
-        n += 1
-        ok &= report(n, f"{lib}: only pgw_* symbols exported",
-                     [("foreign symbol exported", s) for s in sorted(have)
-                      if not s.startswith("pgw_") or s.startswith("pgwi_")])
-        n += 1
-        ok &= report(n, f"{lib}: exports none of the other library's functions",
-                     [("the other library's function exported", s) for s in sorted(have & other)])
-    return 0 if ok else 1
+        tests += [
+            (f"{lib}: {len(have)} exports equal declared PGW_API functions",
+             lambda have=have, want=want: problems(
+                 ("declared but not exported", sorted(want - have)),
+                 ("exported but not declared", sorted(have - want)))),
+            (f"{lib}: only pgw_* symbols exported",
+             lambda have=have: problems(
+                 ("foreign symbol exported", sorted(s for s in have if not s.startswith("pgw_")
+                                                    or s.startswith("pgwi_"))))),
+            (f"{lib}: exports none of the other library's functions",
+             lambda have=have, other=other: problems(
+                 ("the other library's function exported", sorted(have & other)))),
+        ]
+    return tap.run(tests)
 
 
 if __name__ == "__main__":

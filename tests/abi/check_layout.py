@@ -31,6 +31,8 @@ import re
 import subprocess
 import sys
 
+import tap
+
 # Undefined dynamic symbols the core must not have: files, sockets, stdio,
 # process exit, assertions (an assert on caller input), libpq. fnmatch
 # patterns; the _chk and _2 names are what _FORTIFY_SOURCE turns calls into.
@@ -209,6 +211,11 @@ def check_idiom(root):
     return bad
 
 
+def violations(bad):
+    """A rule's result as a TAP point's (ok, detail)."""
+    return not bad, "\n".join(bad)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rules", default="halves,libpq,io")
@@ -232,16 +239,8 @@ def main():
     unknown = [r for r in chosen if r not in rules]
     if unknown or ("io" in chosen and not a.core_lib):
         ap.error(f"unknown rule {unknown[0]}" if unknown else "rule io needs --core-lib")
-    print(f"1..{len(chosen)}")
-    failed = 0
-    for n, r in enumerate(chosen, 1):
-        title, fn = rules[r]
-        bad = fn()
-        print(f"{'not ok' if bad else 'ok'} {n} - {title}")
-        for b in bad:
-            print(f"#   {b}")
-        failed += bool(bad)
-    return 1 if failed else 0
+    return tap.run([(title, lambda fn=fn: violations(fn()))
+                    for title, fn in (rules[r] for r in chosen)])
 
 
 if __name__ == "__main__":

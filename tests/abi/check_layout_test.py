@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+import tap
+
 # A clean tree: both halves, the shared root, the adapter, a public header.
 CLEAN = {
     "include/pgwitness/inval.h": "int pgw_x(void);\n",
@@ -171,16 +173,7 @@ def main():
         return ok, out0 + out1
     tests.append(("--skip-unless-env skips unless its variable is 1, then checks", skipped))
 
-    print(f"1..{len(tests)}")
-    failed = 0
-    for i, (name, fn) in enumerate(tests, 1):
-        ok, detail = fn()
-        print(f"{'ok' if ok else 'not ok'} {i} - {name}")
-        if not ok:
-            failed += 1
-            for line in detail.splitlines():
-                print(f"#   {line}")
-    return 1 if failed else 0
+    return tap.run(tests)
 
 
 if __name__ == "__main__":
