@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+import tap
+
 
 def compile_alone(cmd, flags, incs, header, suffix):
     with tempfile.TemporaryDirectory() as d:
@@ -75,18 +77,10 @@ def main():
         tests.append((f"{h}: includes libpq-fe.h only if it is pgwitness-pq.h",
                       lambda h=h: (h == "pgwitness-pq.h" or "libpq-fe.h" not in
                                    open(os.path.join(a.dir, h)).read(), h)))
-    print(f"1..{len(tests)}")
-    failed = 0
-    for i, (name, fn) in enumerate(tests, 1):
-        ok, detail = fn()
-        print(f"{'ok' if ok else 'not ok'} {i} - {name}")
-        if not ok:
-            failed += 1
-            for line in str(detail).splitlines():
-                print(f"#   {line}")
+    status = tap.run(tests)
     if not cxx:
         print("# no C++ compiler configured: C++ checks not run")
-    return 1 if failed else 0
+    return status
 
 
 if __name__ == "__main__":
