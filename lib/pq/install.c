@@ -76,19 +76,19 @@ static int read_version(int *out, PGconn *conn, const char *pgw_schema, pgw_erro
 
 int pgw_pq_schema_version(int *out, PGconn *conn, const char *pgw_schema, pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "pq_schema_version", out, conn) != PGW_OK)
+    if (PGWI_CHECK_NONNULL(err, "pq_schema_version", out, conn) < 0)
         return PGW_EINVAL;
-    int rc = check_schema_arg(pgw_schema, err);
-    if (rc == PGW_OK)
-        rc = pgw_pq_check(NULL, conn, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_schema_arg(pgw_schema, err)) < 0)
+        return rc;
+    if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
     pgw_error local;
     int v = 0;
-    rc = read_version(&v, conn, pgw_schema, err ? err : &local);
-    if (rc == PGW_OK)
-        *out = v;
-    return rc;
+    if ((rc = read_version(&v, conn, pgw_schema, err ? err : &local)) < 0)
+        return rc;
+    *out = v;
+    return PGW_OK;
 }
 
 static void rollback(PGconn *conn)
@@ -100,10 +100,10 @@ int pgw_pq_install(int *out, PGconn *conn, const char *pgw_schema, pgw_error *er
 {
     if (!conn)
         return pgwi_error(err, PGW_EINVAL, "pq_install: conn is NULL");
-    int rc = check_schema_arg(pgw_schema, err);
-    if (rc == PGW_OK)
-        rc = pgw_pq_check(NULL, conn, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_schema_arg(pgw_schema, err)) < 0)
+        return rc;
+    if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
     if (PQtransactionStatus(conn) != PQTRANS_IDLE)
         return pgwi_error(err, PGW_ESTATE,
@@ -114,67 +114,72 @@ int pgw_pq_install(int *out, PGconn *conn, const char *pgw_schema, pgw_error *er
     char *preamble = pgwi_pq_sql(conn, pgwi_sql_install, pgw_schema, e);
     if (!preamble)
         return e->code;
+    const char *lock_params[1] = {schema};
+    char *ledger = NULL;
+    int current = 0;
+    PGresult *r;
 
     /* One transaction: the lock, the preamble, every missing migration. */
-    rc = pgwi_pq_run(conn,
-                     "BEGIN; SET LOCAL client_min_messages = warning; "
-                     "SET LOCAL lock_timeout = 0",
-                     NULL, "starting the install transaction", e);
-    if (rc == PGW_OK) {
-        const char *params[1] = {schema};
-        PGresult *r = pgwi_pq_exec(conn,
-                                   "SELECT pg_advisory_xact_lock(" PGW_LOCK_CLASS
-                                   ", hashtext('pgwitness.install:' || $1))",
-                                   1, params, "taking the install lock", e);
-        rc = r ? PGW_OK : e->code;
-        PQclear(r);
+    if ((rc = pgwi_pq_run(conn,
+                          "BEGIN; SET LOCAL client_min_messages = warning; "
+                          "SET LOCAL lock_timeout = 0",
+                          NULL, "starting the install transaction", e)) < 0)
+        goto done;
+    if (!(r = pgwi_pq_exec(conn,
+                           "SELECT pg_advisory_xact_lock(" PGW_LOCK_CLASS
+                           ", hashtext('pgwitness.install:' || $1))",
+                           1, lock_params, "taking the install lock", e))) {
+        rc = e->code;
+        goto done;
     }
-    if (rc == PGW_OK)
-        rc = pgwi_pq_run(conn, preamble, NULL, "creating the pgwitness schema", e);
-    pgwi_free(preamble);
-    int current = 0;
-    if (rc == PGW_OK)
-        rc = read_version(&current, conn, pgw_schema, e);
-    if (rc == PGW_OK && current > migrations[N_MIGRATIONS - 1].version)
+    PQclear(r);
+    if ((rc = pgwi_pq_run(conn, preamble, NULL, "creating the pgwitness schema", e)) < 0)
+        goto done;
+    if ((rc = read_version(&current, conn, pgw_schema, e)) < 0)
+        goto done;
+    if (current > migrations[N_MIGRATIONS - 1].version) {
         rc = pgwi_error(e, PGW_EVERSION,
                         "schema \"%.100s\" is at version %d, newer than this pgwitness "
                         "(%d): upgrade the library",
                         schema, current, migrations[N_MIGRATIONS - 1].version);
-    char *ledger = NULL;
-    if (rc == PGW_OK) {
-        ledger = pgwi_pq_sql(conn,
-                             "INSERT INTO :\"schema\".schema_version (version, description) "
-                             "VALUES ($1::int, $2)",
-                             pgw_schema, e);
-        if (!ledger)
-            rc = e->code;
+        goto done;
     }
-    for (size_t i = 0; rc == PGW_OK && i < N_MIGRATIONS; i++) {
+    if (!(ledger = pgwi_pq_sql(conn,
+                               "INSERT INTO :\"schema\".schema_version (version, description) "
+                               "VALUES ($1::int, $2)",
+                               pgw_schema, e))) {
+        rc = e->code;
+        goto done;
+    }
+    for (size_t i = 0; i < N_MIGRATIONS; i++) {
         const migration *m = &migrations[i];
         if (m->version <= current)
             continue;
         char *sql = pgwi_pq_sql(conn, m->sql, pgw_schema, e);
         if (!sql) {
             rc = e->code;
-            break;
+            goto done;
         }
         char what[96];
         snprintf(what, sizeof what, "applying pgwitness migration %d", m->version);
         rc = pgwi_pq_run(conn, sql, NULL, what, e);
         pgwi_free(sql);
-        if (rc == PGW_OK) {
-            char num[16];
-            snprintf(num, sizeof num, "%d", m->version);
-            const char *params[2] = {num, m->description};
-            PGresult *r = pgwi_pq_exec(conn, ledger, 2, params, what, e);
-            rc = r ? PGW_OK : e->code;
-            PQclear(r);
+        if (rc < 0)
+            goto done;
+        char num[16];
+        snprintf(num, sizeof num, "%d", m->version);
+        const char *params[2] = {num, m->description};
+        if (!(r = pgwi_pq_exec(conn, ledger, 2, params, what, e))) {
+            rc = e->code;
+            goto done;
         }
+        PQclear(r);
     }
+    rc = pgwi_pq_run(conn, "COMMIT", NULL, "committing the install", e);
+done:
+    pgwi_free(preamble);
     pgwi_free(ledger);
-    if (rc == PGW_OK)
-        rc = pgwi_pq_run(conn, "COMMIT", NULL, "committing the install", e);
-    if (rc != PGW_OK) {
+    if (rc < 0) {
         if (PQtransactionStatus(conn) != PQTRANS_IDLE)
             rollback(conn);
         return rc;

@@ -195,27 +195,35 @@ int pgwi_pq_run(PGconn *conn, const char *sql, PGresult **last, const char *what
         *last = NULL;
     if (!PQsendQuery(conn, sql))
         return pgwi_pq_conn_error(err, conn, what);
-    int rc = PGW_OK;
+    int rc;
     PGresult *r, *keep = NULL;
-    /* Read every result, even after a failure, so the connection is ready
-     * for the next command. */
     while ((r = PQgetResult(conn)) != NULL) {
         ExecStatusType st = PQresultStatus(r);
-        if (rc == PGW_OK && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
             rc = pgwi_pq_result_error(err, conn, r, what);
-        } else if (st == PGRES_TUPLES_OK && last) {
+            PQclear(r);
+            goto fail;
+        }
+        if (st == PGRES_TUPLES_OK && last) {
             PQclear(keep);
             keep = r;
-            continue;
+        } else {
+            PQclear(r);
         }
-        PQclear(r);
     }
-    if (rc == PGW_OK && PQstatus(conn) == CONNECTION_BAD)
+    if (PQstatus(conn) == CONNECTION_BAD) {
         rc = pgwi_pq_conn_error(err, conn, what);
-    if (rc == PGW_OK && last)
+        goto fail;
+    }
+    if (last)
         *last = keep;
-    else
-        PQclear(keep);
+    return PGW_OK;
+fail:
+    /* Read every result, even after a failure, so the connection is ready
+     * for the next command. */
+    while ((r = PQgetResult(conn)) != NULL)
+        PQclear(r);
+    PQclear(keep);
     return rc;
 }
 

@@ -145,8 +145,8 @@ int pgwi_scope_copy(pgwi_scope *dst, pgwi_arena *a, const pgw_scope *src, const 
             continue;
         char w[64];
         snprintf(w, sizeof w, "%s.%s", what, names[i]);
-        int rc = copy_name(&out[i], a, parts[i], false, w, err);
-        if (rc != PGW_OK)
+        int rc;
+        if ((rc = copy_name(&out[i], a, parts[i], false, w, err)) < 0)
             return rc;
     }
     dst->project = out[0];
@@ -254,15 +254,16 @@ int pgw_deps_new(pgw_deps **out, const pgw_scope *scope, const char *query, pgw_
     pgw_deps *d = pgwi_calloc(1, sizeof *d);
     if (!d)
         return pgwi_enomem(err);
-    int rc = pgwi_scope_copy(&d->scope, &d->arena, scope, "deps_new: scope", err);
-    if (rc == PGW_OK)
-        rc = copy_name(&d->query, &d->arena, query, false, "deps_new: query", err);
-    if (rc != PGW_OK) {
-        pgw_deps_free(d);
-        return rc;
-    }
+    int rc;
+    if ((rc = pgwi_scope_copy(&d->scope, &d->arena, scope, "deps_new: scope", err)) < 0)
+        goto fail;
+    if ((rc = copy_name(&d->query, &d->arena, query, false, "deps_new: query", err)) < 0)
+        goto fail;
     *out = d;
     return PGW_OK;
+fail:
+    pgw_deps_free(d);
+    return rc;
 }
 
 void pgw_deps_free(pgw_deps *d)
@@ -304,10 +305,10 @@ int pgw_deps_add_table(size_t *out, pgw_deps *d, const char *schema, const char 
     if (!d)
         return pgwi_error(err, PGW_EINVAL, "deps_add_table: deps is NULL");
     const pgwi_str *s, *t;
-    int rc = copy_name(&s, &d->arena, schema, true, "deps_add_table: schema", err);
-    if (rc == PGW_OK)
-        rc = copy_name(&t, &d->arena, table, true, "deps_add_table: table", err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = copy_name(&s, &d->arena, schema, true, "deps_add_table: schema", err)) < 0)
+        return rc;
+    if ((rc = copy_name(&t, &d->arena, table, true, "deps_add_table: table", err)) < 0)
         return rc;
     for (uint32_t i = 0; i < d->n_tables; i++)
         if (pgwi_str_eq(d->tables[i].schema, s) && pgwi_str_eq(d->tables[i].table, t))
@@ -361,32 +362,31 @@ static int name_list(const pgwi_str ***out, pgwi_arena *a, const char *const *na
     const pgwi_str **arr = pgwi_calloc(n, sizeof *arr);
     if (!arr)
         return pgwi_enomem(err);
+    int rc;
     for (size_t i = 0; i < n; i++) {
         char w[96];
         snprintf(w, sizeof w, "%s: %s[%zu]", fn, what, i);
-        int rc = copy_name(&arr[i], a, names[i], true, w, err);
-        if (rc == PGW_OK) {
-            for (size_t k = 0; k < i; k++)
-                if (pgwi_str_eq(arr[k], arr[i])) {
-                    rc = pgwi_error(err, PGW_EINVAL, "%s: %s[%zu] \"%.100s\" appears twice", fn,
-                                    what, i, names[i]);
-                    break;
-                }
-        }
-        if (rc != PGW_OK) {
-            pgwi_free(arr);
-            return rc;
-        }
+        if ((rc = copy_name(&arr[i], a, names[i], true, w, err)) < 0)
+            goto fail;
+        for (size_t k = 0; k < i; k++)
+            if (pgwi_str_eq(arr[k], arr[i])) {
+                rc = pgwi_error(err, PGW_EINVAL, "%s: %s[%zu] \"%.100s\" appears twice", fn,
+                                what, i, names[i]);
+                goto fail;
+            }
     }
     *out = arr;
     return PGW_OK;
+fail:
+    pgwi_free(arr);
+    return rc;
 }
 
 int pgw_deps_set_columns(pgw_deps *d, size_t table, const char *const *columns,
                          size_t n_columns, pgw_error *err)
 {
-    int rc = check_table(d, table, "deps_set_columns", err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_table(d, table, "deps_set_columns", err)) < 0)
         return rc;
     pgwi_tdep *t = &d->tables[table];
     if (!columns) {
@@ -401,8 +401,8 @@ int pgw_deps_set_columns(pgw_deps *d, size_t table, const char *const *columns,
         return PGW_OK;
     }
     const pgwi_str **arr;
-    rc = name_list(&arr, &d->arena, columns, n_columns, "deps_set_columns", "columns", err);
-    if (rc != PGW_OK)
+    if ((rc = name_list(&arr, &d->arena, columns, n_columns, "deps_set_columns", "columns",
+                        err)) < 0)
         return rc;
     pgwi_free((void *)t->cols);
     t->cols = arr;
@@ -415,12 +415,12 @@ int pgw_deps_set_columns(pgw_deps *d, size_t table, const char *const *columns,
 int pgw_deps_set_order_by(pgw_deps *d, size_t table, const char *const *columns,
                           size_t n_columns, pgw_error *err)
 {
-    int rc = check_table(d, table, "deps_set_order_by", err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_table(d, table, "deps_set_order_by", err)) < 0)
         return rc;
     const pgwi_str **arr;
-    rc = name_list(&arr, &d->arena, columns, n_columns, "deps_set_order_by", "columns", err);
-    if (rc != PGW_OK)
+    if ((rc = name_list(&arr, &d->arena, columns, n_columns, "deps_set_order_by", "columns",
+                        err)) < 0)
         return rc;
     pgwi_tdep *t = &d->tables[table];
     pgwi_free((void *)t->sort);
@@ -433,8 +433,8 @@ int pgw_deps_set_order_by(pgw_deps *d, size_t table, const char *const *columns,
 int pgw_deps_add_filter(pgw_deps *d, size_t table, const char *column, pgw_filter_op op,
                         const char *const *values, size_t n_values, pgw_error *err)
 {
-    int rc = check_table(d, table, "deps_add_filter", err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_table(d, table, "deps_add_filter", err)) < 0)
         return rc;
     pgwi_tdep *t = &d->tables[table];
     if (op != PGW_FILTER_EQ && op != PGW_FILTER_IN && op != PGW_FILTER_OPAQUE)
@@ -457,8 +457,7 @@ int pgw_deps_add_filter(pgw_deps *d, size_t table, const char *column, pgw_filte
         return pgwi_error(err, PGW_ELIMIT, "deps_add_filter: more than 65535 filters");
     pgwi_filter f = {0};
     f.op = (uint8_t)op;
-    rc = copy_name(&f.col, &d->arena, column, true, "deps_add_filter: column", err);
-    if (rc != PGW_OK)
+    if ((rc = copy_name(&f.col, &d->arena, column, true, "deps_add_filter: column", err)) < 0)
         return rc;
     if (values) {
         const pgwi_str **vals = pgwi_arena_alloc(&d->arena, n_values * sizeof *vals);
@@ -472,8 +471,7 @@ int pgw_deps_add_filter(pgw_deps *d, size_t table, const char *column, pgw_filte
                                   i);
             char w[64];
             snprintf(w, sizeof w, "deps_add_filter: values[%zu]", i);
-            rc = copy_name(&vals[i], &d->arena, values[i], false, w, err);
-            if (rc != PGW_OK)
+            if ((rc = copy_name(&vals[i], &d->arena, values[i], false, w, err)) < 0)
                 return rc;
         }
         f.vals = vals;
@@ -493,8 +491,8 @@ int pgw_deps_add_filter(pgw_deps *d, size_t table, const char *column, pgw_filte
 int pgw_deps_set_window(pgw_deps *d, size_t table, int64_t limit, int64_t offset,
                         pgw_error *err)
 {
-    int rc = check_table(d, table, "deps_set_window", err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_table(d, table, "deps_set_window", err)) < 0)
         return rc;
     if (limit < -1)
         return pgwi_error(err, PGW_EINVAL, "deps_set_window: limit %lld is below -1",
@@ -521,8 +519,8 @@ int pgw_deps_set_result_ids(pgw_deps *d, const pgw_rowid *ids, size_t n_ids, pgw
     if (n_ids > UINT32_MAX / 2)
         return pgwi_error(err, PGW_ELIMIT, "deps_set_result_ids: too many IDs");
     for (size_t i = 0; i < n_ids; i++) {
-        int rc = pgwi_rowid_check(&ids[i], "deps_set_result_ids: ids", i, err);
-        if (rc != PGW_OK)
+        int rc;
+        if ((rc = pgwi_rowid_check(&ids[i], "deps_set_result_ids: ids", i, err)) < 0)
             return rc;
     }
     pgwi_rid *rids = NULL;
@@ -530,7 +528,7 @@ int pgw_deps_set_result_ids(pgw_deps *d, const pgw_rowid *ids, size_t n_ids, pgw
     if (n_ids) {
         rids = pgwi_calloc(n_ids, sizeof *rids);
         fps = pgwi_calloc(n_ids, sizeof *fps);
-        if (!rids || !fps || pgwi_rids_copy(rids, &d->arena, ids, n_ids) != PGW_OK) {
+        if (!rids || !fps || pgwi_rids_copy(rids, &d->arena, ids, n_ids) < 0) {
             pgwi_free(rids);
             pgwi_free(fps);
             return pgwi_enomem(err);
@@ -604,8 +602,8 @@ int pgwi_write_init(pgw_write *w, const pgw_scope *scope, const char *schema,
 {
     if (!scope)
         return pgwi_error(err, PGW_EINVAL, "write_new: scope is NULL");
-    int rc = pgwi_scope_copy(&w->scope, &w->arena, scope, "write_new: scope", err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_scope_copy(&w->scope, &w->arena, scope, "write_new: scope", err)) < 0)
         return rc;
     if (op == PGW_OP_RESET) {
         w->op = PGW_OP_RESET;
@@ -615,10 +613,9 @@ int pgwi_write_init(pgw_write *w, const pgw_scope *scope, const char *schema,
         op != PGW_OP_TRUNCATE && op != PGW_OP_UNKNOWN)
         return pgwi_error(err, PGW_EINVAL, "write_new: op %d is not a table operation",
                           (int)op);
-    rc = copy_name(&w->schema, &w->arena, schema, true, "write_new: schema", err);
-    if (rc == PGW_OK)
-        rc = copy_name(&w->table, &w->arena, table, true, "write_new: table", err);
-    if (rc != PGW_OK)
+    if ((rc = copy_name(&w->schema, &w->arena, schema, true, "write_new: schema", err)) < 0)
+        return rc;
+    if ((rc = copy_name(&w->table, &w->arena, table, true, "write_new: table", err)) < 0)
         return rc;
     w->op = (uint8_t)op;
     return PGW_OK;
@@ -632,11 +629,10 @@ int pgw_write_new(pgw_write **out, const pgw_scope *scope, const char *schema,
     if (op == PGW_OP_RESET)
         return pgwi_error(err, PGW_EINVAL, "write_new: use pgw_write_new_reset for a reset");
     pgw_write *w = NULL;
-    int rc = pgwi_write_alloc(&w, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_write_alloc(&w, err)) < 0)
         return rc;
-    rc = pgwi_write_init(w, scope, schema, table, op, err);
-    if (rc != PGW_OK) {
+    if ((rc = pgwi_write_init(w, scope, schema, table, op, err)) < 0) {
         pgw_write_free(w);
         return rc;
     }
@@ -649,11 +645,10 @@ int pgw_write_new_reset(pgw_write **out, const pgw_scope *scope, pgw_error *err)
     if (!out)
         return pgwi_error(err, PGW_EINVAL, "write_new_reset: out is NULL");
     pgw_write *w = NULL;
-    int rc = pgwi_write_alloc(&w, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_write_alloc(&w, err)) < 0)
         return rc;
-    rc = pgwi_write_init(w, scope, NULL, NULL, PGW_OP_RESET, err);
-    if (rc != PGW_OK) {
+    if ((rc = pgwi_write_init(w, scope, NULL, NULL, PGW_OP_RESET, err)) < 0) {
         pgw_write_free(w);
         return rc;
     }
@@ -703,14 +698,14 @@ int pgw_write_set_ids(pgw_write *w, const pgw_rowid *ids, size_t n_ids, bool tru
     if (n_ids > UINT32_MAX / 4)
         return pgwi_error(err, PGW_ELIMIT, "write_set_ids: too many IDs");
     for (size_t i = 0; i < n_ids; i++) {
-        int rc = pgwi_rowid_check(&ids[i], "write_set_ids: ids", i, err);
-        if (rc != PGW_OK)
+        int rc;
+        if ((rc = pgwi_rowid_check(&ids[i], "write_set_ids: ids", i, err)) < 0)
             return rc;
     }
     pgwi_rid *r = NULL;
     if (n_ids) {
         r = pgwi_calloc(n_ids, sizeof *r);
-        if (!r || pgwi_rids_copy(r, &w->arena, ids, n_ids) != PGW_OK) {
+        if (!r || pgwi_rids_copy(r, &w->arena, ids, n_ids) < 0) {
             pgwi_free(r);
             return pgwi_enomem(err);
         }
@@ -733,9 +728,9 @@ int pgw_write_set_columns(pgw_write *w, const char *const *columns, size_t n_col
         return pgwi_error(err, PGW_EINVAL, "write_set_columns: a %s has no changed columns",
                           pgw_op_name((pgw_op)w->op));
     const pgwi_str **arr;
-    int rc = name_list(&arr, &w->arena, columns, n_columns, "write_set_columns", "columns",
-                       err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = name_list(&arr, &w->arena, columns, n_columns, "write_set_columns", "columns",
+                        err)) < 0)
         return rc;
     pgwi_free(w->cols);
     w->cols = arr;
@@ -795,19 +790,19 @@ static int ensure_rstate(pgw_write *w)
 int pgw_write_set_value(pgw_write *w, size_t row, pgw_side side, const char *column,
                         const char *value, pgw_error *err)
 {
-    int rc = check_row_side(w, row, side, "write_set_value", err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_row_side(w, row, side, "write_set_value", err)) < 0)
         return rc;
     if (w->rstate && w->rstate[row * 2 + side] == PGWI_ROW_ABSENT)
         return pgwi_error(err, PGW_EINVAL, "write_set_value: row %zu is marked absent on the %s side",
                           row, side == PGW_SIDE_OLD ? "old" : "new");
     const pgwi_str *col, *val = &pgwi_sqlnull;
-    rc = copy_name(&col, &w->arena, column, true, "write_set_value: column", err);
-    if (rc == PGW_OK && value)
-        rc = copy_name(&val, &w->arena, value, false, "write_set_value: value", err);
-    if (rc != PGW_OK)
+    if ((rc = copy_name(&col, &w->arena, column, true, "write_set_value: column", err)) < 0)
         return rc;
-    if (ensure_rstate(w) != PGW_OK)
+    if (value &&
+        (rc = copy_name(&val, &w->arena, value, false, "write_set_value: value", err)) < 0)
+        return rc;
+    if (ensure_rstate(w) < 0)
         return pgwi_enomem(err);
     int32_t vc = pgwi_write_vcol(w, col);
     if (vc < 0) {
@@ -840,8 +835,8 @@ int pgw_write_set_value(pgw_write *w, size_t row, pgw_side side, const char *col
 
 int pgw_write_set_row_absent(pgw_write *w, size_t row, pgw_side side, pgw_error *err)
 {
-    int rc = check_row_side(w, row, side, "write_set_row_absent", err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_row_side(w, row, side, "write_set_row_absent", err)) < 0)
         return rc;
     if (w->op != PGW_OP_UPDATE || !w->pk_changed)
         return pgwi_error(err, PGW_EINVAL,
@@ -856,7 +851,7 @@ int pgw_write_set_row_absent(pgw_write *w, size_t row, pgw_side side, pgw_error 
         return pgwi_error(err, PGW_EINVAL,
                           "write_set_row_absent: row %zu is already absent on the other side",
                           row);
-    if (ensure_rstate(w) != PGW_OK)
+    if (ensure_rstate(w) < 0)
         return pgwi_enomem(err);
     w->rstate[row * 2 + side] = PGWI_ROW_ABSENT;
     w->has_side[side] = true;

@@ -53,7 +53,7 @@ void pgw_drift_free(pgw_drift *d)
 int pgw_drift_report(pgw_drift **out, const pgw_snapshot *const *snaps, size_t n,
                      const pgw_diff_options *opts, pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "drift_report", out) != PGW_OK)
+    if (PGWI_CHECK_NONNULL(err, "drift_report", out) < 0)
         return PGW_EINVAL;
     if (n && !snaps)
         return pgwi_error(err, PGW_EINVAL, "drift_report: snapshots is NULL with n %zu", n);
@@ -113,8 +113,7 @@ int pgw_drift_report(pgw_drift **out, const pgw_snapshot *const *snaps, size_t n
         r->steps = steps;
         for (size_t k = i; k + 1 < j; k++) {
             pgw_diff *df = NULL;
-            rc = pgw_diff_snapshots(&df, items[k].s, items[k + 1].s, opts, err);
-            if (rc)
+            if ((rc = pgw_diff_snapshots(&df, items[k].s, items[k + 1].s, opts, err)) < 0)
                 goto fail;
             d->diffs[d->n_diffs++] = df;
             pgw_drift_step *st = &steps[k - i];
@@ -190,7 +189,7 @@ const pgw_drift_resource *pgw_drift_resource_at(const pgw_drift *d, size_t i)
 static json_t *ts_json(int64_t usec)
 {
     char ts[PGW_TIMESTAMP_SIZE];
-    if (pgw_timestamp_format(ts, usec) != PGW_OK)
+    if (pgw_timestamp_format(ts, usec) < 0)
         return NULL;
     return json_string(ts);
 }
@@ -200,7 +199,7 @@ static json_t *classes_json(const size_t *classes)
     json_t *o = json_object();
     for (int c = 0; o && c < PGW_CHANGE_CLASS_COUNT; c++)
         if (pgwi_json_set(o, pgw_change_class_name((pgw_change_class)c),
-                          json_integer((json_int_t)classes[c]), NULL)) {
+                          json_integer((json_int_t)classes[c]), NULL) < 0) {
             json_decref(o);
             return NULL;
         }
@@ -222,7 +221,7 @@ static json_t *names_json(const pgw_diff *df, int which)
         const char *name = which == 0   ? pgw_diff_added(df, i)->column
                            : which == 1 ? pgw_diff_removed(df, i)->column
                                         : pgw_diff_profile_changed(df, i)->column;
-        if (pgwi_json_append(a, json_string(name), NULL)) {
+        if (pgwi_json_append(a, json_string(name), NULL) < 0) {
             json_decref(a);
             return NULL;
         }
@@ -235,44 +234,45 @@ static json_t *step_json(const pgw_drift_step *st)
     const pgw_diff *df = st->diff;
     const pgw_diff_side *f = pgw_diff_from(df), *t = pgw_diff_to(df);
     json_t *o = json_object(), *ren = NULL, *ty = NULL;
-    if (!o || pgwi_json_set(o, "from", ts_json(f->captured_at), NULL) ||
-        pgwi_json_set(o, "to", ts_json(t->captured_at), NULL) ||
-        pgwi_json_set(o, "from_table", json_string(f->table), NULL) ||
-        pgwi_json_set(o, "to_table", json_string(t->table), NULL) ||
-        pgwi_json_set(o, "from_hash", json_string(f->schema_hash), NULL) ||
-        pgwi_json_set(o, "to_hash", json_string(t->schema_hash), NULL) ||
-        pgwi_json_set(o, "class", json_string(pgw_change_class_name(st->change)), NULL) ||
-        pgwi_json_set(o, "added", names_json(df, 0), NULL) ||
-        pgwi_json_set(o, "removed", names_json(df, 1), NULL))
+    if (!o || pgwi_json_set(o, "from", ts_json(f->captured_at), NULL) < 0 ||
+        pgwi_json_set(o, "to", ts_json(t->captured_at), NULL) < 0 ||
+        pgwi_json_set(o, "from_table", json_string(f->table), NULL) < 0 ||
+        pgwi_json_set(o, "to_table", json_string(t->table), NULL) < 0 ||
+        pgwi_json_set(o, "from_hash", json_string(f->schema_hash), NULL) < 0 ||
+        pgwi_json_set(o, "to_hash", json_string(t->schema_hash), NULL) < 0 ||
+        pgwi_json_set(o, "class", json_string(pgw_change_class_name(st->change)), NULL) < 0 ||
+        pgwi_json_set(o, "added", names_json(df, 0), NULL) < 0 ||
+        pgwi_json_set(o, "removed", names_json(df, 1), NULL) < 0)
         goto fail;
     if (!(ren = json_array()))
         goto fail;
     for (size_t i = 0; i < pgw_diff_renamed_count(df); i++) {
         const pgw_rename *r = pgw_diff_renamed(df, i);
         json_t *e = json_object();
-        if (pgwi_json_append(ren, e, NULL) || pgwi_json_set(e, "from", json_string(r->from), NULL) ||
-            pgwi_json_set(e, "to", json_string(r->to), NULL) ||
-            pgwi_json_set(e, "score", pgwi_json_real(r->score), NULL) ||
-            pgwi_json_set(e, "evidence", json_string(pgwi_evidence_name(r->evidence)), NULL))
+        if (pgwi_json_append(ren, e, NULL) < 0 ||
+            pgwi_json_set(e, "from", json_string(r->from), NULL) < 0 ||
+            pgwi_json_set(e, "to", json_string(r->to), NULL) < 0 ||
+            pgwi_json_set(e, "score", pgwi_json_real(r->score), NULL) < 0 ||
+            pgwi_json_set(e, "evidence", json_string(pgwi_evidence_name(r->evidence)), NULL) < 0)
             goto fail;
     }
     int rc = pgwi_json_set(o, "renamed", ren, NULL);
     ren = NULL;
-    if (rc || !(ty = json_array()))
+    if (rc < 0 || !(ty = json_array()))
         goto fail;
     for (size_t i = 0; i < pgw_diff_type_changed_count(df); i++) {
         const pgw_type_change *c = pgw_diff_type_changed(df, i);
         json_t *e = json_object();
-        if (pgwi_json_append(ty, e, NULL) ||
-            pgwi_json_set(e, "column", json_string(c->column), NULL) ||
-            pgwi_json_set(e, "from", json_string(c->from), NULL) ||
-            pgwi_json_set(e, "to", json_string(c->to), NULL))
+        if (pgwi_json_append(ty, e, NULL) < 0 ||
+            pgwi_json_set(e, "column", json_string(c->column), NULL) < 0 ||
+            pgwi_json_set(e, "from", json_string(c->from), NULL) < 0 ||
+            pgwi_json_set(e, "to", json_string(c->to), NULL) < 0)
             goto fail;
     }
     rc = pgwi_json_set(o, "type_changed", ty, NULL);
     ty = NULL;
-    if (rc || pgwi_json_set(o, "reordered", json_boolean(pgw_diff_reordered(df)), NULL) ||
-        pgwi_json_set(o, "profile_changed", names_json(df, 2), NULL))
+    if (rc < 0 || pgwi_json_set(o, "reordered", json_boolean(pgw_diff_reordered(df)), NULL) < 0 ||
+        pgwi_json_set(o, "profile_changed", names_json(df, 2), NULL) < 0)
         goto fail;
     return o;
 fail:
@@ -285,40 +285,41 @@ fail:
 static json_t *drift_json(const pgw_drift *d)
 {
     json_t *o = json_object(), *res = NULL;
-    if (!o || pgwi_json_set(o, "format", json_integer(PGW_DRIFT_FORMAT), NULL) ||
-        pgwi_json_set(o, "snapshots", json_integer((json_int_t)d->snapshots), NULL) ||
-        pgwi_json_set(o, "resources", json_integer((json_int_t)d->n_resources), NULL) ||
-        pgwi_json_set(o, "pairs", json_integer((json_int_t)d->pairs), NULL) ||
-        pgwi_json_set(o, "changed_pairs", json_integer((json_int_t)d->changed), NULL) ||
-        pgwi_json_set(o, "rate", rate_json(d->changed, d->pairs), NULL) ||
-        pgwi_json_set(o, "classes", classes_json(d->classes), NULL) ||
+    if (!o || pgwi_json_set(o, "format", json_integer(PGW_DRIFT_FORMAT), NULL) < 0 ||
+        pgwi_json_set(o, "snapshots", json_integer((json_int_t)d->snapshots), NULL) < 0 ||
+        pgwi_json_set(o, "resources", json_integer((json_int_t)d->n_resources), NULL) < 0 ||
+        pgwi_json_set(o, "pairs", json_integer((json_int_t)d->pairs), NULL) < 0 ||
+        pgwi_json_set(o, "changed_pairs", json_integer((json_int_t)d->changed), NULL) < 0 ||
+        pgwi_json_set(o, "rate", rate_json(d->changed, d->pairs), NULL) < 0 ||
+        pgwi_json_set(o, "classes", classes_json(d->classes), NULL) < 0 ||
         pgwi_json_set(o, "profile_changed_pairs", json_integer((json_int_t)d->profile_changed),
-                      NULL) ||
+                      NULL) < 0 ||
         !(res = json_array()))
         goto fail;
     for (size_t i = 0; i < d->n_resources; i++) {
         const pgw_drift_resource *r = &d->resources[i];
         json_t *e = json_object(), *tl = NULL;
-        if (pgwi_json_append(res, e, NULL) ||
-            pgwi_json_set(e, "resource", json_string(r->resource), NULL) ||
-            pgwi_json_set(e, "snapshots", json_integer((json_int_t)r->snapshots), NULL) ||
-            pgwi_json_set(e, "first", ts_json(r->first), NULL) ||
-            pgwi_json_set(e, "last", ts_json(r->last), NULL) ||
-            pgwi_json_set(e, "pairs", json_integer((json_int_t)r->pairs), NULL) ||
-            pgwi_json_set(e, "changed_pairs", json_integer((json_int_t)r->changed_pairs), NULL) ||
-            pgwi_json_set(e, "rate", rate_json(r->changed_pairs, r->pairs), NULL) ||
-            pgwi_json_set(e, "classes", classes_json(r->classes), NULL) ||
+        if (pgwi_json_append(res, e, NULL) < 0 ||
+            pgwi_json_set(e, "resource", json_string(r->resource), NULL) < 0 ||
+            pgwi_json_set(e, "snapshots", json_integer((json_int_t)r->snapshots), NULL) < 0 ||
+            pgwi_json_set(e, "first", ts_json(r->first), NULL) < 0 ||
+            pgwi_json_set(e, "last", ts_json(r->last), NULL) < 0 ||
+            pgwi_json_set(e, "pairs", json_integer((json_int_t)r->pairs), NULL) < 0 ||
+            pgwi_json_set(e, "changed_pairs", json_integer((json_int_t)r->changed_pairs),
+                          NULL) < 0 ||
+            pgwi_json_set(e, "rate", rate_json(r->changed_pairs, r->pairs), NULL) < 0 ||
+            pgwi_json_set(e, "classes", classes_json(r->classes), NULL) < 0 ||
             pgwi_json_set(e, "profile_changed_pairs",
-                          json_integer((json_int_t)r->profile_changed_pairs), NULL) ||
-            pgwi_json_set(e, "timeline", tl = json_array(), NULL))
+                          json_integer((json_int_t)r->profile_changed_pairs), NULL) < 0 ||
+            pgwi_json_set(e, "timeline", tl = json_array(), NULL) < 0)
             goto fail;
         for (size_t k = 0; k < r->n_steps; k++)
-            if (pgwi_json_append(tl, step_json(&r->steps[k]), NULL))
+            if (pgwi_json_append(tl, step_json(&r->steps[k]), NULL) < 0)
                 goto fail;
     }
     int rc = pgwi_json_set(o, "per_resource", res, NULL);
     res = NULL;
-    if (rc)
+    if (rc < 0)
         goto fail;
     return o;
 fail:
@@ -330,7 +331,7 @@ fail:
 int pgw_drift_to_json(char **out, size_t *out_len, const pgw_drift *d, unsigned flags,
                       pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "drift_to_json", out, d) != PGW_OK)
+    if (PGWI_CHECK_NONNULL(err, "drift_to_json", out, d) < 0)
         return PGW_EINVAL;
     if (flags & ~PGW_JSON_PRETTY)
         return pgwi_error(err, PGW_EINVAL, "drift_to_json: unknown flags 0x%x", flags);

@@ -97,8 +97,8 @@ int pgw_schema_hash(char out[PGW_SCHEMA_HASH_SIZE], const char *const *names, si
     if (!out)
         return pgwi_error(err, PGW_EINVAL, "schema_hash: out is NULL");
     uint64_t h;
-    int rc = pgw_schema_hash64(&h, names, n_names, opts, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgw_schema_hash64(&h, names, n_names, opts, err)) < 0)
         return rc;
     snprintf(out, PGW_SCHEMA_HASH_SIZE, "%016llx", (unsigned long long)h);
     return PGW_OK;
@@ -110,8 +110,8 @@ int pgw_schema_suffix(char out[PGW_SCHEMA_SUFFIX_SIZE], const char *const *names
     if (!out)
         return pgwi_error(err, PGW_EINVAL, "schema_suffix: out is NULL");
     char hex[PGW_SCHEMA_HASH_SIZE];
-    int rc = pgw_schema_hash(hex, names, n_names, opts, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgw_schema_hash(hex, names, n_names, opts, err)) < 0)
         return rc;
     out[0] = '_';
     out[1] = 's';

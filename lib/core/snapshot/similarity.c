@@ -183,7 +183,7 @@ void pgwi_similarity(pgw_similarity *out, const pgw_snapshot *sa, size_t ia,
 int pgw_profile_similarity(double *out, pgw_similarity *detail, const pgw_snapshot *a,
                            size_t col_a, const pgw_snapshot *b, size_t col_b, pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "profile_similarity", out, a, b) != PGW_OK)
+    if (PGWI_CHECK_NONNULL(err, "profile_similarity", out, a, b) < 0)
         return PGW_EINVAL;
     if (col_a >= a->n_columns || col_b >= b->n_columns)
         return pgwi_error(err, PGW_EINVAL,

@@ -83,8 +83,8 @@ int pgw_snapshot_builder_new(pgw_snapshot_builder **out, const pgw_snapshot_opti
         return pgwi_error(err, PGW_EINVAL, "snapshot_builder_new: out is NULL");
     pgw_snapshot_options defaults = PGW_SNAPSHOT_OPTIONS_INIT;
     const pgw_snapshot_options *o = opts ? opts : &defaults;
-    int rc = pgwi_snapshot_options_check(o, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_snapshot_options_check(o, err)) < 0)
         return rc;
     pgw_snapshot_builder *b = pgwi_calloc(1, sizeof *b);
     if (!b)
@@ -173,10 +173,10 @@ int pgw_snapshot_builder_set_table(pgw_snapshot_builder *b, const char *schema,
 {
     if (!b)
         return pgwi_error(err, PGW_EINVAL, "snapshot builder is NULL");
-    int rc = check_text(schema, "schema name", PGWI_MAX_NAME_BYTES, err);
-    if (rc == PGW_OK)
-        rc = check_text(table, "table name", PGWI_MAX_NAME_BYTES, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_text(schema, "schema name", PGWI_MAX_NAME_BYTES, err)) < 0)
+        return rc;
+    if ((rc = check_text(table, "table name", PGWI_MAX_NAME_BYTES, err)) < 0)
         return rc;
     char *s = pgwi_arena_strdup(&b->arena, schema);
     char *t = s ? pgwi_arena_strdup(&b->arena, table) : NULL;
@@ -197,8 +197,8 @@ int pgw_snapshot_builder_set_resource(pgw_snapshot_builder *b, const char *resou
         b->resource = NULL;
         return PGW_OK;
     }
-    int rc = check_text(resource, "resource identity", 4096, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_text(resource, "resource identity", 4096, err)) < 0)
         return rc;
     char *r = pgwi_arena_strdup(&b->arena, resource);
     if (!r)
@@ -211,8 +211,8 @@ int pgw_snapshot_builder_set_reason(pgw_snapshot_builder *b, const char *reason,
 {
     if (!b)
         return pgwi_error(err, PGW_EINVAL, "snapshot builder is NULL");
-    int rc = check_text(reason, "reason", PGWI_MAX_REASON_BYTES, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_text(reason, "reason", PGWI_MAX_REASON_BYTES, err)) < 0)
         return rc;
     char *r = pgwi_arena_strdup(&b->arena, reason);
     if (!r)
@@ -265,8 +265,8 @@ int pgw_snapshot_builder_set_extra(pgw_snapshot_builder *b, const char *json, pg
         return PGW_OK;
     }
     json_t *v = NULL;
-    int rc = pgwi_json_parse(&v, json, strlen(json), PGWI_MAX_EXTRA_BYTES, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_json_parse(&v, json, strlen(json), PGWI_MAX_EXTRA_BYTES, err)) < 0)
         return rc;
     if (!json_is_object(v)) {
         json_decref(v);
@@ -276,7 +276,7 @@ int pgw_snapshot_builder_set_extra(pgw_snapshot_builder *b, const char *json, pg
     size_t len = 0;
     rc = pgwi_json_dump(&text, &len, v, false, err);
     json_decref(v);
-    if (rc != PGW_OK)
+    if (rc < 0)
         return rc;
     char *copy = pgwi_arena_strndup(&b->arena, text, len);
     pgwi_free(text);
@@ -459,11 +459,14 @@ static int build_profile(pgw_profile *p, pgw_snapshot_builder *b, const pgw_colu
         return pgwi_error(err, PGW_EINVAL, "column \"%.100s\": a value list has more than %zu entries",
                           col, maxv);
 
+    /* copy_value() reports PGW_ENOMEM without filling err; done: does. */
+    mcv_ix *ix = NULL;
+    int rc = PGW_OK;
     size_t nm = s->n_most_common < maxv ? s->n_most_common : maxv;
     if (nm) {
         /* Keep the most frequent, in descending frequency (PostgreSQL's own
          * order; a host's unordered list is ordered here). */
-        mcv_ix *ix = pgwi_calloc(s->n_most_common, sizeof *ix);
+        ix = pgwi_calloc(s->n_most_common, sizeof *ix);
         if (!ix)
             return pgwi_enomem(err);
         for (size_t i = 0; i < s->n_most_common; i++) {
@@ -474,15 +477,16 @@ static int build_profile(pgw_profile *p, pgw_snapshot_builder *b, const pgw_colu
             qsort(ix, s->n_most_common, sizeof *ix, cmp_mcv_desc);
         char **vals = pgwi_arena_calloc(&b->arena, nm, sizeof *vals);
         double *freqs = pgwi_arena_calloc(&b->arena, nm, sizeof *freqs);
-        int rc = (vals && freqs) ? PGW_OK : PGW_ENOMEM;
-        for (size_t k = 0; rc == PGW_OK && k < nm; k++) {
-            rc = copy_value(&vals[k], b, s->most_common_vals[ix[k].i], col, "most_common_vals",
-                            ix[k].i, strict, err);
+        if (!vals || !freqs) {
+            rc = PGW_ENOMEM;
+            goto done;
+        }
+        for (size_t k = 0; k < nm; k++) {
+            if ((rc = copy_value(&vals[k], b, s->most_common_vals[ix[k].i], col,
+                                 "most_common_vals", ix[k].i, strict, err)) < 0)
+                goto done;
             freqs[k] = s->most_common_freqs[ix[k].i];
         }
-        pgwi_free(ix);
-        if (rc != PGW_OK)
-            return rc == PGW_ENOMEM ? pgwi_enomem(err) : rc;
         p->n_most_common = nm;
         p->most_common_vals = (const char *const *)vals;
         p->most_common_freqs = freqs;
@@ -491,23 +495,26 @@ static int build_profile(pgw_profile *p, pgw_snapshot_builder *b, const pgw_colu
     size_t nh = nh_in < maxv ? nh_in : maxv;
     if (nh) {
         char **vals = pgwi_arena_calloc(&b->arena, nh, sizeof *vals);
-        if (!vals)
-            return pgwi_enomem(err);
+        if (!vals) {
+            rc = PGW_ENOMEM;
+            goto done;
+        }
         for (size_t k = 0; k < nh; k++) {
             /* Evenly spaced, first and last kept: index round(k*(n-1)/(m-1)). */
             size_t src = nh == nh_in ? k
                                      : (size_t)(((double)k * (double)(nh_in - 1)) /
                                                     (double)(nh - 1) +
                                                 0.5);
-            int rc = copy_value(&vals[k], b, s->histogram_bounds[src], col, "histogram_bounds",
-                                src, strict, err);
-            if (rc != PGW_OK)
-                return rc == PGW_ENOMEM ? pgwi_enomem(err) : rc;
+            if ((rc = copy_value(&vals[k], b, s->histogram_bounds[src], col, "histogram_bounds",
+                                 src, strict, err)) < 0)
+                goto done;
         }
         p->n_histogram_bounds = nh;
         p->histogram_bounds = (const char *const *)vals;
     }
-    return PGW_OK;
+done:
+    pgwi_free(ix);
+    return rc == PGW_ENOMEM ? pgwi_enomem(err) : rc;
 }
 
 int pgwi_snapshot_builder_add_column_ctl(pgw_snapshot_builder *b, const char *name,
@@ -516,10 +523,10 @@ int pgwi_snapshot_builder_add_column_ctl(pgw_snapshot_builder *b, const char *na
 {
     if (!b)
         return pgwi_error(err, PGW_EINVAL, "snapshot builder is NULL");
-    int rc = check_text(name, "column name", PGWI_MAX_NAME_BYTES, err);
-    if (rc == PGW_OK)
-        rc = check_text(type, "column type", PGWI_MAX_TYPE_BYTES, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_text(name, "column name", PGWI_MAX_NAME_BYTES, err)) < 0)
+        return rc;
+    if ((rc = check_text(type, "column type", PGWI_MAX_TYPE_BYTES, err)) < 0)
         return rc;
     if (b->n_cols >= PGWI_MAX_COLUMNS)
         return pgwi_error(err, PGW_EINVAL,
@@ -529,14 +536,13 @@ int pgwi_snapshot_builder_add_column_ctl(pgw_snapshot_builder *b, const char *na
     if (find_slot(b, name, h) >= 0)
         return pgwi_error(err, PGW_EINVAL, "column name \"%.200s\" appears twice", name);
     if (stats) {
-        rc = check_stats(stats, name, err);
-        if (rc != PGW_OK)
+        if ((rc = check_stats(stats, name, err)) < 0)
             return rc;
         if (ctl && ctl->strict && b->opts.profile_mode == PGW_PROFILE_NONE)
             return pgwi_error(err, PGW_EINVAL,
                               "column \"%.100s\" has a profile, but profile_mode is none", name);
     }
-    if (reserve_column(b) != PGW_OK)
+    if (reserve_column(b) < 0)
         return pgwi_enomem(err);
 
     /* Everything below allocates in the arena: on failure the arena keeps
@@ -551,8 +557,7 @@ int pgwi_snapshot_builder_add_column_ctl(pgw_snapshot_builder *b, const char *na
         return pgwi_enomem(err);
     c.name_hash = h;
     if (stats && b->opts.profile_mode != PGW_PROFILE_NONE) {
-        rc = build_profile(&c.profile, b, stats, name, strict, err);
-        if (rc != PGW_OK)
+        if ((rc = build_profile(&c.profile, b, stats, name, strict, err)) < 0)
             return rc;
         c.has_profile = true;
     }
@@ -890,7 +895,7 @@ int pgwi_snapshot_builder_finish_ctl(pgw_snapshot **out, pgw_snapshot_builder *b
         if (c->has_profile && !omitted) {
             s->profiles[i] = c->profile;
             s->columns[i].profile = &s->profiles[i];
-            if (prepare_profile(&s->prep[i], a, &c->profile, b->opts.profile_mode) != PGW_OK)
+            if (prepare_profile(&s->prep[i], a, &c->profile, b->opts.profile_mode) < 0)
                 goto nomem;
         }
     }
@@ -900,12 +905,8 @@ int pgwi_snapshot_builder_finish_ctl(pgw_snapshot **out, pgw_snapshot_builder *b
         pgw_hash_options ho = PGW_HASH_OPTIONS_INIT;
         ho.exclude = b->opts.hash_exclude;
         ho.n_exclude = b->opts.n_hash_exclude;
-        rc = pgw_schema_hash(s->hash, names, n, &ho, err);
-        if (rc != PGW_OK) {
-            pgwi_free(names);
-            pgw_snapshot_free(s);
-            return rc;
-        }
+        if ((rc = pgw_schema_hash(s->hash, names, n, &ho, err)) < 0)
+            goto fail;
     }
     pgwi_free(names);
     names = NULL;
@@ -935,9 +936,11 @@ int pgwi_snapshot_builder_finish_ctl(pgw_snapshot **out, pgw_snapshot_builder *b
     *out = s;
     return PGW_OK;
 nomem:
+    rc = pgwi_enomem(err);
+fail:
     pgwi_free(names);
     pgw_snapshot_free(s);
-    return pgwi_enomem(err);
+    return rc;
 }
 
 int pgw_snapshot_builder_finish(pgw_snapshot **out, pgw_snapshot_builder *b, pgw_error *err)

@@ -96,7 +96,7 @@ static int days_in_month(int y, int m)
 
 int pgw_timestamp_parse(int64_t *out, const char *text, pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "timestamp_parse", out, text) != PGW_OK)
+    if (PGWI_CHECK_NONNULL(err, "timestamp_parse", out, text) < 0)
         return PGW_EINVAL;
     const char *p = text;
     int y, mo, d, h = 0, mi = 0, sec = 0;

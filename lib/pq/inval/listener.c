@@ -173,8 +173,8 @@ static void handle_notify(pgw_pq_listener *l, tenant *t, const PGnotify *n)
     pgw_error de;
     pgw_error_clear(&de);
     const char *payload = n->extra ? n->extra : "";
-    int rc = pgw_payload_decode(&w, &t->scope, payload, strlen(payload), &de);
-    if (rc != PGW_OK) {
+    int rc;
+    if ((rc = pgw_payload_decode(&w, &t->scope, payload, strlen(payload), &de)) < 0) {
         /* Out of memory (the decoder is total otherwise): whatever the
          * notification said, a reset of its scope covers it and cannot
          * fail. */
@@ -185,9 +185,8 @@ static void handle_notify(pgw_pq_listener *l, tenant *t, const PGnotify *n)
     }
     if (l->o.index)
         pgw_index_match(NULL, l->o.index, w, NULL);
-    int fb = pgw_write_fallback_status(w);
-    if (fb != PGW_OK)
-        emit(l, t, PGW_PQ_LISTENER_FALLBACK, fb, pgw_write_fallback_message(w), 0);
+    if ((rc = pgw_write_fallback_status(w)) < 0)
+        emit(l, t, PGW_PQ_LISTENER_FALLBACK, rc, pgw_write_fallback_message(w), 0);
     if (l->o.on_write)
         l->o.on_write(t->id, w, l->o.userdata);
     pgw_write_free(w);
@@ -322,8 +321,8 @@ static int check_options(const pgw_pq_listener_options *o, pgw_error *err)
                           "PGW_PQ_LISTENER_OPTIONS_INIT)",
                           o->version, (unsigned)PGW_PQ_LISTENER_OPTIONS_VERSION);
     if (o->channel) {
-        int rc = pgwi_pq_check_channel(o->channel, err);
-        if (rc != PGW_OK)
+        int rc;
+        if ((rc = pgwi_pq_check_channel(o->channel, err)) < 0)
             return rc;
     }
     if (o->max_connections < 1)
@@ -343,8 +342,8 @@ int pgw_pq_listener_new(pgw_pq_listener **out, const pgw_pq_listener_options *op
         return pgwi_error(err, PGW_EINVAL, "pq_listener_new: out is NULL");
     pgw_pq_listener_options defaults = PGW_PQ_LISTENER_OPTIONS_INIT;
     const pgw_pq_listener_options *o = opts ? opts : &defaults;
-    int rc = check_options(o, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_options(o, err)) < 0)
         return rc;
     pgw_pq_listener *l = pgwi_calloc(1, sizeof *l);
     if (!l)
@@ -393,7 +392,7 @@ int pgw_pq_listener_add_tenant(pgw_pq_tenant_id *out, pgw_pq_listener *l,
                                const pgw_scope *scope, const char *conninfo, pgw_error *err)
 {
     if (pgwi_check_nonnull(err, "pq_listener_add_tenant", "out, listener, scope, conninfo",
-                           (const void *const[]){out, l, scope, conninfo}, 4) != PGW_OK)
+                           (const void *const[]){out, l, scope, conninfo}, 4) < 0)
         return PGW_EINVAL;
     const char *sp[3] = {scope->project, scope->tenant, scope->database};
     for (int i = 0; i < 3; i++)
@@ -496,7 +495,7 @@ int pgw_pq_listener_tenant(pgw_pq_tenant_info *out, const pgw_pq_listener *l,
                            pgw_pq_tenant_id id, pgw_error *err)
 {
     if (pgwi_check_nonnull(err, "pq_listener_tenant", "out, listener",
-                           (const void *const[]){out, l}, 2) != PGW_OK)
+                           (const void *const[]){out, l}, 2) < 0)
         return PGW_EINVAL;
     const tenant *t = find(l, id, NULL);
     if (!t)
@@ -557,7 +556,7 @@ int pgw_pq_listener_sockets(size_t *out, pgw_pq_listener_socket *sockets, size_t
                             const pgw_pq_listener *l, pgw_error *err)
 {
     if (pgwi_check_nonnull(err, "pq_listener_sockets", "out, listener",
-                           (const void *const[]){out, l}, 2) != PGW_OK)
+                           (const void *const[]){out, l}, 2) < 0)
         return PGW_EINVAL;
     if (!sockets && cap)
         return pgwi_error(err, PGW_EINVAL, "pq_listener_sockets: sockets is NULL with cap %zu",

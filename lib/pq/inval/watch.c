@@ -48,16 +48,19 @@ static int unit_begin(PGconn *conn, bool *own, pgw_error *e)
                        "starting the trigger change", e);
 }
 
+/* Ends the unit of work whose status is rc: commits it after a success,
+ * undoes it after a failure or a failed commit. */
 static int unit_end(PGconn *conn, bool own, int rc, pgw_error *e)
 {
-    if (rc == PGW_OK) {
-        rc = pgwi_pq_run(conn, own ? "COMMIT" : "RELEASE SAVEPOINT pgwitness_watch", NULL,
-                         "committing the trigger change", e);
-        if (rc == PGW_OK)
-            return PGW_OK;
-    }
-    /* Undo; keep the first failure's detail. */
     pgw_error ignored;
+    if (rc < 0)
+        goto undo;
+    if ((rc = pgwi_pq_run(conn, own ? "COMMIT" : "RELEASE SAVEPOINT pgwitness_watch", NULL,
+                          "committing the trigger change", e)) < 0)
+        goto undo;
+    return PGW_OK;
+undo:
+    /* Undo; keep the first failure's detail. */
     if (own) {
         if (PQtransactionStatus(conn) != PQTRANS_IDLE)
             pgwi_pq_run(conn, "ROLLBACK", NULL, "rolling back", &ignored);
@@ -113,13 +116,14 @@ static int check_options(const pgw_pq_watch_options *o, pgw_error *err)
                           "watch options version %u is not %u (use PGW_PQ_WATCH_OPTIONS_INIT)",
                           o->version, (unsigned)PGW_PQ_WATCH_OPTIONS_VERSION);
     if (o->pgw_schema) {
-        int rc = check_name("watch options: the pgwitness schema name", o->pgw_schema, err);
-        if (rc != PGW_OK)
+        int rc;
+        if ((rc = check_name("watch options: the pgwitness schema name", o->pgw_schema,
+                             err)) < 0)
             return rc;
     }
     if (o->channel) {
-        int rc = pgwi_pq_check_channel(o->channel, err);
-        if (rc != PGW_OK)
+        int rc;
+        if ((rc = pgwi_pq_check_channel(o->channel, err)) < 0)
             return rc;
     }
     if (o->n_value_columns > PGW_PQ_MAX_VALUE_COLUMNS)
@@ -132,8 +136,8 @@ static int check_options(const pgw_pq_watch_options *o, pgw_error *err)
     for (size_t i = 0; i < o->n_value_columns; i++) {
         char what[64];
         snprintf(what, sizeof what, "watch options: value column %zu", i);
-        int rc = check_name(what, o->value_columns[i], err);
-        if (rc != PGW_OK)
+        int rc;
+        if ((rc = check_name(what, o->value_columns[i], err)) < 0)
             return rc;
     }
     return PGW_OK;
@@ -157,17 +161,16 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
 {
     if (!conn)
         return pgwi_error(err, PGW_EINVAL, "pq_watch_table: conn is NULL");
-    int rc = check_name("pq_watch_table: schema", schema, err);
-    if (rc == PGW_OK)
-        rc = check_name("pq_watch_table: table", table, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_name("pq_watch_table: schema", schema, err)) < 0)
+        return rc;
+    if ((rc = check_name("pq_watch_table: table", table, err)) < 0)
         return rc;
     pgw_pq_watch_options defaults = PGW_PQ_WATCH_OPTIONS_INIT;
     const pgw_pq_watch_options *o = opts ? opts : &defaults;
-    rc = check_options(o, err);
-    if (rc == PGW_OK)
-        rc = pgw_pq_check(NULL, conn, err);
-    if (rc != PGW_OK)
+    if ((rc = check_options(o, err)) < 0)
+        return rc;
+    if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
     pgw_error local;
     pgw_error *e = err ? err : &local;
@@ -177,13 +180,11 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
     if (!args)
         return e->code;
     bool own;
-    rc = unit_begin(conn, &own, e);
-    if (rc != PGW_OK) {
+    if ((rc = unit_begin(conn, &own, e)) < 0) {
         pgwi_free(args);
         return rc;
     }
-    rc = watch_lock(conn, schema, table, e);
-    if (rc != PGW_OK) {
+    if ((rc = watch_lock(conn, schema, table, e)) < 0) {
         pgwi_free(args);
         return unit_end(conn, own, rc, e);
     }
@@ -229,21 +230,19 @@ int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema, const char
 {
     if (!conn)
         return pgwi_error(err, PGW_EINVAL, "pq_unwatch_table: conn is NULL");
-    int rc = check_name("pq_unwatch_table: schema", schema, err);
-    if (rc == PGW_OK)
-        rc = check_name("pq_unwatch_table: table", table, err);
-    if (rc == PGW_OK)
-        rc = pgw_pq_check(NULL, conn, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_name("pq_unwatch_table: schema", schema, err)) < 0)
+        return rc;
+    if ((rc = check_name("pq_unwatch_table: table", table, err)) < 0)
+        return rc;
+    if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
     pgw_error local;
     pgw_error *e = err ? err : &local;
     bool own, dropped = false;
-    rc = unit_begin(conn, &own, e);
-    if (rc != PGW_OK)
+    if ((rc = unit_begin(conn, &own, e)) < 0)
         return rc;
-    rc = watch_lock(conn, schema, table, e);
-    if (rc != PGW_OK)
+    if ((rc = watch_lock(conn, schema, table, e)) < 0)
         return unit_end(conn, own, rc, e);
     const char *params[2] = {schema, table};
     PGresult *r = pgwi_pq_exec(conn, pgwi_sql_unwatch, 2, params, "reading the watched table",
@@ -257,8 +256,9 @@ int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema, const char
         rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 0), NULL, "dropping the statement triggers", e);
     }
     PQclear(r);
-    rc = unit_end(conn, own, rc, e);
-    if (rc == PGW_OK && out)
+    if ((rc = unit_end(conn, own, rc, e)) < 0)
+        return rc;
+    if (out)
         *out = dropped;
-    return rc;
+    return PGW_OK;
 }

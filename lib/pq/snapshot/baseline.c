@@ -118,53 +118,101 @@ static size_t batch_end(const run *r, size_t start)
 static int process(run *r, PGresult *cap, size_t start, pgwi_pq_store_msg *msg, bool pipelined,
                    pgw_error *err)
 {
-    int rc = pgwi_pq_capture_rows(cap, &r->co, collect, &r->b, pipelined ? pump : NULL,
-                                  r->conn, err);
-    if (rc == PGW_OK && r->b.n)
-        rc = pgwi_pq_store_prepare(msg, r->conn, r->o->pgw_schema,
-                                   (const pgw_snapshot *const *)r->b.snaps, r->b.n, err);
-    if (rc == PGW_OK) {
-        size_t asked = batch_end(r, start) - start;
-        r->res->captured += r->b.n;
-        r->res->vanished += asked - r->b.n; /* dropped since the candidate query */
-    }
-    return rc;
+    int rc;
+    if ((rc = pgwi_pq_capture_rows(cap, &r->co, collect, &r->b, pipelined ? pump : NULL,
+                                   r->conn, err)) < 0)
+        return rc;
+    if (r->b.n && (rc = pgwi_pq_store_prepare(msg, r->conn, r->o->pgw_schema,
+                                              (const pgw_snapshot *const *)r->b.snaps, r->b.n,
+                                              err)) < 0)
+        return rc;
+    size_t asked = batch_end(r, start) - start;
+    r->res->captured += r->b.n;
+    r->res->vanished += asked - r->b.n; /* dropped since the candidate query */
+    return PGW_OK;
 }
 
 static int run_sequential(run *r, pgw_error *err)
 {
+    pgwi_pq_store_msg msg = {0};
     int rc = PGW_OK;
-    for (size_t start = 0; rc == PGW_OK && start < r->total; start += r->size) {
+    for (size_t start = 0; start < r->total; start += r->size) {
         size_t end = batch_end(r, start);
-        if ((rc = oid_literal(r->oids, r->cand, start, end, err)) != PGW_OK)
-            break;
-        if ((rc = pgwi_pq_capture_send(r->conn, r->oids, err)) != PGW_OK)
-            break;
+        if ((rc = oid_literal(r->oids, r->cand, start, end, err)) < 0)
+            goto done;
+        if ((rc = pgwi_pq_capture_send(r->conn, r->oids, err)) < 0)
+            goto done;
         PGresult *cap = PQgetResult(r->conn), *extra;
         while ((extra = PQgetResult(r->conn)) != NULL) /* there is one result */
             PQclear(extra);
         if (!cap || PQresultStatus(cap) != PGRES_TUPLES_OK) {
             rc = pgwi_pq_result_error(err, r->conn, cap, "capturing from the catalog");
             PQclear(cap);
-            break;
+            goto done;
         }
-        pgwi_pq_store_msg msg = {0};
         rc = process(r, cap, start, &msg, false, err);
         PQclear(cap);
-        if (rc == PGW_OK && r->b.n) {
+        if (rc < 0)
+            goto done;
+        if (r->b.n) {
             PGresult *st = PQexecParams(r->conn, msg.sql, 12, NULL, msg.params, NULL, NULL, 0);
             rc = pgwi_pq_store_result(st, r->conn, r->o->pgw_schema, r->b.n, NULL, err);
             PQclear(st);
+            if (rc < 0)
+                goto done;
         }
         pgwi_pq_store_msg_free(&msg);
         batch_clear(&r->b);
-        if (rc == PGW_OK && r->o->progress)
+        if (r->o->progress)
             r->o->progress(end, r->total, r->o->userdata);
     }
+done:
+    pgwi_pq_store_msg_free(&msg);
+    batch_clear(&r->b);
     return rc;
 }
 
 #ifdef LIBPQ_HAS_PIPELINING
+/* Queues the catalog query of the batch that starts at start, and a sync. */
+static int queue_capture(run *r, size_t start, pgw_error *err)
+{
+    int rc;
+    if ((rc = oid_literal(r->oids, r->cand, start, batch_end(r, start), err)) < 0)
+        return rc;
+    if ((rc = pgwi_pq_capture_send(r->conn, r->oids, err)) < 0)
+        return rc;
+    if (!PQpipelineSync(r->conn))
+        return pgwi_pq_conn_error(err, r->conn, "syncing the pipeline");
+    return PGW_OK;
+}
+
+/* Reads a catalog query's rows into *out (PQclear). */
+static int read_capture(PGresult **out, PGconn *conn, pgw_error *err)
+{
+    PGresult *cap = next_result(conn);
+    if (!cap || PQresultStatus(cap) != PGRES_TUPLES_OK) {
+        int rc = pgwi_pq_result_error(err, conn, cap, "capturing from the catalog");
+        PQclear(cap);
+        return rc;
+    }
+    *out = cap;
+    return PGW_OK;
+}
+
+/* Reads the result of the store of n snapshots in flight, whose batch
+ * ends at end, and reports the progress. */
+static int read_store(run *r, size_t n, size_t end, pgw_error *err)
+{
+    PGresult *st = next_result(r->conn);
+    int rc = pgwi_pq_store_result(st, r->conn, r->o->pgw_schema, n, NULL, err);
+    PQclear(st);
+    if (rc < 0)
+        return rc;
+    if (r->o->progress)
+        r->o->progress(end, r->total, r->o->userdata);
+    return PGW_OK;
+}
+
 /* One iteration k holds batch k's catalog rows (read in full) while the
  * store of batch k-1 may still run on the server:
  *   a. queue the catalog query of batch k+1;
@@ -184,70 +232,55 @@ static int run_pipelined(run *r, pgw_error *err)
     size_t pending_n = 0, pending_end = 0; /* the store in flight */
     bool pending = false;
     PGresult *cap = NULL;
-    int rc = oid_literal(r->oids, r->cand, 0, batch_end(r, 0), err);
-    if (rc == PGW_OK)
-        rc = pgwi_pq_capture_send(conn, r->oids, err);
-    if (rc == PGW_OK && !PQpipelineSync(conn))
-        rc = pgwi_pq_conn_error(err, conn, "syncing the pipeline");
-    if (rc == PGW_OK) {
-        cap = next_result(conn);
-        if (!cap || PQresultStatus(cap) != PGRES_TUPLES_OK)
-            rc = pgwi_pq_result_error(err, conn, cap, "capturing from the catalog");
-    }
-    for (size_t k = 0; rc == PGW_OK && k < nbatches; k++) {
+    pgwi_pq_store_msg msg = {0};
+    int rc;
+    if ((rc = queue_capture(r, 0, err)) < 0)
+        goto done;
+    if ((rc = read_capture(&cap, conn, err)) < 0)
+        goto done;
+    for (size_t k = 0; k < nbatches; k++) {
         size_t start = k * r->size, end = batch_end(r, start);
         bool more = k + 1 < nbatches;
         /* a */
-        if (more) {
-            rc = oid_literal(r->oids, r->cand, end, batch_end(r, end), err);
-            if (rc == PGW_OK)
-                rc = pgwi_pq_capture_send(conn, r->oids, err);
-            if (rc == PGW_OK && !PQpipelineSync(conn))
-                rc = pgwi_pq_conn_error(err, conn, "syncing the pipeline");
-            if (rc != PGW_OK)
-                break;
-        }
+        if (more && (rc = queue_capture(r, end, err)) < 0)
+            goto done;
         /* b */
-        pgwi_pq_store_msg msg = {0};
         rc = process(r, cap, start, &msg, true, err);
         PQclear(cap);
         cap = NULL;
+        if (rc < 0)
+            goto done;
         /* c */
-        if (rc == PGW_OK && pending) {
-            PGresult *st = next_result(conn);
-            rc = pgwi_pq_store_result(st, conn, r->o->pgw_schema, pending_n, NULL, err);
-            PQclear(st);
+        if (pending) {
             pending = false;
-            if (rc == PGW_OK && r->o->progress)
-                r->o->progress(pending_end, r->total, r->o->userdata);
+            if ((rc = read_store(r, pending_n, pending_end, err)) < 0)
+                goto done;
         }
-        if (rc == PGW_OK && more) {
-            cap = next_result(conn);
-            if (!cap || PQresultStatus(cap) != PGRES_TUPLES_OK)
-                rc = pgwi_pq_result_error(err, conn, cap, "capturing from the catalog");
-        }
+        if (more && (rc = read_capture(&cap, conn, err)) < 0)
+            goto done;
         /* d */
-        if (rc == PGW_OK && r->b.n) {
-            rc = pgwi_pq_store_send(conn, &msg, err);
-            if (rc == PGW_OK && !PQpipelineSync(conn))
+        if (r->b.n) {
+            if ((rc = pgwi_pq_store_send(conn, &msg, err)) < 0)
+                goto done;
+            if (!PQpipelineSync(conn)) {
                 rc = pgwi_pq_conn_error(err, conn, "syncing the pipeline");
-            pending = rc == PGW_OK;
+                goto done;
+            }
+            pending = true;
             pending_n = r->b.n;
             pending_end = end;
-        } else if (rc == PGW_OK && r->o->progress) {
+        } else if (r->o->progress) {
             r->o->progress(end, r->total, r->o->userdata);
         }
         pgwi_pq_store_msg_free(&msg);
         batch_clear(&r->b);
     }
+    if (pending)
+        rc = read_store(r, pending_n, pending_end, err);
+done:
+    pgwi_pq_store_msg_free(&msg);
+    batch_clear(&r->b);
     PQclear(cap);
-    if (rc == PGW_OK && pending) {
-        PGresult *st = next_result(conn);
-        rc = pgwi_pq_store_result(st, conn, r->o->pgw_schema, pending_n, NULL, err);
-        PQclear(st);
-        if (rc == PGW_OK && r->o->progress)
-            r->o->progress(pending_end, r->total, r->o->userdata);
-    }
     /* Drain what a failure left queued, then leave pipeline mode. */
     while (PQpipelineStatus(conn) != PQ_PIPELINE_OFF && !PQexitPipelineMode(conn)) {
         PGresult *x = PQgetResult(conn);
@@ -261,6 +294,26 @@ static int run_pipelined(run *r, pgw_error *err)
 }
 #endif
 
+/* Runs every batch with the session's print settings fixed for the
+ * capture (and restored after). */
+static int run_batches(run *r, pgw_error *err)
+{
+    char saved[4][64];
+    bool changed = false;
+    int rc;
+    if ((rc = pgwi_pq_print_settings_fix(r->conn, saved, &changed, err)) < 0)
+        goto done;
+#ifdef LIBPQ_HAS_PIPELINING
+    rc = run_pipelined(r, err);
+#else
+    rc = run_sequential(r, err);
+#endif
+done:
+    if (changed)
+        pgwi_pq_print_settings_restore(r->conn, saved);
+    return rc;
+}
+
 int pgw_pq_baseline(pgw_pq_baseline_result *out, PGconn *conn,
                     const pgw_pq_baseline_options *opts, pgw_error *err)
 {
@@ -268,10 +321,10 @@ int pgw_pq_baseline(pgw_pq_baseline_result *out, PGconn *conn,
         return pgwi_error(err, PGW_EINVAL, "pq_baseline: conn is NULL");
     pgw_pq_baseline_options defaults = PGW_PQ_BASELINE_OPTIONS_INIT;
     const pgw_pq_baseline_options *o = opts ? opts : &defaults;
-    int rc = check_options(o, err);
-    if (rc == PGW_OK)
-        rc = pgw_pq_check(NULL, conn, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_options(o, err)) < 0)
+        return rc;
+    if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
     if (PQtransactionStatus(conn) != PQTRANS_IDLE)
         return pgwi_error(err, PGW_ESTATE,
@@ -306,32 +359,20 @@ int pgw_pq_baseline(pgw_pq_baseline_result *out, PGconn *conn,
     r.co.snapshot = o->snapshot;
     r.co.reason = PGW_REASON_BASELINE;
     r.co.extra = "{\"alive\": true}";
-    char saved[4][64];
-    bool changed = false;
     if (r.total) {
         r.b.cap = r.size;
         r.b.snaps = pgwi_calloc(r.b.cap, sizeof *r.b.snaps);
         r.oids = pgwi_malloc(r.size * 12 + 3); /* "{", up to 10 digits and "," each, "}" */
-        if (!r.b.snaps || !r.oids)
-            rc = pgwi_enomem(err);
-        if (rc == PGW_OK)
-            rc = pgwi_pq_print_settings_fix(conn, saved, &changed, e);
-        if (rc == PGW_OK) {
-#ifdef LIBPQ_HAS_PIPELINING
-            rc = run_pipelined(&r, e);
-#else
-            rc = run_sequential(&r, e);
-#endif
-        }
-        if (changed)
-            pgwi_pq_print_settings_restore(conn, saved);
+        rc = r.b.snaps && r.oids ? run_batches(&r, e) : pgwi_enomem(err);
     }
     result.remaining = result.backlog - result.captured - result.vanished;
     batch_clear(&r.b);
     pgwi_free(r.b.snaps);
     pgwi_free(r.oids);
     PQclear(cand);
-    if (rc == PGW_OK && out)
+    if (rc < 0)
+        return rc;
+    if (out)
         *out = result;
-    return rc;
+    return PGW_OK;
 }

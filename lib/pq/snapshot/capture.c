@@ -130,7 +130,7 @@ static PGresult *run_capture(PGconn *conn, const char *oids, const char *schema,
     if (same)
         return r;
     PQclear(r);
-    if (set_settings(conn, want, err) != PGW_OK)
+    if (set_settings(conn, want, err) < 0)
         return NULL;
     r = pgwi_pq_exec(conn, pgwi_sql_capture, 3, params, "capturing from the catalog", err);
     /* Restore even when the capture failed: outside a transaction the
@@ -159,6 +159,29 @@ static int list_of(pgwi_pg_array *out, const PGresult *r, int row, int col)
     return pgwi_pg_array_parse(out, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col));
 }
 
+/* Reads the three value lists of a pg_stats row, and the frequencies as
+ * numbers into *f (pgwi_free). PGW_EPARSE when a list does not read or
+ * the two most-common lists differ in length; PGW_ENOMEM. The caller frees
+ * the lists and *f on every path. */
+static int read_lists(pgwi_pg_array *mcv, pgwi_pg_array *freqs, pgwi_pg_array *hist, double **f,
+                      const PGresult *r, int row)
+{
+    int rc;
+    if ((rc = list_of(mcv, r, row, COL_MCV)) < 0)
+        return rc;
+    if ((rc = list_of(freqs, r, row, COL_FREQS)) < 0)
+        return rc;
+    if ((rc = list_of(hist, r, row, COL_HIST)) < 0)
+        return rc;
+    if (freqs->n != mcv->n)
+        return PGW_EPARSE;
+    if (freqs->n && !(*f = pgwi_calloc(freqs->n, sizeof **f)))
+        return PGW_ENOMEM;
+    for (size_t k = 0; k < freqs->n; k++)
+        (*f)[k] = parse_double(freqs->items[k]);
+    return PGW_OK;
+}
+
 /* Adds one column from its capture row: names, type, and the pg_stats row
  * as pgw_column_stats. A statistics row whose lists cannot be read (an
  * element type printing something other than a one-dimensional array)
@@ -171,18 +194,12 @@ static int add_column(pgw_snapshot_builder *b, const PGresult *r, int row, bool 
         return pgw_snapshot_builder_add_column(b, name, type, NULL, err);
     pgwi_pg_array mcv = {0, NULL, NULL}, freqs = {0, NULL, NULL}, hist = {0, NULL, NULL};
     double *f = NULL;
-    int rc = list_of(&mcv, r, row, COL_MCV);
-    if (rc == PGW_OK)
-        rc = list_of(&freqs, r, row, COL_FREQS);
-    if (rc == PGW_OK)
-        rc = list_of(&hist, r, row, COL_HIST);
-    if (rc == PGW_OK && freqs.n != mcv.n)
-        rc = PGW_EPARSE;
-    if (rc == PGW_OK && freqs.n && !(f = pgwi_calloc(freqs.n, sizeof *f)))
-        rc = PGW_ENOMEM;
-    if (rc == PGW_OK) {
-        for (size_t k = 0; k < freqs.n; k++)
-            f[k] = parse_double(freqs.items[k]);
+    int rc = read_lists(&mcv, &freqs, &hist, &f, r, row);
+    if (rc == PGW_EPARSE) {
+        rc = pgw_snapshot_builder_add_column(b, name, type, NULL, err);
+    } else if (rc < 0) {
+        rc = pgwi_enomem(err);
+    } else {
         pgw_column_stats st = PGW_COLUMN_STATS_INIT;
         st.null_frac = parse_double(PQgetvalue(r, row, COL_NULL_FRAC));
         st.n_distinct = parse_double(PQgetvalue(r, row, COL_N_DISTINCT));
@@ -196,10 +213,6 @@ static int add_column(pgw_snapshot_builder *b, const PGresult *r, int row, bool 
         st.histogram_bounds = (const char *const *)hist.items;
         st.n_histogram_bounds = hist.n;
         rc = pgw_snapshot_builder_add_column(b, name, type, &st, err);
-    } else if (rc == PGW_EPARSE) {
-        rc = pgw_snapshot_builder_add_column(b, name, type, NULL, err);
-    } else {
-        rc = pgwi_enomem(err);
     }
     pgwi_free(f);
     pgwi_pg_array_free(&mcv);
@@ -221,38 +234,39 @@ static int build_one(pgw_snapshot **out, const PGresult *r, int *row,
     *row = last;
 
     pgw_snapshot_builder *b = NULL;
-    int rc = pgw_snapshot_builder_new(&b, o->snapshot, err);
-    if (rc != PGW_OK)
-        return rc;
-    rc = pgw_snapshot_builder_set_table(b, PQgetvalue(r, first, COL_SCHEMA),
-                                        PQgetvalue(r, first, COL_TABLE),
-                                        (uint32_t)strtoul(oid, NULL, 10), err);
-    if (rc == PGW_OK && o->resource)
-        rc = pgw_snapshot_builder_set_resource(b, o->resource, err);
-    if (rc == PGW_OK && o->reason)
-        rc = pgw_snapshot_builder_set_reason(b, o->reason, err);
-    if (rc == PGW_OK && o->extra)
-        rc = pgw_snapshot_builder_set_extra(b, o->extra, err);
-    if (rc == PGW_OK)
-        rc = pgw_snapshot_builder_set_captured_at(
-            b, strtoll(PQgetvalue(r, first, COL_CAPTURED_AT), NULL, 10), err);
-    if (rc == PGW_OK)
-        rc = pgw_snapshot_builder_set_reltuples(b, parse_double(PQgetvalue(r, first, COL_RELTUPLES)),
-                                                err);
     bool any_stats = false;
-    for (int i = first; rc == PGW_OK && i < last; i++) {
+    int rc;
+    if ((rc = pgw_snapshot_builder_new(&b, o->snapshot, err)) < 0)
+        return rc;
+    if ((rc = pgw_snapshot_builder_set_table(b, PQgetvalue(r, first, COL_SCHEMA),
+                                             PQgetvalue(r, first, COL_TABLE),
+                                             (uint32_t)strtoul(oid, NULL, 10), err)) < 0)
+        goto done;
+    if (o->resource && (rc = pgw_snapshot_builder_set_resource(b, o->resource, err)) < 0)
+        goto done;
+    if (o->reason && (rc = pgw_snapshot_builder_set_reason(b, o->reason, err)) < 0)
+        goto done;
+    if (o->extra && (rc = pgw_snapshot_builder_set_extra(b, o->extra, err)) < 0)
+        goto done;
+    if ((rc = pgw_snapshot_builder_set_captured_at(
+             b, strtoll(PQgetvalue(r, first, COL_CAPTURED_AT), NULL, 10), err)) < 0)
+        goto done;
+    if ((rc = pgw_snapshot_builder_set_reltuples(
+             b, parse_double(PQgetvalue(r, first, COL_RELTUPLES)), err)) < 0)
+        goto done;
+    for (int i = first; i < last; i++) {
         if (PQgetisnull(r, i, COL_ATTNUM))
             continue; /* a table without columns */
         bool has = strcmp(PQgetvalue(r, i, COL_HAS_STATS), "t") == 0;
         any_stats = any_stats || has;
-        rc = add_column(b, r, i, has, err);
+        if ((rc = add_column(b, r, i, has, err)) < 0)
+            goto done;
     }
-    if (rc == PGW_OK) {
-        /* In profile mode none the columns carry no profile, but the
-         * statistics were there. */
-        pgw_snapshot_builder_set_stats_available(b, any_stats);
-        rc = pgw_snapshot_builder_finish(out, b, err);
-    }
+    /* In profile mode none the columns carry no profile, but the
+     * statistics were there. */
+    pgw_snapshot_builder_set_stats_available(b, any_stats);
+    rc = pgw_snapshot_builder_finish(out, b, err);
+done:
     pgw_snapshot_builder_free(b);
     return rc;
 }
@@ -270,16 +284,16 @@ static int check_capture_options(const pgw_pq_capture_options *o, pgw_error *err
 int pgw_pq_capture(pgw_snapshot **out, PGconn *conn, const char *schema, const char *table,
                    const pgw_pq_capture_options *opts, pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "pq_capture", out, conn, schema, table) != PGW_OK)
+    if (PGWI_CHECK_NONNULL(err, "pq_capture", out, conn, schema, table) < 0)
         return PGW_EINVAL;
     if (!schema[0] || !table[0])
         return pgwi_error(err, PGW_EINVAL, "pq_capture: empty schema or table name");
     pgw_pq_capture_options defaults = PGW_PQ_CAPTURE_OPTIONS_INIT;
     const pgw_pq_capture_options *o = opts ? opts : &defaults;
-    int rc = check_capture_options(o, err);
-    if (rc == PGW_OK)
-        rc = pgw_pq_check(NULL, conn, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = check_capture_options(o, err)) < 0)
+        return rc;
+    if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
     pgw_error local;
     pgw_error *e = err ? err : &local;
@@ -294,9 +308,10 @@ int pgw_pq_capture(pgw_snapshot **out, PGconn *conn, const char *schema, const c
     pgw_snapshot *s = NULL;
     rc = build_one(&s, r, &row, o, e);
     PQclear(r);
-    if (rc == PGW_OK)
-        *out = s;
-    return rc;
+    if (rc < 0)
+        return rc;
+    *out = s;
+    return PGW_OK;
 }
 
 int pgwi_pq_capture_send(PGconn *conn, const char *oid_array, pgw_error *err)
@@ -313,15 +328,16 @@ int pgwi_pq_capture_rows(const PGresult *r, const pgw_pq_capture_options *opts,
 {
     if (PQnfields(r) != N_COLS)
         return pgwi_error(err, PGW_EPG, "capturing from the catalog: unexpected result shape");
-    int rc = PGW_OK;
-    for (int row = 0; rc == PGW_OK && row < PQntuples(r);) {
+    for (int row = 0; row < PQntuples(r);) {
         uint32_t oid = (uint32_t)strtoul(PQgetvalue(r, row, COL_OID), NULL, 10);
         pgw_snapshot *s = NULL;
-        rc = build_one(&s, r, &row, opts, err);
-        if (rc == PGW_OK)
-            rc = each(oid, s, userdata, err);
+        int rc;
+        bool failed = (rc = build_one(&s, r, &row, opts, err)) < 0 ||
+                      (rc = each(oid, s, userdata, err)) < 0;
         if (pump)
             pump(pump_arg);
+        if (failed)
+            return rc;
     }
-    return rc;
+    return PGW_OK;
 }

@@ -123,19 +123,20 @@ int pgwi_pg_array_parse(pgwi_pg_array *out, const char *lit, size_t len)
             break;
         }
     }
-    if (rc == PGW_OK) {
-        while (p < end && is_space(*p))
-            p++;
-        if (p != end)
-            rc = PGW_EPARSE;
-    }
-    if (rc != PGW_OK) {
-        pgwi_free(buf);
-        pgwi_free(items);
-        return rc;
+    if (rc < 0)
+        goto fail;
+    while (p < end && is_space(*p))
+        p++;
+    if (p != end) {
+        rc = PGW_EPARSE;
+        goto fail;
     }
     out->n = n;
     out->items = items;
     out->buf = buf;
     return PGW_OK;
+fail:
+    pgwi_free(buf);
+    pgwi_free(items);
+    return rc;
 }

@@ -84,10 +84,10 @@ int pgwi_pq_store_prepare(pgwi_pq_store_msg *m, PGconn *conn, const char *pgw_sc
     memset(m, 0, sizeof *m);
     abuf arr[N_S];
     memset(arr, 0, sizeof arr);
-    int rc = PGW_OK;
+    int rc;
     for (int k = 0; k < N_S; k++)
         ab_put(&arr[k], "{", 1);
-    for (size_t i = 0; i < n && rc == PGW_OK; i++) {
+    for (size_t i = 0; i < n; i++) {
         const pgw_snapshot *s = snaps[i];
         char at[PGW_TIMESTAMP_SIZE], oid[16], rows[24], ncols[24];
         char *json = NULL;
@@ -97,9 +97,8 @@ int pgwi_pq_store_prepare(pgwi_pq_store_msg *m, PGconn *conn, const char *pgw_sc
         bool has_rows = pgw_snapshot_row_estimate(s, &r);
         snprintf(rows, sizeof rows, "%" PRId64, has_rows ? r : 0);
         snprintf(ncols, sizeof ncols, "%zu", pgw_snapshot_column_count(s));
-        rc = pgw_snapshot_to_json(&json, NULL, s, 0, err);
-        if (rc != PGW_OK)
-            break;
+        if ((rc = pgw_snapshot_to_json(&json, NULL, s, 0, err)) < 0)
+            goto fail;
         bool first = i == 0;
         ab_elem(&arr[S_AT], at, first);
         ab_elem(&arr[S_SCHEMA], pgw_snapshot_schema(s), first);
@@ -116,16 +115,24 @@ int pgwi_pq_store_prepare(pgwi_pq_store_msg *m, PGconn *conn, const char *pgw_sc
     }
     for (int k = 0; k < N_S; k++) {
         ab_put(&arr[k], "}", 1);
-        if (arr[k].failed && rc == PGW_OK)
+        if (arr[k].failed) {
             rc = pgwi_enomem(err);
+            goto fail;
+        }
+    }
+    if (!(m->sql = pgwi_pq_sql(conn, pgwi_sql_store_batch, pgw_schema, err))) {
+        rc = err->code;
+        goto fail;
+    }
+    for (int k = 0; k < N_S; k++) {
         m->arrays[k] = arr[k].p;
         m->params[k] = arr[k].p;
     }
     m->params[N_S] = pgwi_pq_schema(pgw_schema);
-    if (rc == PGW_OK && !(m->sql = pgwi_pq_sql(conn, pgwi_sql_store_batch, pgw_schema, err)))
-        rc = err->code;
-    if (rc != PGW_OK)
-        pgwi_pq_store_msg_free(m);
+    return PGW_OK;
+fail:
+    for (int k = 0; k < N_S; k++)
+        pgwi_free(arr[k].p);
     return rc;
 }
 
@@ -157,8 +164,8 @@ int pgwi_pq_store_many(PGconn *conn, const char *pgw_schema, const pgw_snapshot 
                        size_t n, int64_t *ids, pgw_error *err)
 {
     pgwi_pq_store_msg m;
-    int rc = pgwi_pq_store_prepare(&m, conn, pgw_schema, snaps, n, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_pq_store_prepare(&m, conn, pgw_schema, snaps, n, err)) < 0)
         return rc;
     PGresult *res = PQexecParams(conn, m.sql, N_S + 1, NULL, m.params, NULL, NULL, 0);
     rc = pgwi_pq_store_result(res, conn, pgw_schema, n, ids, err);
@@ -170,17 +177,18 @@ int pgwi_pq_store_many(PGconn *conn, const char *pgw_schema, const pgw_snapshot 
 int pgw_pq_store(int64_t *out, PGconn *conn, const char *pgw_schema, const pgw_snapshot *snap,
                  pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "pq_store", conn, snap) != PGW_OK)
+    if (PGWI_CHECK_NONNULL(err, "pq_store", conn, snap) < 0)
         return PGW_EINVAL;
-    int rc = pgw_pq_check(NULL, conn, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
     pgw_error local;
     int64_t id = 0;
-    rc = pgwi_pq_store_many(conn, pgw_schema, &snap, 1, &id, err ? err : &local);
-    if (rc == PGW_OK && out)
+    if ((rc = pgwi_pq_store_many(conn, pgw_schema, &snap, 1, &id, err ? err : &local)) < 0)
+        return rc;
+    if (out)
         *out = id;
-    return rc;
+    return PGW_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -245,10 +253,34 @@ const pgw_snapshot *const *pgw_pq_snapshot_set_all(const pgw_pq_snapshot_set *se
     return set && set->n ? (const pgw_snapshot *const *)set->snaps : NULL;
 }
 
+/* A stored document that does not decode (code is PGW_EPARSE or
+ * PGW_EVERSION, e says why): e now names the document. With skip, it is
+ * recorded in the set, the reason with its JSON path as one text
+ * ("... (at $.format)"), and the load goes on (PGW_OK); without, the
+ * code is returned. */
+static int undecodable(pgw_pq_snapshot_set *set, int64_t id, int code, bool skip, pgw_error *e)
+{
+    char msg[PGW_ERROR_MESSAGE_SIZE], path[PGW_ERROR_PATH_SIZE];
+    memcpy(msg, e->message, sizeof msg);
+    memcpy(path, e->path, sizeof path);
+    pgwi_error_at(e, code, path, "stored snapshot %" PRId64 " does not decode: %s", id, msg);
+    if (!skip)
+        return code;
+    size_t len = strlen(e->message) + (path[0] ? 6 + strlen(path) : 0) + 1;
+    char *reason = pgwi_malloc(len);
+    if (!reason)
+        return pgwi_enomem(e);
+    snprintf(reason, len, "%s%s%s%s", e->message, path[0] ? " (at " : "", path,
+             path[0] ? ")" : "");
+    set->skipped_ids[set->n_skipped] = id;
+    set->skipped_reasons[set->n_skipped++] = reason;
+    return PGW_OK;
+}
+
 int pgw_pq_load(pgw_pq_snapshot_set **out, PGconn *conn, const char *pgw_schema,
                 const pgw_pq_filter *filter, pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "pq_load", out, conn) != PGW_OK)
+    if (PGWI_CHECK_NONNULL(err, "pq_load", out, conn) < 0)
         return PGW_EINVAL;
     pgw_pq_filter all = PGW_PQ_FILTER_INIT;
     const pgw_pq_filter *f = filter ? filter : &all;
@@ -261,8 +293,8 @@ int pgw_pq_load(pgw_pq_snapshot_set **out, PGconn *conn, const char *pgw_schema,
     bool skip = f->version >= 2 && f->skip_undecodable;
     if ((f->schema == NULL) != (f->table == NULL))
         return pgwi_error(err, PGW_EINVAL, "filter: give both schema and table, or neither");
-    int rc = pgw_pq_check(NULL, conn, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
     pgw_error local;
     pgw_error *e = err ? err : &local;
@@ -297,47 +329,30 @@ int pgw_pq_load(pgw_pq_snapshot_set **out, PGconn *conn, const char *pgw_schema,
                        !(set->ids = pgwi_calloc(n, sizeof *set->ids)))) ||
         (n && skip && (!(set->skipped_ids = pgwi_calloc(n, sizeof *set->skipped_ids)) ||
                        !(set->skipped_reasons = pgwi_calloc(n, sizeof *set->skipped_reasons))))) {
-        PQclear(res);
-        pgw_pq_snapshot_set_free(set);
-        return pgwi_enomem(err);
+        rc = pgwi_enomem(err);
+        goto fail;
     }
     for (size_t i = 0; i < n; i++) {
         const char *json = PQgetvalue(res, (int)i, 1);
         int64_t id_i = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
         rc = pgw_snapshot_from_json(&set->snaps[set->n], json,
                                     (size_t)PQgetlength(res, (int)i, 1), NULL, e);
-        if (rc == PGW_OK) {
-            set->ids[set->n++] = id_i;
+        if (rc == PGW_EPARSE || rc == PGW_EVERSION) {
+            if ((rc = undecodable(set, id_i, rc, skip, e)) < 0)
+                goto fail;
             continue;
         }
-        if (rc != PGW_EPARSE && rc != PGW_EVERSION)
-            break;
-        char msg[PGW_ERROR_MESSAGE_SIZE], path[PGW_ERROR_PATH_SIZE];
-        memcpy(msg, e->message, sizeof msg);
-        memcpy(path, e->path, sizeof path);
-        pgwi_error_at(e, rc, path, "stored snapshot %" PRId64 " does not decode: %s", id_i, msg);
-        if (!skip)
-            break;
-        /* the reason with its JSON path, as one text ("... (at $.format)") */
-        size_t len = strlen(e->message) + (path[0] ? 6 + strlen(path) : 0) + 1;
-        char *reason = pgwi_malloc(len);
-        if (!reason) {
-            rc = pgwi_enomem(e);
-            break;
-        }
-        snprintf(reason, len, "%s%s%s%s", e->message, path[0] ? " (at " : "", path,
-                 path[0] ? ")" : "");
-        set->skipped_ids[set->n_skipped] = id_i;
-        set->skipped_reasons[set->n_skipped++] = reason;
-        rc = PGW_OK;
+        if (rc < 0)
+            goto fail;
+        set->ids[set->n++] = id_i;
     }
     PQclear(res);
-    if (rc != PGW_OK) {
-        pgw_pq_snapshot_set_free(set);
-        return rc;
-    }
     *out = set;
     return PGW_OK;
+fail:
+    PQclear(res);
+    pgw_pq_snapshot_set_free(set);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -350,8 +365,8 @@ int pgw_pq_prune(pgw_pq_prune_result *out, PGconn *conn, const char *pgw_schema,
         return pgwi_error(err, PGW_EINVAL, "pq_prune: conn is NULL");
     if (keep == 0 || keep > INT32_MAX)
         return pgwi_error(err, PGW_EINVAL, "pq_prune: keep must be between 1 and %d", INT32_MAX);
-    int rc = pgw_pq_check(NULL, conn, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
     pgw_error local;
     pgw_error *e = err ? err : &local;
