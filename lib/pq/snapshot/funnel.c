@@ -3,19 +3,24 @@
  *
  * Sequence (documented in pgwitness-pq.h):
  *   [BEGIN;] read statement_timeout, lock_timeout, client_min_messages
+ *     (drop_settings.sql)
  *   SAVEPOINT pgwitness_lock; LOCK TABLE ... ACCESS EXCLUSIVE under the
  *     caller's timeouts (the lock DROP TABLE would wait for; a missing
  *     table: ROLLBACK TO, go on; another failure: the drop fails too)
  *   SAVEPOINT pgwitness_snapshot; SET LOCAL timeouts; LOCK TABLE ... ACCESS
  *     EXCLUSIVE (already held); capture; store; RELEASE  — or on any failure
  *     ROLLBACK TO SAVEPOINT pgwitness_snapshot; RELEASE
- *   restore the timeouts; does the table exist?
- *   DROP TABLE IF EXISTS ...; SAVEPOINT pgwitness_audit; INSERT audit;
- *     RELEASE (or ROLLBACK TO on failure)
+ *   restore the timeouts; does the table exist? (drop_prepare.sql)
+ *   DROP TABLE IF EXISTS ...; SAVEPOINT pgwitness_audit; INSERT audit
+ *     (drop_audit.sql); RELEASE (or ROLLBACK TO on failure)
  *   [restore client_min_messages | COMMIT]
  * Everything the drop itself needs is prepared before the snapshot starts,
  * so that no failure inside the snapshot (allocation included) can stop
  * the drop.
+ *
+ * The statements that name the table (LOCK TABLE, DROP TABLE) are built
+ * here: an identifier cannot be a parameter. So are the one-line SAVEPOINT,
+ * SET LOCAL and set_config steps; the rest is in lib/pq/sql/drop_*.sql.
  * SPDX-License-Identifier: MIT
  */
 #include "pq_snapshot.h"
@@ -131,20 +136,7 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
     pgw_pq_drop_result res;
     memset(&res, 0, sizeof res);
     char *qtable = pgwi_pq_ident(conn, schema, table, e);
-    char *audit_sql = qtable ? pgwi_pq_sql(conn,
-                                           /* nextval up front: INSERT and
-                                            * sequence USAGE suffice (RETURNING
-                                            * would need SELECT). */
-                                           "WITH n AS (SELECT nextval(pg_get_serial_sequence("
-                                           "format('%I.drop_audit', $10::text), 'id')) AS id), "
-                                           "ins AS (INSERT INTO :\"schema\".drop_audit (id, "
-                                           "schema_name, table_name, table_oid, "
-                                           "resource_identity, reason, dropped, snapshot_id, "
-                                           "capture_error, capture_sqlstate) SELECT id, $1, $2, "
-                                           "$3::oid, $4, $5, $6::boolean, $7::bigint, $8, $9 "
-                                           "FROM n) SELECT id FROM n",
-                                           o->pgw_schema, e)
-                             : NULL;
+    char *audit_sql = qtable ? pgwi_pq_sql(conn, pgwi_sql_drop_audit, o->pgw_schema, e) : NULL;
     char *drop_sql = NULL, *lock_sql = NULL;
     if (audit_sql) {
         size_t len = strlen(qtable) + 64;
@@ -168,14 +160,9 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
 
     /* Session state to restore. */
     PGresult *settings = NULL;
-    rc = pgwi_pq_run(conn,
-                     own ? "BEGIN; SELECT current_setting('statement_timeout'), "
-                           "current_setting('lock_timeout'), "
-                           "current_setting('client_min_messages')"
-                         : "SELECT current_setting('statement_timeout'), "
-                           "current_setting('lock_timeout'), "
-                           "current_setting('client_min_messages')",
-                     &settings, "starting the drop", e);
+    rc = own ? pgwi_pq_run(conn, "BEGIN", NULL, "starting the drop", e) : PGW_OK;
+    if (rc == PGW_OK)
+        rc = pgwi_pq_run(conn, pgwi_sql_drop_settings, &settings, "starting the drop", e);
     if (rc != PGW_OK)
         goto fail;
     char old_stmt[64], old_lock[64], old_cmm[64];
@@ -246,12 +233,7 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
      * whether there is a table to drop. */
     {
         const char *params[3] = {old_stmt, old_lock, qtable};
-        PGresult *r = pgwi_pq_exec(conn,
-                                   "SELECT set_config('statement_timeout', $1, true), "
-                                   "set_config('lock_timeout', $2, true), "
-                                   "set_config('client_min_messages', 'warning', true), "
-                                   "to_regclass($3)::oid::int8",
-                                   3, params, "preparing the drop", e);
+        PGresult *r = pgwi_pq_exec(conn, pgwi_sql_drop_prepare, 3, params, "preparing the drop", e);
         if (!r) {
             rc = e->code;
             goto fail;
