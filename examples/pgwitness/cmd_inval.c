@@ -55,26 +55,20 @@ static const char *explain(pgw_reason r)
     return "";
 }
 
-/* Decides a subscription (JSON text) against a write: the JSON form of a
- * write set, or, with `payload`, a notification payload as a statement
- * trigger sends it (docs/wire.md), decoded in the subscription's scope as
- * the listener does. A payload that is not faithful is decided as the
- * listener would (an unknown write to its table, or a scope reset);
- * *fallback then receives its status and `why` the decoder's reason (both
- * only with `payload`). On failure `what` names the text at fault: "deps",
- * "write" or "payload". */
-static int decide_texts(pgw_verdict *out, const char *deps_json, size_t deps_len,
-                        const char *write_json, size_t write_len, bool payload, int *fallback,
-                        char *why, size_t why_size, char *what, size_t what_size,
-                        pgw_error *err)
+/* Decides a subscription against a write: the JSON form of a write set,
+ * or, with `payload`, a notification payload as a statement trigger sends
+ * it (docs/wire.md), decoded in the subscription's scope as the listener
+ * does. A payload that is not faithful is decided as the listener would
+ * (an unknown write to its table, or a scope reset); *fallback then
+ * receives its status and `why` the decoder's reason (both only with
+ * `payload`). When the write cannot be read, `what` says which it was:
+ * "write" or "payload" (else it is ""). */
+static int decide_write(pgw_verdict *out, const pgw_deps *d, const char *write_json,
+                        size_t write_len, bool payload, int *fallback, char *why,
+                        size_t why_size, char *what, size_t what_size, pgw_error *err)
 {
-    pgw_deps *d = NULL;
     pgw_write *w = NULL;
-    int rc = pgw_deps_from_json(&d, deps_json, deps_len, err);
-    if (rc != PGW_OK) {
-        snprintf(what, what_size, "deps");
-        return rc;
-    }
+    int rc;
     snprintf(what, what_size, payload ? "payload" : "write");
     if (payload) {
         pgw_scope sc;
@@ -91,6 +85,24 @@ static int decide_texts(pgw_verdict *out, const char *deps_json, size_t deps_len
         rc = pgw_decide(out, d, w, err);
     }
     pgw_write_free(w);
+    return rc;
+}
+
+/* decide_write() with the subscription as JSON text too: `what` is "deps"
+ * when that is what cannot be read. */
+static int decide_texts(pgw_verdict *out, const char *deps_json, size_t deps_len,
+                        const char *write_json, size_t write_len, bool payload, int *fallback,
+                        char *why, size_t why_size, char *what, size_t what_size,
+                        pgw_error *err)
+{
+    pgw_deps *d = NULL;
+    int rc = pgw_deps_from_json(&d, deps_json, deps_len, err);
+    if (rc != PGW_OK) {
+        snprintf(what, what_size, "deps");
+        return rc;
+    }
+    rc = decide_write(out, d, write_json, write_len, payload, fallback, why, why_size, what,
+                      what_size, err);
     pgw_deps_free(d);
     return rc;
 }
@@ -245,10 +257,13 @@ static bool print_error_line(const char *problem, unsigned long lineno)
     return ex_flush(stdout);
 }
 
-/* Decides one non-blank line; returns its verdict line (pgw_free()), or
- * NULL with the problem written into `problem`. */
-static char *decide_line(const char *deps_text, const char *line, size_t len, char *problem,
-                         size_t problem_size)
+/* Splits an envelope line {"deps": ..., "write": ...} into the JSON text of
+ * its two documents (free() both); false with the problem written into
+ * `problem`. The envelope is this tool's own format, and its line may be as
+ * long as both documents together (more than any decoder takes): it is
+ * read here, and the documents it holds are the library's to read. */
+static bool split_envelope(char **deps, char **write, const char *line, size_t len,
+                           char *problem, size_t problem_size)
 {
     /* JSON text holds no NUL byte; jansson would only say the input ended
      * early. */
@@ -256,7 +271,7 @@ static char *decide_line(const char *deps_text, const char *line, size_t len, ch
     if (nul) {
         snprintf(problem, problem_size, "not JSON: the line contains a NUL byte (byte %zu)",
                  (size_t)(nul - line) + 1);
-        return NULL;
+        return false;
     }
     json_error_t je;
     json_t *o = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
@@ -264,29 +279,49 @@ static char *decide_line(const char *deps_text, const char *line, size_t len, ch
         char text[sizeof je.text + 64];
         snprintf(problem, problem_size, "not JSON: %s",
                  jansson_message(je.text, text, sizeof text));
-        return NULL;
+        return false;
     }
-    if (!deps_text && envelope_problem(o, problem, problem_size)) {
+    if (envelope_problem(o, problem, problem_size)) {
         json_decref(o);
-        return NULL;
+        return false;
     }
     /* Scalars too (JSON_ENCODE_ANY): the library says what it expected. */
-    char *dt = deps_text ? NULL : json_dumps(json_object_get(o, "deps"), JSON_COMPACT | JSON_ENCODE_ANY);
-    char *wt =
-        json_dumps(deps_text ? o : json_object_get(o, "write"), JSON_COMPACT | JSON_ENCODE_ANY);
+    *deps = json_dumps(json_object_get(o, "deps"), JSON_COMPACT | JSON_ENCODE_ANY);
+    *write = json_dumps(json_object_get(o, "write"), JSON_COMPACT | JSON_ENCODE_ANY);
     json_decref(o);
-    const char *dtext = deps_text ? deps_text : dt;
+    if (*deps && *write)
+        return true;
+    free(*deps);
+    free(*write);
+    snprintf(problem, problem_size, "out of memory");
+    return false;
+}
+
+/* Decides one non-blank line: with `deps` (--deps FILE) a write set, which
+ * the library reads as it is, else an envelope {"deps": ..., "write": ...}.
+ * Returns its verdict line (pgw_free()), or NULL with the problem written
+ * into `problem`. */
+static char *decide_line(const pgw_deps *deps, const char *line, size_t len, char *problem,
+                         size_t problem_size)
+{
     pgw_verdict v;
     pgw_error err;
     char what[16] = "";
+    int rc;
+    if (deps) {
+        rc = decide_write(&v, deps, line, len, false, NULL, NULL, 0, what, sizeof what, &err);
+    } else {
+        char *dt, *wt;
+        if (!split_envelope(&dt, &wt, line, len, problem, problem_size))
+            return NULL;
+        rc = decide_texts(&v, dt, strlen(dt), wt, strlen(wt), false, NULL, NULL, 0, what,
+                          sizeof what, &err);
+        free(dt);
+        free(wt);
+    }
     char *out = NULL;
-    int rc = dtext && wt ? decide_texts(&v, dtext, strlen(dtext), wt, strlen(wt), false, NULL,
-                                        NULL, 0, what, sizeof what, &err)
-                         : PGW_ENOMEM;
     if (rc == PGW_OK)
         rc = pgw_verdict_to_json(&out, NULL, &v, &err);
-    free(dt);
-    free(wt);
     if (rc == PGW_ENOMEM)
         snprintf(problem, problem_size, "out of memory");
     else if (rc != PGW_OK)
@@ -302,10 +337,10 @@ static char *decide_line(const char *deps_text, const char *line, size_t len, ch
  * nothing. A line longer than the documents it may hold is such an error;
  * input that cannot be read (or a line that does not fit in memory) gives
  * an error line for it and ends the run. */
-static int decide_batch(cli *c, const char *deps_text)
+static int decide_batch(cli *c, const pgw_deps *deps)
 {
     /* A line holds a write set, or a subscription and a write set. */
-    const size_t max = deps_text ? PGW_INVAL_JSON_MAX_BYTES : 2 * PGW_INVAL_JSON_MAX_BYTES + 64;
+    const size_t max = deps ? PGW_INVAL_JSON_MAX_BYTES : 2 * PGW_INVAL_JSON_MAX_BYTES + 64;
     char *line = NULL;
     size_t cap = 0, len = 0;
     unsigned long lineno = 0, lines = 0, bad = 0;
@@ -335,7 +370,7 @@ static int decide_batch(cli *c, const char *deps_text)
         if (st == LINE_TOO_LONG)
             snprintf(problem, sizeof problem, "the line is longer than %zu bytes", max);
         else
-            verdict = decide_line(deps_text, line, len, problem, sizeof problem);
+            verdict = decide_line(deps, line, len, problem, sizeof problem);
         bool flushed;
         if (verdict) {
             printf("%s\n", verdict);
@@ -384,22 +419,21 @@ int cmd_decide(cli *c, int argc, char **argv)
                              write_file ? "write" : "payload");
         if (deps_file && strcmp(deps_file, "-") == 0)
             return cli_usage(c, "--batch reads stdin: --deps must be a file");
-        char *dt = NULL;
+        pgw_deps *d = NULL;
         if (deps_file) {
-            /* Checked once, up front: a bad subscription is not a bad line. */
+            /* Read once, up front: a bad subscription is not a bad line. */
             size_t dl = 0;
-            pgw_deps *d = NULL;
             pgw_error err;
-            if (!(dt = cli_read_file(c, deps_file, PGW_INVAL_JSON_MAX_BYTES, &dl)))
+            char *dt = cli_read_file(c, deps_file, PGW_INVAL_JSON_MAX_BYTES, &dl);
+            if (!dt)
                 return 1;
-            if (pgw_deps_from_json(&d, dt, dl, &err) != PGW_OK) {
-                free(dt);
+            int rc = pgw_deps_from_json(&d, dt, dl, &err);
+            free(dt);
+            if (rc != PGW_OK)
                 return cli_fail(c, "%s: %s", deps_file, err.message);
-            }
-            pgw_deps_free(d);
         }
-        int rc = decide_batch(c, dt);
-        free(dt);
+        int rc = decide_batch(c, d);
+        pgw_deps_free(d);
         return rc;
     }
     if (write_file && payload_file)

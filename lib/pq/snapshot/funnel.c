@@ -3,19 +3,24 @@
  *
  * Sequence (documented in pgwitness-pq.h):
  *   [BEGIN;] read statement_timeout, lock_timeout, client_min_messages
+ *     (drop_settings.sql)
  *   SAVEPOINT pgwitness_lock; LOCK TABLE ... ACCESS EXCLUSIVE under the
  *     caller's timeouts (the lock DROP TABLE would wait for; a missing
  *     table: ROLLBACK TO, go on; another failure: the drop fails too)
  *   SAVEPOINT pgwitness_snapshot; SET LOCAL timeouts; LOCK TABLE ... ACCESS
  *     EXCLUSIVE (already held); capture; store; RELEASE  — or on any failure
  *     ROLLBACK TO SAVEPOINT pgwitness_snapshot; RELEASE
- *   restore the timeouts; does the table exist?
- *   DROP TABLE IF EXISTS ...; SAVEPOINT pgwitness_audit; INSERT audit;
- *     RELEASE (or ROLLBACK TO on failure)
+ *   restore the timeouts; does the table exist? (drop_prepare.sql)
+ *   DROP TABLE IF EXISTS ...; SAVEPOINT pgwitness_audit; INSERT audit
+ *     (drop_audit.sql); RELEASE (or ROLLBACK TO on failure)
  *   [restore client_min_messages | COMMIT]
  * Everything the drop itself needs is prepared before the snapshot starts,
  * so that no failure inside the snapshot (allocation included) can stop
  * the drop.
+ *
+ * The statements that name the table (LOCK TABLE, DROP TABLE) are built
+ * here: an identifier cannot be a parameter. So are the one-line SAVEPOINT,
+ * SET LOCAL and set_config steps; the rest is in lib/pq/sql/drop_*.sql.
  * SPDX-License-Identifier: MIT
  */
 #include "pq_snapshot.h"
@@ -71,22 +76,98 @@ static void snapshot_failed(pgw_pq_drop_result *res, const pgw_error *e, const c
     memcpy(res->snapshot_sqlstate, e->sqlstate, sizeof res->snapshot_sqlstate);
 }
 
-/* The snapshot half, inside its savepoint. Returns PGW_OK with the stored
- * id, or the failure (the savepoint is then rolled back by the caller). */
-static int take_snapshot(int64_t *id, PGconn *conn, const char *qtable, const char *schema,
-                         const char *table, const char *reason, const pgw_pq_drop_options *o,
-                         uint32_t *oid, pgw_error *e)
+/* The statements that name the table, quoted: made before anything runs. */
+typedef struct drop_sql {
+    char *qtable; /* "schema"."table" */
+    char *lock;   /* LOCK TABLE ... IN ACCESS EXCLUSIVE MODE */
+    char *drop;   /* DROP TABLE IF EXISTS ...; SAVEPOINT pgwitness_audit */
+    char *audit;  /* drop_audit.sql in the library schema */
+} drop_sql;
+
+static void drop_sql_free(drop_sql *s)
+{
+    pgwi_free(s->qtable);
+    pgwi_free(s->lock);
+    pgwi_free(s->drop);
+    pgwi_free(s->audit);
+}
+
+static int drop_sql_make(drop_sql *s, PGconn *conn, const char *schema, const char *table,
+                         const char *pgw_schema, pgw_error *e)
+{
+    memset(s, 0, sizeof *s);
+    if (!(s->qtable = pgwi_pq_ident(conn, schema, table, e)) ||
+        !(s->audit = pgwi_pq_sql(conn, pgwi_sql_drop_audit, pgw_schema, e)))
+        return e->code;
+    size_t len = strlen(s->qtable) + 64;
+    if (!(s->lock = pgwi_malloc(len)) || !(s->drop = pgwi_malloc(len)))
+        return pgwi_enomem(e);
+    snprintf(s->lock, len, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", s->qtable);
+    snprintf(s->drop, len, "DROP TABLE IF EXISTS %s; SAVEPOINT pgwitness_audit", s->qtable);
+    return PGW_OK;
+}
+
+/* Opens our own transaction when `own`, and reads the session settings the
+ * drop changes and gives back (drop_settings.sql): old[0] the caller's
+ * statement_timeout, old[1] its lock_timeout, old[2] client_min_messages. */
+static int read_settings(char old[3][64], PGconn *conn, bool own, pgw_error *e)
+{
+    static const char what[] = "starting the drop";
+    int rc;
+    if (own && (rc = pgwi_pq_run(conn, "BEGIN", NULL, what, e)) < 0)
+        return rc;
+    PGresult *r = NULL;
+    if ((rc = pgwi_pq_run(conn, pgwi_sql_drop_settings, &r, what, e)) < 0)
+        return rc;
+    for (int i = 0; i < 3; i++)
+        pgwi_copy_cut(old[i], sizeof old[i], PQgetvalue(r, 0, i));
+    PQclear(r);
+    return PGW_OK;
+}
+
+/* The drop's own lock first, waiting as DROP TABLE would (under the
+ * caller's statement_timeout and lock_timeout): a reader holding the table
+ * then delays the drop instead of costing its snapshot, whose short
+ * timeouts only bound the capture and store. A missing table is no
+ * failure: there is nothing to wait for, and the snapshot says so. */
+static int lock_for_drop(PGconn *conn, const drop_sql *s, pgw_error *e)
+{
+    static const char what[] = "locking the table to drop";
+    int rc;
+    if ((rc = pgwi_pq_run(conn, "SAVEPOINT pgwitness_lock", NULL, what, e)) < 0)
+        return rc;
+    pgw_error le;
+    pgw_error_clear(&le);
+    if ((rc = pgwi_pq_run(conn, s->lock, NULL, what, &le)) < 0) {
+        if (!pgwi_pq_missing_relation(&le)) {
+            /* DROP TABLE would fail the same way: nothing is dropped. */
+            *e = le;
+            return rc;
+        }
+        return pgwi_pq_run(conn,
+                           "ROLLBACK TO SAVEPOINT pgwitness_lock; "
+                           "RELEASE SAVEPOINT pgwitness_lock",
+                           NULL, what, e);
+    }
+    return pgwi_pq_run(conn, "RELEASE SAVEPOINT pgwitness_lock", NULL, what, e);
+}
+
+/* Captures and stores the snapshot, inside the caller's savepoint, under
+ * the drop options' timeouts. Returns PGW_OK with the stored id and the
+ * table's OID, or the failure (the savepoint is then rolled back). */
+static int take_snapshot(int64_t *id, uint32_t *oid, PGconn *conn, const drop_sql *s,
+                         const char *schema, const char *table, const char *reason,
+                         const pgw_pq_drop_options *o, pgw_error *e)
 {
     char sql[1024 + 2 * 256];
     int n = snprintf(sql, sizeof sql,
-                     "SET LOCAL statement_timeout = %d; SET LOCAL lock_timeout = %d; "
-                     "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE",
-                     o->statement_timeout_ms, o->lock_timeout_ms, qtable);
+                     "SET LOCAL statement_timeout = %d; SET LOCAL lock_timeout = %d; %s",
+                     o->statement_timeout_ms, o->lock_timeout_ms, s->lock);
     if (n < 0 || (size_t)n >= sizeof sql)
         return pgwi_error(e, PGW_EINVAL, "table name too long");
-    int rc = pgwi_pq_run(conn, sql, NULL, "locking the table for its snapshot", e);
-    if (rc != PGW_OK) {
-        if (strcmp(e->sqlstate, "42P01") == 0 || strcmp(e->sqlstate, "3F000") == 0)
+    int rc;
+    if ((rc = pgwi_pq_run(conn, sql, NULL, "locking the table for its snapshot", e)) < 0) {
+        if (pgwi_pq_missing_relation(e))
             return pgwi_error(e, PGW_ENOTFOUND, "no table %.100s.%.100s (already dropped?)",
                               schema, table);
         return rc;
@@ -96,8 +177,7 @@ static int take_snapshot(int64_t *id, PGconn *conn, const char *qtable, const ch
     co.reason = reason;
     co.resource = o->resource;
     pgw_snapshot *snap = NULL;
-    rc = pgw_pq_capture(&snap, conn, schema, table, &co, e);
-    if (rc != PGW_OK)
+    if ((rc = pgw_pq_capture(&snap, conn, schema, table, &co, e)) < 0)
         return rc;
     *oid = pgw_snapshot_table_oid(snap);
     const pgw_snapshot *one = snap;
@@ -106,135 +186,126 @@ static int take_snapshot(int64_t *id, PGconn *conn, const char *qtable, const ch
     return rc;
 }
 
+/* The snapshot half under its savepoint: res receives the snapshot, or why
+ * there is none (only the snapshot is then undone; the caller's work is
+ * intact), and *oid the table's OID from the snapshot (0 without one).
+ * Fails only when the savepoint itself does. */
+static int snapshot_step(pgw_pq_drop_result *res, uint32_t *oid, PGconn *conn,
+                         const drop_sql *s, const char *schema, const char *table,
+                         const char *reason, const pgw_pq_drop_options *o, pgw_error *e)
+{
+    int rc;
+    if ((rc = pgwi_pq_run(conn, "SAVEPOINT pgwitness_snapshot", NULL, "starting the snapshot",
+                          e)) < 0)
+        return rc;
+    pgw_error se;
+    pgw_error_clear(&se);
+    int64_t id = 0;
+    if ((rc = take_snapshot(&id, oid, conn, s, schema, table, reason, o, &se)) < 0 ||
+        (rc = pgwi_pq_run(conn, "RELEASE SAVEPOINT pgwitness_snapshot", NULL,
+                          "keeping the snapshot", &se)) < 0) {
+        snapshot_failed(res, &se, "snapshot failed: ");
+        *oid = 0;
+        return pgwi_pq_run(conn,
+                           "ROLLBACK TO SAVEPOINT pgwitness_snapshot; "
+                           "RELEASE SAVEPOINT pgwitness_snapshot",
+                           NULL, "undoing the failed snapshot", e);
+    }
+    res->snapshot_taken = true;
+    res->snapshot_id = id;
+    res->snapshot_status = PGW_OK;
+    return PGW_OK;
+}
+
+/* Gives the drop the caller's timeouts back, quiets the IF EXISTS notice,
+ * and learns whether there is a table to drop (res->dropped, and *oid when
+ * the snapshot did not give it). */
+static int prepare_drop(pgw_pq_drop_result *res, uint32_t *oid, PGconn *conn,
+                        const drop_sql *s, char old[3][64], pgw_error *e)
+{
+    const char *params[3] = {old[0], old[1], s->qtable};
+    PGresult *r = pgwi_pq_exec(conn, pgwi_sql_drop_prepare, 3, params, "preparing the drop", e);
+    if (!r)
+        return e->code;
+    res->dropped = !PQgetisnull(r, 0, 3);
+    if (res->dropped && !*oid)
+        *oid = (uint32_t)strtoull(PQgetvalue(r, 0, 3), NULL, 10);
+    PQclear(r);
+    return PGW_OK;
+}
+
+/* The audit row, under the savepoint the drop statement opened: a missing
+ * or refusing audit table must not undo the drop (res->audit_error then
+ * says why there is no row). Fails only when the savepoint does. */
+static int write_audit(pgw_pq_drop_result *res, PGconn *conn, const drop_sql *s,
+                       const char *schema, const char *table, const char *reason,
+                       uint32_t oid, const pgw_pq_drop_options *o, pgw_error *e)
+{
+    char oid_s[16], id_s[24];
+    snprintf(oid_s, sizeof oid_s, "%" PRIu32, oid);
+    snprintf(id_s, sizeof id_s, "%" PRId64, res->snapshot_id);
+    const char *params[10] = {
+        schema,
+        table,
+        oid ? oid_s : NULL,
+        o->resource,
+        reason,
+        res->dropped ? "t" : "f",
+        res->snapshot_taken ? id_s : NULL,
+        res->snapshot_taken ? NULL : res->snapshot_error,
+        res->snapshot_sqlstate[0] ? res->snapshot_sqlstate : NULL,
+        pgwi_pq_schema(o->pgw_schema),
+    };
+    pgw_error ae;
+    PGresult *r = pgwi_pq_exec(conn, s->audit, 10, params, "writing the audit row", &ae);
+    if (!r) {
+        if (pgwi_pq_missing_relation(&ae))
+            pgwi_pq_not_installed(&ae, o->pgw_schema);
+        pgwi_copy_cut(res->audit_error, sizeof res->audit_error, ae.message);
+        return pgwi_pq_run(conn,
+                           "ROLLBACK TO SAVEPOINT pgwitness_audit; "
+                           "RELEASE SAVEPOINT pgwitness_audit",
+                           NULL, "undoing the failed audit row", e);
+    }
+    res->audit_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return pgwi_pq_run(conn, "RELEASE SAVEPOINT pgwitness_audit", NULL, "keeping the audit row",
+                       e);
+}
+
 int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
                       const char *table, const char *reason, const pgw_pq_drop_options *opts,
                       pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "pq_drop_table", conn, schema, table, reason) != PGW_OK)
-        return PGW_EINVAL;
+    int rc;
+    if ((rc = PGWI_CHECK_NONNULL(err, "pq_drop_table", conn, schema, table, reason)) < 0)
+        return rc;
     if (!schema[0] || !table[0] || !reason[0])
         return pgwi_error(err, PGW_EINVAL, "pq_drop_table: empty schema, table or reason");
     pgw_pq_drop_options defaults = PGW_PQ_DROP_OPTIONS_INIT;
     const pgw_pq_drop_options *o = opts ? opts : &defaults;
-    int rc = check_options(o, err);
-    if (rc == PGW_OK)
-        rc = pgw_pq_check(NULL, conn, err);
-    if (rc != PGW_OK)
+    if ((rc = check_options(o, err)) < 0 || (rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
     pgw_error local;
     pgw_error *e = err ? err : &local;
     bool own = PQtransactionStatus(conn) == PQTRANS_IDLE;
     bool want_snapshot = o->snapshots == PGW_PQ_SNAPSHOTS_ON ||
                          (o->snapshots == PGW_PQ_SNAPSHOTS_ENV && !env_disables());
-
-    /* Everything the drop path needs, before anything runs. */
     pgw_pq_drop_result res;
     memset(&res, 0, sizeof res);
-    char *qtable = pgwi_pq_ident(conn, schema, table, e);
-    char *audit_sql = qtable ? pgwi_pq_sql(conn,
-                                           /* nextval up front: INSERT and
-                                            * sequence USAGE suffice (RETURNING
-                                            * would need SELECT). */
-                                           "WITH n AS (SELECT nextval(pg_get_serial_sequence("
-                                           "format('%I.drop_audit', $10::text), 'id')) AS id), "
-                                           "ins AS (INSERT INTO :\"schema\".drop_audit (id, "
-                                           "schema_name, table_name, table_oid, "
-                                           "resource_identity, reason, dropped, snapshot_id, "
-                                           "capture_error, capture_sqlstate) SELECT id, $1, $2, "
-                                           "$3::oid, $4, $5, $6::boolean, $7::bigint, $8, $9 "
-                                           "FROM n) SELECT id FROM n",
-                                           o->pgw_schema, e)
-                             : NULL;
-    char *drop_sql = NULL, *lock_sql = NULL;
-    if (audit_sql) {
-        size_t len = strlen(qtable) + 64;
-        drop_sql = pgwi_malloc(len);
-        lock_sql = pgwi_malloc(len);
-        if (drop_sql && lock_sql) {
-            snprintf(drop_sql, len, "DROP TABLE IF EXISTS %s; SAVEPOINT pgwitness_audit", qtable);
-            snprintf(lock_sql, len, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", qtable);
-        } else {
-            pgwi_free(drop_sql);
-            drop_sql = NULL;
-            pgwi_enomem(e);
-        }
-    }
-    if (!drop_sql) {
-        pgwi_free(qtable);
-        pgwi_free(audit_sql);
-        pgwi_free(lock_sql);
-        return e->code;
-    }
-
-    /* Session state to restore. */
-    PGresult *settings = NULL;
-    rc = pgwi_pq_run(conn,
-                     own ? "BEGIN; SELECT current_setting('statement_timeout'), "
-                           "current_setting('lock_timeout'), "
-                           "current_setting('client_min_messages')"
-                         : "SELECT current_setting('statement_timeout'), "
-                           "current_setting('lock_timeout'), "
-                           "current_setting('client_min_messages')",
-                     &settings, "starting the drop", e);
-    if (rc != PGW_OK)
-        goto fail;
-    char old_stmt[64], old_lock[64], old_cmm[64];
-    pgwi_copy_cut(old_stmt, sizeof old_stmt, PQgetvalue(settings, 0, 0));
-    pgwi_copy_cut(old_lock, sizeof old_lock, PQgetvalue(settings, 0, 1));
-    pgwi_copy_cut(old_cmm, sizeof old_cmm, PQgetvalue(settings, 0, 2));
-    PQclear(settings);
-
     uint32_t oid = 0;
+    char old[3][64];
+    drop_sql s;
+
+    /* Everything the drop path needs, before anything runs; then the
+     * session state to restore. */
+    if ((rc = drop_sql_make(&s, conn, schema, table, o->pgw_schema, e)) < 0 ||
+        (rc = read_settings(old, conn, own, e)) < 0)
+        goto done;
     if (want_snapshot) {
-        /* The drop's own lock first, waiting as DROP TABLE would (under the
-         * caller's statement_timeout and lock_timeout): a reader holding
-         * the table then delays the drop instead of costing its snapshot,
-         * whose short timeouts below only bound the capture and store. */
-        rc = pgwi_pq_run(conn, "SAVEPOINT pgwitness_lock", NULL, "locking the table to drop", e);
-        if (rc != PGW_OK)
-            goto fail;
-        pgw_error le;
-        pgw_error_clear(&le);
-        if (pgwi_pq_run(conn, lock_sql, NULL, "locking the table to drop", &le) == PGW_OK) {
-            rc = pgwi_pq_run(conn, "RELEASE SAVEPOINT pgwitness_lock", NULL,
-                             "locking the table to drop", e);
-        } else if (strcmp(le.sqlstate, "42P01") == 0 || strcmp(le.sqlstate, "3F000") == 0) {
-            /* No such table: nothing to wait for; the snapshot says so. */
-            rc = pgwi_pq_run(conn,
-                             "ROLLBACK TO SAVEPOINT pgwitness_lock; "
-                             "RELEASE SAVEPOINT pgwitness_lock",
-                             NULL, "locking the table to drop", e);
-        } else {
-            /* DROP TABLE would fail the same way: nothing is dropped. */
-            *e = le;
-            rc = le.code;
-        }
-        if (rc != PGW_OK)
-            goto fail;
-        rc = pgwi_pq_run(conn, "SAVEPOINT pgwitness_snapshot", NULL, "starting the snapshot", e);
-        if (rc != PGW_OK)
-            goto fail;
-        pgw_error se;
-        pgw_error_clear(&se);
-        int64_t id = 0;
-        int src = take_snapshot(&id, conn, qtable, schema, table, reason, o, &oid, &se);
-        if (src == PGW_OK &&
-            pgwi_pq_run(conn, "RELEASE SAVEPOINT pgwitness_snapshot", NULL,
-                        "keeping the snapshot", &se) == PGW_OK) {
-            res.snapshot_taken = true;
-            res.snapshot_id = id;
-            res.snapshot_status = PGW_OK;
-        } else {
-            snapshot_failed(&res, &se, "snapshot failed: ");
-            oid = 0;
-            /* Only the snapshot is undone; the caller's work is intact. */
-            rc = pgwi_pq_run(conn,
-                             "ROLLBACK TO SAVEPOINT pgwitness_snapshot; "
-                             "RELEASE SAVEPOINT pgwitness_snapshot",
-                             NULL, "undoing the failed snapshot", e);
-            if (rc != PGW_OK)
-                goto fail;
-        }
+        if ((rc = lock_for_drop(conn, &s, e)) < 0 ||
+            (rc = snapshot_step(&res, &oid, conn, &s, schema, table, reason, o, e)) < 0)
+            goto done;
     } else {
         pgw_error off;
         pgwi_error(&off, PGW_ESTATE, "snapshots are switched off (PGWITNESS_SNAPSHOTS or "
@@ -242,93 +313,32 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
         snapshot_failed(&res, &off, "");
     }
 
-    /* Restore the caller's timeouts, quiet the IF EXISTS notice, and learn
-     * whether there is a table to drop. */
-    {
-        const char *params[3] = {old_stmt, old_lock, qtable};
-        PGresult *r = pgwi_pq_exec(conn,
-                                   "SELECT set_config('statement_timeout', $1, true), "
-                                   "set_config('lock_timeout', $2, true), "
-                                   "set_config('client_min_messages', 'warning', true), "
-                                   "to_regclass($3)::oid::int8",
-                                   3, params, "preparing the drop", e);
-        if (!r) {
-            rc = e->code;
-            goto fail;
-        }
-        res.dropped = !PQgetisnull(r, 0, 3);
-        if (res.dropped && !oid)
-            oid = (uint32_t)strtoull(PQgetvalue(r, 0, 3), NULL, 10);
-        PQclear(r);
-    }
-    rc = pgwi_pq_run(conn, drop_sql, NULL, "dropping the table", e);
-    if (rc != PGW_OK)
-        goto fail;
-
-    /* The audit row, under its own savepoint: a missing or refusing audit
-     * table must not undo the drop. */
-    {
-        char oid_s[16], id_s[24];
-        snprintf(oid_s, sizeof oid_s, "%" PRIu32, oid);
-        snprintf(id_s, sizeof id_s, "%" PRId64, res.snapshot_id);
-        const char *params[10] = {
-            schema,
-            table,
-            oid ? oid_s : NULL,
-            o->resource,
-            reason,
-            res.dropped ? "t" : "f",
-            res.snapshot_taken ? id_s : NULL,
-            res.snapshot_taken ? NULL : res.snapshot_error,
-            res.snapshot_sqlstate[0] ? res.snapshot_sqlstate : NULL,
-            pgwi_pq_schema(o->pgw_schema),
-        };
-        pgw_error ae;
-        PGresult *r = pgwi_pq_exec(conn, audit_sql, 10, params, "writing the audit row", &ae);
-        if (r) {
-            res.audit_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-            PQclear(r);
-            rc = pgwi_pq_run(conn, "RELEASE SAVEPOINT pgwitness_audit", NULL,
-                             "keeping the audit row", e);
-        } else {
-            if (pgwi_pq_missing_relation(&ae))
-                pgwi_pq_not_installed(&ae, o->pgw_schema);
-            pgwi_copy_cut(res.audit_error, sizeof res.audit_error, ae.message);
-            rc = pgwi_pq_run(conn,
-                             "ROLLBACK TO SAVEPOINT pgwitness_audit; "
-                             "RELEASE SAVEPOINT pgwitness_audit",
-                             NULL, "undoing the failed audit row", e);
-        }
-        if (rc != PGW_OK)
-            goto fail;
-    }
+    if ((rc = prepare_drop(&res, &oid, conn, &s, old, e)) < 0 ||
+        (rc = pgwi_pq_run(conn, s.drop, NULL, "dropping the table", e)) < 0 ||
+        (rc = write_audit(&res, conn, &s, schema, table, reason, oid, o, e)) < 0)
+        goto done;
     if (own) {
-        rc = pgwi_pq_run(conn, "COMMIT", NULL, "committing the drop", e);
+        if ((rc = pgwi_pq_run(conn, "COMMIT", NULL, "committing the drop", e)) < 0)
+            goto done;
     } else {
-        const char *params[1] = {old_cmm};
+        const char *params[1] = {old[2]};
         PGresult *r = pgwi_pq_exec(conn, "SELECT set_config('client_min_messages', $1, true)", 1,
                                    params, "restoring client_min_messages", e);
-        rc = r ? PGW_OK : e->code;
+        if (!r) {
+            rc = e->code;
+            goto done;
+        }
         PQclear(r);
     }
-    if (rc != PGW_OK)
-        goto fail;
-    pgwi_free(qtable);
-    pgwi_free(audit_sql);
-    pgwi_free(drop_sql);
-    pgwi_free(lock_sql);
+    rc = PGW_OK;
     if (out)
         *out = res;
-    return PGW_OK;
 
-fail:
-    /* Our own transaction goes; the caller's is left as the failure left
-     * it (aborted when the server raised an error). */
-    if (own && PQtransactionStatus(conn) != PQTRANS_IDLE)
+done:
+    /* On failure our own transaction goes; the caller's is left as the
+     * failure left it (aborted when the server raised an error). */
+    if (rc < 0 && own && PQtransactionStatus(conn) != PQTRANS_IDLE)
         PQclear(PQexec(conn, "ROLLBACK"));
-    pgwi_free(qtable);
-    pgwi_free(audit_sql);
-    pgwi_free(drop_sql);
-    pgwi_free(lock_sql);
+    drop_sql_free(&s);
     return rc;
 }
