@@ -113,11 +113,21 @@ static int drop_sql_make(drop_sql *s, PGconn *conn, const char *schema, const ch
 static int read_settings(char old[3][64], PGconn *conn, bool own, pgw_error *e)
 {
     static const char what[] = "starting the drop";
-    int rc;
-    if (own && (rc = pgwi_pq_run(conn, "BEGIN", NULL, what, e)) < 0)
-        return rc;
+    /* BEGIN goes in the same round trip as the read (simple query
+     * protocol: pgwi_pq_run runs both and hands back the last result). */
+    const char *sql = pgwi_sql_drop_settings;
+    char *begin = NULL;
+    if (own) {
+        size_t len = strlen(pgwi_sql_drop_settings) + sizeof "BEGIN;\n";
+        if (!(begin = pgwi_malloc(len)))
+            return pgwi_enomem(e);
+        snprintf(begin, len, "BEGIN;\n%s", pgwi_sql_drop_settings);
+        sql = begin;
+    }
     PGresult *r = NULL;
-    if ((rc = pgwi_pq_run(conn, pgwi_sql_drop_settings, &r, what, e)) < 0)
+    int rc = pgwi_pq_run(conn, sql, &r, what, e);
+    pgwi_free(begin);
+    if (rc < 0)
         return rc;
     for (int i = 0; i < 3; i++)
         pgwi_copy_cut(old[i], sizeof old[i], PQgetvalue(r, 0, i));
