@@ -34,10 +34,10 @@
  * lists, the postings' back references and the runner IDs use.
  *
  * The maps (names, scopes, runner identities, the bucket map and each
- * bucket's table) use linear probing with Robin Hood ordering and
- * backward-shift deletion; the home slot of a fingerprint is
- * fp * capacity / 2^32, so capacities need not be powers of two; they grow
- * at a load of 7/8 by 1.25× (bucket tables, which hold the result IDs, by
+ * bucket's table) are rhmap.h's, instantiated twice: the multimap (mm_*)
+ * over 8-byte slots {fingerprint, 32-bit value} for all but the bucket map
+ * (bm_*), whose 16-byte slots also hold a block's address. They grow at a
+ * load of 7/8 by 1.25× (bucket tables, which hold the result IDs, by
  * 1.125×: load in [0.78, 0.875]). Lookups compare fingerprints only;
  * callers verify content (a false fingerprint match costs one extra
  * comparison or one extra decision, never a wrong verdict).
@@ -50,7 +50,36 @@
 #include <stdalign.h>
 #include <string.h>
 
-#define NONE UINT32_MAX
+/* ------------------------------------------------------------------ */
+/* the maps                                                            */
+
+/* The multimap: 8-byte slots {fingerprint, 32-bit value}. */
+typedef struct mslot {
+    uint32_t fp; /* 0: empty */
+    uint32_t val;
+} mslot;
+
+#define RH_PREFIX mm
+#define RH_SLOT mslot
+#define RH_MAP mmap
+#include "rhmap.h"
+
+struct ibhdr;
+
+/* The bucket map: 16-byte slots {fingerprint, table capacity, block}. */
+typedef struct bslot {
+    uint32_t fp;   /* 0: empty */
+    uint32_t tcap; /* the block's table capacity (its table lies below b) */
+    struct ibhdr *b;
+} bslot;
+
+#define RH_PREFIX bm
+#define RH_SLOT bslot
+#define RH_MAP bmap
+#include "rhmap.h"
+
+/* No index: the end of a list or of a map's iteration, no scope, ... */
+#define NONE RH_NONE
 #define ALIGN8(n) (((n) + 7) & ~(size_t)7)
 
 /* The helpers that only prefetch are always inlined: GCC models
@@ -85,228 +114,30 @@ PREFETCH_INLINE void prefetch_probe(const void *home)
         prefetch((const unsigned char *)home + 64);
 }
 
-/* ------------------------------------------------------------------ */
-/* Robin Hood probing                                                  */
-
-static inline uint32_t rh_home(uint32_t cap, uint32_t fp)
-{
-    return (uint32_t)(((uint64_t)fp * cap) >> 32);
-}
-
-static inline uint32_t rh_dist(uint32_t cap, uint32_t i, uint32_t fp)
-{
-    uint32_t h = rh_home(cap, fp);
-    return i >= h ? i - h : i + cap - h;
-}
-
-/* The capacity for `need` entries at load <= 7/8, growing `cap` by steps of
- * 1 + 1/div; 0 beyond 2^32 - 1 slots. */
-static uint64_t rh_grow(uint32_t cap, uint64_t need, uint32_t div)
-{
-    if (need * 8 <= (uint64_t)cap * 7)
-        return cap;
-    uint64_t c = cap < 16 ? 16 : cap + cap / div;
-    while (need * 8 > c * 7)
-        c += c / div;
-    return c > UINT32_MAX ? 0 : c;
-}
-
-/* ---- multimap of 8-byte slots {fingerprint, 32-bit value} ---- */
-
-typedef struct mslot {
-    uint32_t fp; /* 0: empty */
-    uint32_t val;
-} mslot;
-
-typedef struct mmap {
-    mslot *s;
-    uint32_t cap, n;
-} mmap;
-
-static void mm_put(mmap *m, uint32_t fp, uint32_t val)
-{
-    mslot cur = {fp, val};
-    uint32_t i = rh_home(m->cap, fp), d = 0;
-    for (;;) {
-        mslot *s = &m->s[i];
-        if (s->fp == 0) {
-            *s = cur;
-            m->n++;
-            return;
-        }
-        uint32_t sd = rh_dist(m->cap, i, s->fp);
-        if (sd < d) {
-            mslot t = *s;
-            *s = cur;
-            cur = t;
-            d = sd;
-        }
-        i = i + 1 == m->cap ? 0 : i + 1;
-        d++;
-    }
-}
-
-/* Makes room for `extra` more entries at load <= 7/8. */
-static int mm_reserve(mmap *m, size_t extra)
-{
-    uint64_t cap = rh_grow(m->cap, (uint64_t)m->n + extra, 4);
-    if (cap == m->cap)
-        return PGW_OK;
-    if (cap == 0)
-        return PGW_ELIMIT;
-    mslot *s = pgwi_calloc((size_t)cap, sizeof *s);
-    if (!s)
-        return PGW_ENOMEM;
-    mmap nm = {s, (uint32_t)cap, 0};
-    for (uint32_t i = 0; i < m->cap; i++)
-        if (m->s[i].fp)
-            mm_put(&nm, m->s[i].fp, m->s[i].val);
-    pgwi_free(m->s);
-    *m = nm;
-    return PGW_OK;
-}
-
-/* Iteration over the entries with fingerprint fp:
- *   for (uint32_t i = mm_first(m, fp); i != NONE; i = mm_next(m, fp, i))
- *       use m->s[i].val */
-static inline uint32_t mm_scan(const mmap *m, uint32_t fp, uint32_t i, uint32_t d)
-{
-    for (;;) {
-        const mslot *s = &m->s[i];
-        if (s->fp == 0 || rh_dist(m->cap, i, s->fp) < d)
-            return NONE;
-        if (s->fp == fp)
-            return i;
-        i = i + 1 == m->cap ? 0 : i + 1;
-        d++;
-    }
-}
-
-static inline uint32_t mm_first(const mmap *m, uint32_t fp)
-{
-    if (m->n == 0)
-        return NONE;
-    return mm_scan(m, fp, rh_home(m->cap, fp), 0);
-}
-
-static inline uint32_t mm_next(const mmap *m, uint32_t fp, uint32_t i)
-{
-    uint32_t d = rh_dist(m->cap, i, fp) + 1;
-    i = i + 1 == m->cap ? 0 : i + 1;
-    return mm_scan(m, fp, i, d);
-}
-
-/* Points the entry {fp, from} at value `to` instead. */
-static void mm_retarget(mmap *m, uint32_t fp, uint32_t from, uint32_t to)
-{
-    for (uint32_t i = mm_first(m, fp); i != NONE; i = mm_next(m, fp, i))
-        if (m->s[i].val == from) {
-            m->s[i].val = to;
-            return;
-        }
-}
-
-static bool mm_del(mmap *m, uint32_t fp, uint32_t val)
+/* The slot of multimap entry {fp, val}, or NONE. */
+static uint32_t mm_find(const mmap *m, uint32_t fp, uint32_t val)
 {
     uint32_t i;
     for (i = mm_first(m, fp); i != NONE; i = mm_next(m, fp, i))
         if (m->s[i].val == val)
             break;
-    if (i == NONE)
-        return false;
-    for (;;) {
-        uint32_t j = i + 1 == m->cap ? 0 : i + 1;
-        if (m->s[j].fp == 0 || rh_dist(m->cap, j, m->s[j].fp) == 0)
-            break;
-        m->s[i] = m->s[j];
-        i = j;
-    }
-    m->s[i].fp = 0;
-    m->n--;
-    return true;
+    return i;
 }
 
-/* ---- the bucket map: 16-byte slots {fingerprint, table capacity, block} ---- */
-
-struct ibhdr;
-
-typedef struct bslot {
-    uint32_t fp;   /* 0: empty */
-    uint32_t tcap; /* the block's table capacity (its table lies below b) */
-    struct ibhdr *b;
-} bslot;
-
-typedef struct bmap {
-    bslot *s;
-    uint32_t cap, n;
-} bmap;
-
-static void bm_put(bmap *m, bslot cur)
+/* Points the entry {fp, from} at value `to` instead. */
+static void mm_retarget(mmap *m, uint32_t fp, uint32_t from, uint32_t to)
 {
-    uint32_t i = rh_home(m->cap, cur.fp), d = 0;
-    for (;;) {
-        bslot *s = &m->s[i];
-        if (s->fp == 0) {
-            *s = cur;
-            m->n++;
-            return;
-        }
-        uint32_t sd = rh_dist(m->cap, i, s->fp);
-        if (sd < d) {
-            bslot t = *s;
-            *s = cur;
-            cur = t;
-            d = sd;
-        }
-        i = i + 1 == m->cap ? 0 : i + 1;
-        d++;
-    }
+    uint32_t i = mm_find(m, fp, from);
+    if (i != NONE)
+        m->s[i].val = to;
 }
 
-static int bm_reserve(bmap *m, size_t extra)
+/* Removes the entry {fp, val}, if there is one. */
+static void mm_del(mmap *m, uint32_t fp, uint32_t val)
 {
-    uint64_t cap = rh_grow(m->cap, (uint64_t)m->n + extra, 4);
-    if (cap == m->cap)
-        return PGW_OK;
-    if (cap == 0)
-        return PGW_ELIMIT;
-    bslot *s = pgwi_calloc((size_t)cap, sizeof *s);
-    if (!s)
-        return PGW_ENOMEM;
-    bmap nm = {s, (uint32_t)cap, 0};
-    for (uint32_t i = 0; i < m->cap; i++)
-        if (m->s[i].fp)
-            bm_put(&nm, m->s[i]);
-    pgwi_free(m->s);
-    *m = nm;
-    return PGW_OK;
-}
-
-static inline uint32_t bm_scan(const bmap *m, uint32_t fp, uint32_t i, uint32_t d)
-{
-    for (;;) {
-        const bslot *s = &m->s[i];
-        if (s->fp == 0 || rh_dist(m->cap, i, s->fp) < d)
-            return NONE;
-        if (s->fp == fp)
-            return i;
-        i = i + 1 == m->cap ? 0 : i + 1;
-        d++;
-    }
-}
-
-static inline uint32_t bm_first(const bmap *m, uint32_t fp)
-{
-    if (m->n == 0)
-        return NONE;
-    return bm_scan(m, fp, rh_home(m->cap, fp), 0);
-}
-
-static inline uint32_t bm_next(const bmap *m, uint32_t fp, uint32_t i)
-{
-    uint32_t d = rh_dist(m->cap, i, fp) + 1;
-    i = i + 1 == m->cap ? 0 : i + 1;
-    return bm_scan(m, fp, i, d);
+    uint32_t i = mm_find(m, fp, val);
+    if (i != NONE)
+        mm_erase(m, i);
 }
 
 /* The slot holding block b (which must be in the map). */
@@ -322,18 +153,8 @@ static uint32_t bm_slot(const bmap *m, uint32_t fp, const struct ibhdr *b)
 static void bm_del(bmap *m, uint32_t fp, const struct ibhdr *b)
 {
     uint32_t i = bm_slot(m, fp, b);
-    if (i == NONE)
-        return;
-    for (;;) {
-        uint32_t j = i + 1 == m->cap ? 0 : i + 1;
-        if (m->s[j].fp == 0 || rh_dist(m->cap, j, m->s[j].fp) == 0)
-            break;
-        m->s[i] = m->s[j];
-        i = j;
-    }
-    m->s[i].fp = 0;
-    m->s[i].b = NULL;
-    m->n--;
+    if (i != NONE)
+        bm_erase(m, i);
 }
 
 static inline uint32_t mix32(uint64_t a, uint64_t b)
@@ -585,7 +406,7 @@ static const pgwi_str *name_get(pgw_index *x, const pgwi_str *s)
     else
         x->n_names++;
     x->names[slot] = n;
-    mm_put(&x->m_names, pgwi_fp32(n->hash), slot);
+    mm_put(&x->m_names, (mslot){pgwi_fp32(n->hash), slot});
     return n;
 }
 
@@ -600,7 +421,7 @@ static void name_put(pgw_index *x, const pgwi_str *s)
     for (uint32_t i = mm_first(&x->m_names, fp); i != NONE; i = mm_next(&x->m_names, fp, i)) {
         uint32_t slot = x->m_names.s[i].val;
         if (x->names[slot] == n) {
-            mm_del(&x->m_names, fp, slot);
+            mm_erase(&x->m_names, i);
             x->names[slot] = (pgwi_str *)(uintptr_t)x->free_name;
             x->free_name = slot;
             break;
@@ -674,7 +495,7 @@ static int scope_get(uint32_t *out, pgw_index *x, const pgwi_scope *s)
     else
         x->n_sc++;
     x->sc[k] = sc;
-    mm_put(&x->m_scopes, pgwi_fp32(h), k);
+    mm_put(&x->m_scopes, (mslot){pgwi_fp32(h), k});
     x->live_scopes++;
     *out = k;
     return PGW_OK;
@@ -750,10 +571,7 @@ static int bucket_grow(pgw_index *x, ibhdr *b, uint32_t tcap, uint32_t capg, uin
     if (b->n)
         memcpy(BK_POSTS(nb), BK_POSTS(b), b->n * sizeof(ipent));
     mmap t = bk_tab(nb);
-    const mslot *old = BK_TAB(b);
-    for (uint32_t i = 0; i < b->tcap; i++)
-        if (old[i].fp)
-            mm_put(&t, old[i].fp, old[i].val);
+    mm_put_all(&t, BK_TAB(b), b->tcap);
     nb->tn = t.n;
     uint32_t fp = bucket_fp(b->shash, b->schema, b->table);
     bslot *s = &x->m_buckets.s[bm_slot(&x->m_buckets, fp, b)];
@@ -1323,7 +1141,7 @@ static void post_values(ibhdr *b, uint32_t bk, uint32_t pos, bool put)
         mmap t = bk_tab(b);
         for (uint32_t v = 0; f && v < f->n_vals; v++) {
             if (put)
-                mm_put(&t, vkey(p->group, f->vals[v]), pos | VBIT);
+                mm_put(&t, (mslot){vkey(p->group, f->vals[v]), pos | VBIT});
             else
                 mm_del(&t, vkey(p->group, f->vals[v]), pos | VBIT);
         }
@@ -1426,7 +1244,7 @@ static void idpost_put(pgw_index *x, irunner *r)
     ibhdr *b = BUCKET(x, RN_POST(r)[0].bucket);
     mmap t = bk_tab(b);
     for (uint32_t i = 0; i < r->n_rids; i++)
-        mm_put(&t, idkey(RN_RIDS(r)[i]), RN_POST(r)[0].pos);
+        mm_put(&t, (mslot){idkey(RN_RIDS(r)[i]), RN_POST(r)[0].pos});
     b->tn = t.n;
 }
 
@@ -1446,7 +1264,7 @@ static void post_add(pgw_index *x, irunner *r)
         group_join(b, r, i);
     }
     idpost_put(x, r);
-    mm_put(&x->m_ident, runner_ident(x, r), r->self);
+    mm_put(&x->m_ident, (mslot){runner_ident(x, r), r->self});
 }
 
 static void idpost_del(pgw_index *x, irunner *r)
@@ -2468,3 +2286,4 @@ uint64_t pgw_index_reason_count(const pgw_index *x, pgw_reason reason)
         return 0;
     return x->by_reason[reason];
 }
+
