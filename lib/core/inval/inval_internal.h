@@ -1,7 +1,7 @@
 /*
  * lib/core/inval/inval_internal.h — the invalidation model's internal
  * representation, shared by inval.c (builders), decide.c (the rules),
- * inval_json.c and payload.c (codecs) and index.c (the reverse index).
+ * inval_json.c and payload.c (codecs) and index_*.c (the reverse index).
  *
  * Names and values are pgwi_str: bytes with their XXH3-64 hash, compared by
  * hash, length and bytes (exact). The decision core works on a pgwi_dview
