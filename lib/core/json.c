@@ -131,7 +131,8 @@ int pgwi_json_dump(char **out, size_t *out_len, const json_t *v, bool pretty, pg
     flags |= pretty ? JSON_INDENT(2) : JSON_COMPACT;
     unsigned long failures = pgwi_alloc_failures();
     dumpbuf d = {NULL, 0, 0, false};
-    if (json_dump_callback(v, dump_cb, &d, flags) < 0 || d.failed || !d.p || pgwi_alloc_failures() != failures) {
+    if (json_dump_callback(v, dump_cb, &d, flags) < 0 || d.failed || !d.p ||
+        pgwi_alloc_failures() != failures) {
         pgwi_free(d.p);
         return pgwi_enomem(err);
     }
