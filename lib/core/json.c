@@ -131,8 +131,8 @@ int pgwi_json_dump(char **out, size_t *out_len, const json_t *v, bool pretty, pg
     flags |= pretty ? JSON_INDENT(2) : JSON_COMPACT;
     unsigned long failures = pgwi_alloc_failures();
     dumpbuf d = {NULL, 0, 0, false};
-    int rc = json_dump_callback(v, dump_cb, &d, flags);
-    if (rc != 0 || d.failed || !d.p || pgwi_alloc_failures() != failures) {
+    if (json_dump_callback(v, dump_cb, &d, flags) < 0 || d.failed || !d.p ||
+        pgwi_alloc_failures() != failures) {
         pgwi_free(d.p);
         return pgwi_enomem(err);
     }
@@ -181,23 +181,29 @@ int pgwi_json_array(const json_t *v, const char *path, pgw_error *err)
     return PGW_OK;
 }
 
+static int unknown_key(const char *path, const char *key, pgw_error *err)
+{
+    char p[PGWI_JPATH_SIZE];
+    pgwi_jpath_key(p, path, key);
+    return pgwi_error_at(err, PGW_EPARSE, p, "%s: unknown key \"%.80s\"", path, key);
+}
+
+static bool in_list(const char *const *list, const char *s)
+{
+    for (; *list; list++)
+        if (strcmp(*list, s) == 0)
+            return true;
+    return false;
+}
+
 int pgwi_json_only_keys(const json_t *obj, const char *path, const char *const *allowed,
                         pgw_error *err)
 {
     const char *key;
     json_t *val;
     json_object_foreach((json_t *)obj, key, val) {
-        bool ok = false;
-        for (const char *const *a = allowed; *a; a++)
-            if (strcmp(*a, key) == 0) {
-                ok = true;
-                break;
-            }
-        if (!ok) {
-            char p[PGWI_JPATH_SIZE];
-            pgwi_jpath_key(p, path, key);
-            return pgwi_error_at(err, PGW_EPARSE, p, "%s: unknown key \"%.80s\"", path, key);
-        }
+        if (!in_list(allowed, key))
+            return unknown_key(path, key, err);
     }
     return PGW_OK;
 }
@@ -270,16 +276,121 @@ int pgwi_json_number(double *out, const json_t *v, double min, double max, const
     return PGW_OK;
 }
 
+/* Matches s against names; the error lists them as "a, b or c". */
+static int match_name(int *out, const char *s, const char *const *names, const char *path,
+                      pgw_error *err)
+{
+    for (int i = 0; names[i]; i++)
+        if (strcmp(names[i], s) == 0) {
+            *out = i;
+            return PGW_OK;
+        }
+    char list[128] = "";
+    size_t len = 0;
+    for (int i = 0; names[i] && len < sizeof list; i++) {
+        const char *sep = i == 0 ? "" : names[i + 1] ? ", " : " or ";
+        int n = snprintf(list + len, sizeof list - len, "%s%s", sep, names[i]);
+        len += n > 0 ? (size_t)n : 0;
+    }
+    return pgwi_error_at(err, PGW_EPARSE, path, "%s: \"%.40s\" is not %s", path, s, list);
+}
+
+int pgwi_json_enum(int *out, const json_t *v, const char *const *names, const char *path,
+                   pgw_error *err)
+{
+    const char *s;
+    int rc;
+    if ((rc = pgwi_json_string(&s, NULL, v, 0, path, err)) < 0)
+        return rc;
+    return match_name(out, s, names, path, err);
+}
+
+static bool is_field(const pgwi_jfield *fields, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(fields[i].key, key) == 0)
+            return true;
+    return false;
+}
+
+/* Reads the value m of row f, at path p. */
+static int read_field(const pgwi_jfield *f, const json_t *m, const char *p, pgw_error *err)
+{
+    const char *s;
+    size_t len;
+    int rc;
+    switch (f->kind) {
+    case PGWI_JSON_STRING:
+    case PGWI_JSON_ENUM:
+        if ((rc = pgwi_json_string(&s, &len, m, 0, p, err)) < 0)
+            return rc;
+        if ((f->flags & PGWI_JF_NONEMPTY) && len == 0)
+            return pgwi_error_at(err, PGW_EPARSE, p, "%s: empty string", p);
+        if (f->kind == PGWI_JSON_ENUM)
+            return match_name(f->dst, s, f->names, p, err);
+        *(const char **)f->dst = s;
+        return PGW_OK;
+    case PGWI_JSON_BOOL:
+        return pgwi_json_bool(f->dst, m, p, err);
+    case PGWI_JSON_INT:
+        return pgwi_json_int(f->dst, m, f->imin, f->imax, p, err);
+    case PGWI_JSON_NUMBER:
+        return pgwi_json_number(f->dst, m, f->dmin, f->dmax, p, err);
+    case PGWI_JSON_VALUE:
+        *(const json_t **)f->dst = m;
+        return PGW_OK;
+    }
+    return pgwi_error(err, PGW_EINVAL, "json_read_fields: row \"%s\" has no kind", f->key);
+}
+
+int pgwi_json_read_fields(const json_t *obj, const char *path, const pgwi_jfield *fields,
+                          size_t n_fields, unsigned how, pgw_error *err)
+{
+    const json_t *m;
+    int rc;
+    if (!(how & PGWI_JSON_SUBSET)) {
+        if ((rc = pgwi_json_object(obj, path, err)) < 0)
+            return rc;
+        const char *key;
+        json_t *val;
+        json_object_foreach((json_t *)obj, key, val) {
+            if (!is_field(fields, n_fields, key))
+                return unknown_key(path, key, err);
+        }
+    }
+    if (how & PGWI_JSON_KEYS_FIRST)
+        for (size_t i = 0; i < n_fields; i++)
+            if (!(fields[i].flags & PGWI_JF_OPTIONAL) &&
+                (rc = pgwi_json_member(&m, obj, fields[i].key, true, path, err)) < 0)
+                return rc;
+    for (size_t i = 0; i < n_fields; i++) {
+        const pgwi_jfield *f = &fields[i];
+        if ((rc = pgwi_json_member(&m, obj, f->key, !(f->flags & PGWI_JF_OPTIONAL), path,
+                                   err)) < 0)
+            return rc;
+        bool value = m && !(json_is_null(m) && (f->flags & PGWI_JF_NULLABLE));
+        if (value) {
+            char p[PGWI_JPATH_SIZE];
+            pgwi_jpath_key(p, path, f->key);
+            if ((rc = read_field(f, m, p, err)) < 0)
+                return rc;
+        }
+        if (f->present)
+            *f->present = value;
+    }
+    return PGW_OK;
+}
+
 int pgwi_json_set(json_t *obj, const char *key, json_t *value, pgw_error *err)
 {
-    if (!value || json_object_set_new(obj, key, value) != 0)
+    if (!value || json_object_set_new(obj, key, value) < 0)
         return pgwi_enomem(err);
     return PGW_OK;
 }
 
 int pgwi_json_append(json_t *arr, json_t *value, pgw_error *err)
 {
-    if (!value || json_array_append_new(arr, value) != 0)
+    if (!value || json_array_append_new(arr, value) < 0)
         return pgwi_enomem(err);
     return PGW_OK;
 }

@@ -72,6 +72,94 @@ int pgwi_json_int(int64_t *out, const json_t *v, int64_t min, int64_t max, const
 /* A number (integer or real) within [min, max]; NaN never appears in JSON. */
 int pgwi_json_number(double *out, const json_t *v, double min, double max, const char *path,
                      pgw_error *err);
+/* A string that is one of the NULL-terminated `names`: *out is its index.
+ * Otherwise "<path>: \"<value>\" is not a, b or c". */
+int pgwi_json_enum(int *out, const json_t *v, const char *const *names, const char *path,
+                   pgw_error *err);
+
+/* ---- Reading an object's members through a table ----
+ *
+ * Each row names a member, what it must hold and where it goes; one call
+ * reads them all, in row order, with the errors the readers above give at
+ * the member's path ("$.from.schema"). Rows are built on the stack, where
+ * they can point at locals:
+ *
+ *     const char *schema;
+ *     double score;
+ *     const pgwi_jfield f[] = {
+ *         PGWI_JF_STRING("schema", &schema, 0),
+ *         PGWI_JF_NUMBER("score", &score, 0.0, 1.0, 0),
+ *     };
+ *     if ((rc = pgwi_json_read_fields(v, path, f, PGWI_NFIELDS(f), 0, err)) < 0)
+ *         return rc;
+ */
+typedef enum pgwi_jkind {
+    PGWI_JSON_STRING, /* const char *, borrowed from the document */
+    PGWI_JSON_BOOL,   /* bool */
+    PGWI_JSON_INT,    /* int64_t within [imin, imax] */
+    PGWI_JSON_NUMBER, /* double within [dmin, dmax] */
+    PGWI_JSON_ENUM,   /* int: the index of the string in names (pgwi_json_enum) */
+    PGWI_JSON_VALUE,  /* const json_t *, borrowed, unchecked: the caller reads it */
+} pgwi_jkind;
+
+/* Row flags. A member that is absent (OPTIONAL) or null (NULLABLE) leaves
+ * the destination untouched. */
+#define PGWI_JF_OPTIONAL 0x1u /* the key may be absent */
+#define PGWI_JF_NULLABLE 0x2u /* null is accepted, as no value */
+#define PGWI_JF_NONEMPTY 0x4u /* STRING, ENUM: "" fails with "<path>: empty string" */
+
+typedef struct pgwi_jfield {
+    const char *key;
+    pgwi_jkind kind;
+    unsigned flags;           /* PGWI_JF_* */
+    void *dst;                /* of the kind's type (the PGWI_JF_ macros check it) */
+    bool *present;            /* when set: whether a value was stored */
+    int64_t imin, imax;       /* PGWI_JSON_INT */
+    double dmin, dmax;        /* PGWI_JSON_NUMBER */
+    const char *const *names; /* PGWI_JSON_ENUM */
+} pgwi_jfield;
+
+/* Row constructors; a destination of the wrong type is a compiler warning. */
+#define PGWI_JF_DST_(type, p) ((void *)(1 ? (p) : (type *)0))
+#define PGWI_JF_STRING(k, p, fl) \
+    {.key = (k), .kind = PGWI_JSON_STRING, .flags = (fl), .dst = PGWI_JF_DST_(const char *, p)}
+#define PGWI_JF_BOOL(k, p, fl) \
+    {.key = (k), .kind = PGWI_JSON_BOOL, .flags = (fl), .dst = PGWI_JF_DST_(bool, p)}
+#define PGWI_JF_INT(k, p, min, max, fl)                                                        \
+    {.key = (k), .kind = PGWI_JSON_INT, .flags = (fl), .dst = PGWI_JF_DST_(int64_t, p),        \
+     .imin = (min), .imax = (max)}
+#define PGWI_JF_NUMBER(k, p, min, max, fl)                                                     \
+    {.key = (k), .kind = PGWI_JSON_NUMBER, .flags = (fl), .dst = PGWI_JF_DST_(double, p),      \
+     .dmin = (min), .dmax = (max)}
+#define PGWI_JF_ENUM(k, p, nm, fl)                                                             \
+    {.key = (k), .kind = PGWI_JSON_ENUM, .flags = (fl), .dst = PGWI_JF_DST_(int, p),           \
+     .names = (nm)}
+#define PGWI_JF_VALUE(k, p, fl) \
+    {.key = (k), .kind = PGWI_JSON_VALUE, .flags = (fl), .dst = PGWI_JF_DST_(const json_t *, p)}
+/* A nullable number: *has says whether it held one. */
+#define PGWI_JF_INT_OR_NULL(k, p, has, min, max)                                               \
+    {.key = (k), .kind = PGWI_JSON_INT, .flags = PGWI_JF_NULLABLE,                            \
+     .dst = PGWI_JF_DST_(int64_t, p), .present = (has), .imin = (min), .imax = (max)}
+#define PGWI_JF_NUMBER_OR_NULL(k, p, has, min, max)                                            \
+    {.key = (k), .kind = PGWI_JSON_NUMBER, .flags = PGWI_JF_NULLABLE,                         \
+     .dst = PGWI_JF_DST_(double, p), .present = (has), .dmin = (min), .dmax = (max)}
+
+#define PGWI_NFIELDS(f) (sizeof(f) / sizeof((f)[0]))
+
+/* `how` flags of pgwi_json_read_fields. */
+#define PGWI_JSON_SUBSET 0x1u     /* the rows are some of obj's members: the caller has
+                                   * checked that obj is an object and its keys */
+#define PGWI_JSON_KEYS_FIRST 0x2u /* look every required key up before reading any value,
+                                   * so a missing key is reported before a wrong value */
+
+/* Reads the rows of `fields` from obj at path, in order. Unless SUBSET,
+ * obj must first be an object with no key outside the rows (the errors of
+ * pgwi_json_object and pgwi_json_only_keys). A required member that is
+ * absent fails as pgwi_json_member does; a value of the wrong kind, as the
+ * kind's reader does. On failure, rows before the failing one may have
+ * been stored. */
+int pgwi_json_read_fields(const json_t *obj, const char *path, const pgwi_jfield *fields,
+                          size_t n_fields, unsigned how, pgw_error *err);
 
 /* Builders that check allocation: they steal `value` (decref on failure)
  * and return PGW_ENOMEM when jansson fails. */

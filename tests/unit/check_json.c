@@ -157,6 +157,95 @@ START_TEST(parse_never_returns_damaged_values)
 }
 END_TEST
 
+/* Reads doc through rows and expects a parse error at path with msg. */
+static void fields_fail(const char *doc, const pgwi_jfield *f, size_t n, unsigned how,
+                        const char *path, const char *msg)
+{
+    json_t *v = parse_ok(doc);
+    pgw_error err;
+    pgw_error_clear(&err);
+    ck_assert_int_eq(pgwi_json_read_fields(v, "$.o", f, n, how, &err), PGW_EPARSE);
+    ck_assert_str_eq(err.path, path);
+    ck_assert_str_eq(err.message, msg);
+    json_decref(v);
+}
+
+START_TEST(read_fields_by_table)
+{
+    static const char *const modes[] = {"raw", "hashed", "none", NULL};
+    json_t *v = parse_ok("{\"s\": \"x\", \"b\": true, \"i\": 7, \"d\": 0.5, \"e\": \"none\", "
+                         "\"v\": [1], \"n\": null, \"z\": null}");
+    const char *s = NULL, *absent = "kept";
+    bool b = false, has_n = true, has_d = false;
+    int64_t i = 0, n = 42;
+    double d = 0;
+    int e = -1;
+    const json_t *val = NULL, *z = (const json_t *)0x1;
+    const pgwi_jfield f[] = {
+        PGWI_JF_STRING("s", &s, PGWI_JF_NONEMPTY),
+        PGWI_JF_BOOL("b", &b, 0),
+        PGWI_JF_INT("i", &i, 0, 10, 0),
+        PGWI_JF_NUMBER_OR_NULL("d", &d, &has_d, 0.0, 1.0),
+        PGWI_JF_ENUM("e", &e, modes, 0),
+        PGWI_JF_VALUE("v", &val, 0),
+        PGWI_JF_INT_OR_NULL("n", &n, &has_n, 0, 10),
+        PGWI_JF_VALUE("z", &z, 0),
+        PGWI_JF_STRING("absent", &absent, PGWI_JF_OPTIONAL),
+    };
+    pgw_error err;
+    ck_assert_int_eq(pgwi_json_read_fields(v, "$", f, PGWI_NFIELDS(f), 0, &err), PGW_OK);
+    ck_assert_str_eq(s, "x");
+    ck_assert(b);
+    ck_assert_int_eq(i, 7);
+    ck_assert(d == 0.5 && has_d);
+    ck_assert_int_eq(e, 2);
+    ck_assert_ptr_eq(val, json_object_get(v, "v"));
+    ck_assert_int_eq(n, 42); /* null leaves it, and says so */
+    ck_assert(!has_n);
+    ck_assert(json_is_null(z)); /* a VALUE row hands null over unless NULLABLE */
+    ck_assert_str_eq(absent, "kept");
+    /* SUBSET: the other keys are the caller's business. */
+    ck_assert_int_eq(pgwi_json_read_fields(v, "$", f, 2, PGWI_JSON_SUBSET, &err), PGW_OK);
+    ck_assert_int_eq(pgwi_json_read_fields(v, "$", f, 2, 0, &err), PGW_EPARSE);
+    ck_assert_str_eq(err.message, "$: unknown key \"i\"");
+    ck_assert_str_eq(err.path, "$.i");
+    json_decref(v);
+
+    /* Each failure reads as the single-value readers' one, at the member. */
+    const pgwi_jfield g[] = {
+        PGWI_JF_STRING("a", &s, PGWI_JF_NONEMPTY),
+        PGWI_JF_ENUM("m", &e, modes, 0),
+        PGWI_JF_STRING("opt", &s, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+    };
+    size_t ng = PGWI_NFIELDS(g);
+    fields_fail("[]", g, ng, 0, "$.o", "$.o: expected an object, found an array");
+    fields_fail("{\"a\": \"x\", \"m\": \"raw\", \"q\": 1}", g, ng, 0, "$.o.q",
+                "$.o: unknown key \"q\"");
+    fields_fail("{\"m\": \"raw\"}", g, ng, 0, "$.o.a", "$.o: missing key \"a\"");
+    fields_fail("{\"a\": 1, \"m\": \"raw\"}", g, ng, 0, "$.o.a",
+                "$.o.a: expected a string, found an integer");
+    fields_fail("{\"a\": \"\", \"m\": \"raw\"}", g, ng, 0, "$.o.a", "$.o.a: empty string");
+    fields_fail("{\"a\": \"x\", \"m\": \"fancy\"}", g, ng, 0, "$.o.m",
+                "$.o.m: \"fancy\" is not raw, hashed or none");
+    fields_fail("{\"a\": \"x\", \"m\": \"raw\", \"opt\": 2}", g, ng, 0, "$.o.opt",
+                "$.o.opt: expected a string, found an integer");
+    /* Row order decides which of two faults is reported; KEYS_FIRST puts
+     * every missing key first. */
+    fields_fail("{\"a\": 1}", g, ng, 0, "$.o.a", "$.o.a: expected a string, found an integer");
+    fields_fail("{\"a\": 1}", g, ng, PGWI_JSON_KEYS_FIRST, "$.o.m", "$.o: missing key \"m\"");
+
+    static const char *const two[] = {"refresh", "skip", NULL};
+    v = parse_ok("[\"skip\", \"later\", 3]");
+    ck_assert_int_eq(pgwi_json_enum(&e, json_array_get(v, 0), two, "$[0]", &err), PGW_OK);
+    ck_assert_int_eq(e, 1);
+    ck_assert_int_eq(pgwi_json_enum(&e, json_array_get(v, 1), two, "$[1]", &err), PGW_EPARSE);
+    ck_assert_str_eq(err.message, "$[1]: \"later\" is not refresh or skip");
+    ck_assert_int_eq(pgwi_json_enum(&e, json_array_get(v, 2), two, "$[2]", &err), PGW_EPARSE);
+    ck_assert_str_eq(err.message, "$[2]: expected a string, found an integer");
+    json_decref(v);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("json");
@@ -166,6 +255,7 @@ static Suite *suite(void)
     tcase_add_test(tc, canonical_dump_round_trips);
     tcase_add_test(tc, builders_report_enomem);
     tcase_add_test(tc, parse_never_returns_damaged_values);
+    tcase_add_test(tc, read_fields_by_table);
     suite_add_tcase(s, tc);
     return s;
 }

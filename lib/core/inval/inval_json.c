@@ -14,15 +14,16 @@
 /* Turns a builder's PGW_EINVAL/PGW_EEXISTS into PGW_EPARSE at path. */
 static int as_parse(int rc, const pgw_error *tmp, const char *path, pgw_error *err)
 {
-    if (rc == PGW_OK)
-        return rc;
     if (rc == PGW_ENOMEM)
         return pgwi_enomem(err);
-    const char *m = tmp->message;
-    const char *c = strstr(m, ": ");
-    if (c && (size_t)(c - m) < 32 && !memchr(m, ' ', (size_t)(c - m)))
-        m = c + 2; /* drop the builder's "fn: " prefix */
-    return pgwi_error_at(err, PGW_EPARSE, path, "%s: %s", path, m);
+    if (rc < 0) {
+        const char *m = tmp->message;
+        const char *c = strstr(m, ": ");
+        if (c && (size_t)(c - m) < 32 && !memchr(m, ' ', (size_t)(c - m)))
+            m = c + 2; /* drop the builder's "fn: " prefix */
+        return pgwi_error_at(err, PGW_EPARSE, path, "%s: %s", path, m);
+    }
+    return PGW_OK;
 }
 
 static json_t *jstr(const pgwi_str *s)
@@ -38,7 +39,7 @@ static json_t *jrid(const pgwi_rid *r)
     if (!a)
         return NULL;
     for (uint32_t k = 0; k < r->n_parts; k++)
-        if (json_array_append_new(a, json_string(r->parts[k])) != 0) {
+        if (json_array_append_new(a, json_string(r->parts[k])) < 0) {
             json_decref(a);
             return NULL;
         }
@@ -48,15 +49,14 @@ static json_t *jrid(const pgwi_rid *r)
 static int jrids(json_t **out, const pgwi_rid *r, uint32_t n, pgw_error *err)
 {
     json_t *a = json_array();
+    int rc;
     if (!a)
         return pgwi_enomem(err);
-    for (uint32_t i = 0; i < n; i++) {
-        int rc = pgwi_json_append(a, jrid(&r[i]), err);
-        if (rc != PGW_OK) {
+    for (uint32_t i = 0; i < n; i++)
+        if ((rc = pgwi_json_append(a, jrid(&r[i]), err)) < 0) {
             json_decref(a);
             return rc;
         }
-    }
     *out = a;
     return PGW_OK;
 }
@@ -64,15 +64,14 @@ static int jrids(json_t **out, const pgwi_rid *r, uint32_t n, pgw_error *err)
 static int jnames(json_t **out, const pgwi_str *const *names, uint32_t n, pgw_error *err)
 {
     json_t *a = json_array();
+    int rc;
     if (!a)
         return pgwi_enomem(err);
-    for (uint32_t i = 0; i < n; i++) {
-        int rc = pgwi_json_append(a, jstr(names[i]), err);
-        if (rc != PGW_OK) {
+    for (uint32_t i = 0; i < n; i++)
+        if ((rc = pgwi_json_append(a, jstr(names[i]), err)) < 0) {
             json_decref(a);
             return rc;
         }
-    }
     *out = a;
     return PGW_OK;
 }
@@ -80,14 +79,12 @@ static int jnames(json_t **out, const pgwi_str *const *names, uint32_t n, pgw_er
 static int jscope(json_t **out, const pgwi_scope *s, pgw_error *err)
 {
     json_t *o = json_object();
+    int rc;
     if (!o)
         return pgwi_enomem(err);
-    int rc = pgwi_json_set(o, "project", jstr(s->project), err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_set(o, "tenant", jstr(s->tenant), err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_set(o, "database", jstr(s->database), err);
-    if (rc != PGW_OK) {
+    if ((rc = pgwi_json_set(o, "project", jstr(s->project), err)) < 0 ||
+        (rc = pgwi_json_set(o, "tenant", jstr(s->tenant), err)) < 0 ||
+        (rc = pgwi_json_set(o, "database", jstr(s->database), err)) < 0) {
         json_decref(o);
         return rc;
     }
@@ -104,26 +101,16 @@ static int dump(char **out, size_t *out_len, json_t *v, pgw_error *err)
 
 int pgwi_scope_from_jobj(pgw_scope *out, const json_t *v, const char *path, pgw_error *err)
 {
-    static const char *const keys[] = {"project", "tenant", "database", NULL};
-    int rc = pgwi_json_object(v, path, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_only_keys(v, path, keys, err);
-    if (rc != PGW_OK)
+    pgw_scope s = {NULL, NULL, NULL};
+    const pgwi_jfield f[] = {
+        PGWI_JF_STRING("project", &s.project, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+        PGWI_JF_STRING("tenant", &s.tenant, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+        PGWI_JF_STRING("database", &s.database, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+    };
+    int rc;
+    if ((rc = pgwi_json_read_fields(v, path, f, PGWI_NFIELDS(f), 0, err)) < 0)
         return rc;
-    const char *vals[3] = {NULL, NULL, NULL};
-    for (int i = 0; i < 3; i++) {
-        const json_t *m;
-        char p[PGWI_JPATH_SIZE];
-        pgwi_jpath_key(p, path, keys[i]);
-        rc = pgwi_json_member(&m, v, keys[i], false, path, err);
-        if (rc == PGW_OK && m && !json_is_null(m))
-            rc = pgwi_json_string(&vals[i], NULL, m, 0, p, err);
-        if (rc != PGW_OK)
-            return rc;
-    }
-    out->project = vals[0];
-    out->tenant = vals[1];
-    out->database = vals[2];
+    *out = s;
     return PGW_OK;
 }
 
@@ -139,24 +126,20 @@ pgw_op pgwi_op_from_name(const char *s)
 static int read_names(const char ***out, size_t *n_out, const json_t *v, const char *path,
                       size_t max, pgw_error *err)
 {
-    int rc = pgwi_json_array(v, path, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_json_array(v, path, err)) < 0)
         return rc;
     size_t n = json_array_size(v);
     if (max && n > max)
         return pgwi_error_at(err, PGW_EPARSE, path, "%s: %zu entries exceed the limit of %zu",
                              path, n, max);
     const char **names = NULL;
-    if (n) {
-        names = pgwi_calloc(n, sizeof *names);
-        if (!names)
-            return pgwi_enomem(err);
-    }
+    if (n && !(names = pgwi_calloc(n, sizeof *names)))
+        return pgwi_enomem(err);
     for (size_t i = 0; i < n; i++) {
         char p[PGWI_JPATH_SIZE];
         pgwi_jpath_index(p, path, i);
-        rc = pgwi_json_string(&names[i], NULL, json_array_get(v, i), 0, p, err);
-        if (rc != PGW_OK) {
+        if ((rc = pgwi_json_string(&names[i], NULL, json_array_get(v, i), 0, p, err)) < 0) {
             pgwi_free(names);
             return rc;
         }
@@ -183,8 +166,8 @@ static void free_ids(idbuf *b)
 static int read_ids(idbuf *b, const json_t *v, const char *path, size_t max, pgw_error *err)
 {
     memset(b, 0, sizeof *b);
-    int rc = pgwi_json_array(v, path, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_json_array(v, path, err)) < 0)
         return rc;
     size_t n = json_array_size(v), total = 0;
     if (max && n > max)
@@ -229,8 +212,8 @@ static int read_ids(idbuf *b, const json_t *v, const char *path, size_t max, pgw
         for (size_t k = 0; k < json_array_size(e); k++) {
             char q[PGWI_JPATH_SIZE];
             pgwi_jpath_index(q, p, k);
-            rc = pgwi_json_string(&b->parts[used++], NULL, json_array_get(e, k), 0, q, err);
-            if (rc != PGW_OK) {
+            if ((rc = pgwi_json_string(&b->parts[used++], NULL, json_array_get(e, k), 0, q,
+                                       err)) < 0) {
                 free_ids(b);
                 return rc;
             }
@@ -241,61 +224,32 @@ static int read_ids(idbuf *b, const json_t *v, const char *path, size_t max, pgw
     return PGW_OK;
 }
 
-static int opt_bool(bool *out, const json_t *obj, const char *key, const char *path,
-                    pgw_error *err)
-{
-    const json_t *m;
-    char p[PGWI_JPATH_SIZE];
-    pgwi_jpath_key(p, path, key);
-    int rc = pgwi_json_member(&m, obj, key, false, path, err);
-    if (rc == PGW_OK && m)
-        rc = pgwi_json_bool(out, m, p, err);
-    return rc;
-}
-
 /* ------------------------------------------------------------------ */
 /* dependencies                                                        */
+
+/* The filter ops' names, from PGW_FILTER_EQ on. */
+static const char *const filter_ops[] = {"eq", "in", "opaque", NULL};
 
 static int read_filter(pgw_deps *d, size_t t, const json_t *f, const char *path,
                        pgw_error *err)
 {
-    static const char *const keys[] = {"column", "op", "values", NULL};
-    int rc = pgwi_json_object(f, path, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_only_keys(f, path, keys, err);
-    const json_t *col = NULL, *op = NULL, *vals = NULL;
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&col, f, "column", true, path, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&op, f, "op", true, path, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&vals, f, "values", false, path, err);
-    if (rc != PGW_OK)
+    const char *column;
+    int op;
+    const json_t *vals = NULL;
+    const pgwi_jfield rows[] = {
+        PGWI_JF_STRING("column", &column, 0),
+        PGWI_JF_ENUM("op", &op, filter_ops, 0),
+        PGWI_JF_VALUE("values", &vals, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+    };
+    int rc;
+    if ((rc = pgwi_json_read_fields(f, path, rows, PGWI_NFIELDS(rows), PGWI_JSON_KEYS_FIRST,
+                                    err)) < 0)
         return rc;
-    char pc[PGWI_JPATH_SIZE], po[PGWI_JPATH_SIZE], pv[PGWI_JPATH_SIZE];
-    pgwi_jpath_key(pc, path, "column");
-    pgwi_jpath_key(po, path, "op");
-    pgwi_jpath_key(pv, path, "values");
-    const char *cs, *os;
-    rc = pgwi_json_string(&cs, NULL, col, 0, pc, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_string(&os, NULL, op, 0, po, err);
-    if (rc != PGW_OK)
-        return rc;
-    pgw_filter_op fop;
-    if (strcmp(os, "eq") == 0)
-        fop = PGW_FILTER_EQ;
-    else if (strcmp(os, "in") == 0)
-        fop = PGW_FILTER_IN;
-    else if (strcmp(os, "opaque") == 0)
-        fop = PGW_FILTER_OPAQUE;
-    else
-        return pgwi_error_at(err, PGW_EPARSE, po,
-                             "%s: \"%.40s\" is not eq, in or opaque", po, os);
     const char **names = NULL;
     size_t n = 0;
-    bool have = vals && !json_is_null(vals);
-    if (have) {
+    if (vals) {
+        char pv[PGWI_JPATH_SIZE];
+        pgwi_jpath_key(pv, path, "values");
         /* values may not hold null: check before the generic reader. */
         if (json_is_array(vals))
             for (size_t i = 0; i < json_array_size(vals); i++)
@@ -307,141 +261,108 @@ static int read_filter(pgw_deps *d, size_t t, const json_t *f, const char *path,
                                          "declare IS NULL as opaque)",
                                          p);
                 }
-        rc = read_names(&names, &n, vals, pv, 0, err);
-        if (rc != PGW_OK)
+        if ((rc = read_names(&names, &n, vals, pv, 0, err)) < 0)
             return rc;
     }
     pgw_error tmp;
-    rc = pgw_deps_add_filter(d, t, cs, fop, have ? (names ? names : (const char **)&cs) : NULL,
-                             n, &tmp);
+    rc = pgw_deps_add_filter(d, t, column, (pgw_filter_op)(PGW_FILTER_EQ + op),
+                             vals ? (names ? names : &column) : NULL, n, &tmp);
     pgwi_free(names);
     return as_parse(rc, &tmp, path, err);
 }
 
-static int read_window(int64_t *out, const json_t *tobj, const char *key, int64_t none,
-                       const char *path, pgw_error *err)
+/* A window bound of a table at path: m is its value, NULL for none. */
+static int read_window(int64_t *out, const json_t *m, int64_t none, const char *path,
+                       const char *key, pgw_error *err)
 {
-    const json_t *m;
     char p[PGWI_JPATH_SIZE];
-    pgwi_jpath_key(p, path, key);
     *out = none;
-    int rc = pgwi_json_member(&m, tobj, key, false, path, err);
-    if (rc == PGW_OK && m && !json_is_null(m))
-        rc = pgwi_json_int(out, m, 0, INT64_MAX, p, err);
-    return rc;
+    if (!m)
+        return PGW_OK;
+    pgwi_jpath_key(p, path, key);
+    return pgwi_json_int(out, m, 0, INT64_MAX, p, err);
 }
 
 static int read_table(pgw_deps *d, const json_t *to, const char *path, pgw_error *err)
 {
-    static const char *const keys[] = {"schema", "table",  "columns", "filters",
-                                       "order_by", "limit", "offset", NULL};
-    int rc = pgwi_json_object(to, path, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_only_keys(to, path, keys, err);
-    const json_t *sm = NULL, *tm = NULL, *cm = NULL, *fm = NULL, *om = NULL;
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&sm, to, "schema", true, path, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&tm, to, "table", true, path, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&cm, to, "columns", false, path, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&fm, to, "filters", false, path, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&om, to, "order_by", false, path, err);
-    if (rc != PGW_OK)
-        return rc;
-    char p[PGWI_JPATH_SIZE];
     const char *schema, *table;
-    pgwi_jpath_key(p, path, "schema");
-    rc = pgwi_json_string(&schema, NULL, sm, 0, p, err);
-    pgwi_jpath_key(p, path, "table");
-    if (rc == PGW_OK)
-        rc = pgwi_json_string(&table, NULL, tm, 0, p, err);
-    if (rc != PGW_OK)
-        return rc;
+    const json_t *cm = NULL, *fm = NULL, *om = NULL, *lm = NULL, *offm = NULL;
+    const pgwi_jfield f[] = {
+        PGWI_JF_STRING("schema", &schema, 0),
+        PGWI_JF_STRING("table", &table, 0),
+        PGWI_JF_VALUE("columns", &cm, PGWI_JF_OPTIONAL),
+        PGWI_JF_VALUE("filters", &fm, PGWI_JF_OPTIONAL),
+        PGWI_JF_VALUE("order_by", &om, PGWI_JF_OPTIONAL),
+        PGWI_JF_VALUE("limit", &lm, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+        PGWI_JF_VALUE("offset", &offm, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+    };
     pgw_error tmp;
-    size_t t;
-    rc = as_parse(pgw_deps_add_table(&t, d, schema, table, &tmp), &tmp, path, err);
-    if (rc != PGW_OK)
+    char p[PGWI_JPATH_SIZE];
+    const char **names;
+    size_t t, n;
+    int rc;
+    if ((rc = pgwi_json_read_fields(to, path, f, PGWI_NFIELDS(f), PGWI_JSON_KEYS_FIRST,
+                                    err)) < 0 ||
+        (rc = as_parse(pgw_deps_add_table(&t, d, schema, table, &tmp), &tmp, path, err)) < 0)
         return rc;
     pgwi_jpath_key(p, path, "columns");
     if (cm && !(json_is_string(cm) && strcmp(json_string_value(cm), "*") == 0)) {
         if (json_is_string(cm))
             return pgwi_error_at(err, PGW_EPARSE, p,
                                  "%s: expected \"*\" or an array of column names", p);
-        const char **names;
-        size_t n;
-        rc = read_names(&names, &n, cm, p, 0, err);
-        if (rc != PGW_OK)
+        if ((rc = read_names(&names, &n, cm, p, 0, err)) < 0)
             return rc;
         rc = pgw_deps_set_columns(d, t, names ? names : &schema, n, &tmp);
         pgwi_free(names);
-        rc = as_parse(rc, &tmp, p, err);
-        if (rc != PGW_OK)
+        if ((rc = as_parse(rc, &tmp, p, err)) < 0)
             return rc;
     }
     if (fm) {
         pgwi_jpath_key(p, path, "filters");
-        rc = pgwi_json_array(fm, p, err);
-        for (size_t i = 0; rc == PGW_OK && i < json_array_size(fm); i++) {
+        if ((rc = pgwi_json_array(fm, p, err)) < 0)
+            return rc;
+        for (size_t i = 0; i < json_array_size(fm); i++) {
             char q[PGWI_JPATH_SIZE];
             pgwi_jpath_index(q, p, i);
-            rc = read_filter(d, t, json_array_get(fm, i), q, err);
+            if ((rc = read_filter(d, t, json_array_get(fm, i), q, err)) < 0)
+                return rc;
         }
-        if (rc != PGW_OK)
-            return rc;
     }
     if (om) {
         pgwi_jpath_key(p, path, "order_by");
-        const char **names;
-        size_t n;
-        rc = read_names(&names, &n, om, p, 0, err);
-        if (rc != PGW_OK)
+        if ((rc = read_names(&names, &n, om, p, 0, err)) < 0)
             return rc;
         rc = as_parse(pgw_deps_set_order_by(d, t, names, n, &tmp), &tmp, p, err);
         pgwi_free(names);
-        if (rc != PGW_OK)
+        if (rc < 0)
             return rc;
     }
     int64_t limit, offset;
-    rc = read_window(&limit, to, "limit", -1, path, err);
-    if (rc == PGW_OK)
-        rc = read_window(&offset, to, "offset", 0, path, err);
-    if (rc == PGW_OK)
-        rc = as_parse(pgw_deps_set_window(d, t, limit, offset, &tmp), &tmp, path, err);
-    return rc;
+    if ((rc = read_window(&limit, lm, -1, path, "limit", err)) < 0 ||
+        (rc = read_window(&offset, offm, 0, path, "offset", err)) < 0)
+        return rc;
+    return as_parse(pgw_deps_set_window(d, t, limit, offset, &tmp), &tmp, path, err);
 }
 
 static int deps_from_jobj(pgw_deps **out, const json_t *v, pgw_error *err)
 {
-    static const char *const keys[] = {"scope", "query", "tables", "result_ids", "undeclared",
-                                       NULL};
-    int rc = pgwi_json_object(v, "$", err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_only_keys(v, "$", keys, err);
-    const json_t *sm = NULL, *qm = NULL, *tm = NULL, *rm = NULL, *um = NULL;
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&sm, v, "scope", true, "$", err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&qm, v, "query", true, "$", err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&tm, v, "tables", false, "$", err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&rm, v, "result_ids", false, "$", err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&um, v, "undeclared", false, "$", err);
-    if (rc != PGW_OK)
-        return rc;
+    const json_t *sm, *qm, *tm = NULL, *rm = NULL, *um = NULL;
+    const pgwi_jfield f[] = {
+        PGWI_JF_VALUE("scope", &sm, 0),
+        PGWI_JF_VALUE("query", &qm, 0),
+        PGWI_JF_VALUE("tables", &tm, PGWI_JF_OPTIONAL),
+        PGWI_JF_VALUE("result_ids", &rm, PGWI_JF_OPTIONAL),
+        PGWI_JF_VALUE("undeclared", &um, PGWI_JF_OPTIONAL),
+    };
     pgw_scope scope;
     const char *query;
     bool undeclared = false;
-    rc = pgwi_scope_from_jobj(&scope, sm, "$.scope", err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_string(&query, NULL, qm, 0, "$.query", err);
-    if (rc == PGW_OK && um)
-        rc = pgwi_json_bool(&undeclared, um, "$.undeclared", err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_json_read_fields(v, "$", f, PGWI_NFIELDS(f), 0, err)) < 0 ||
+        (rc = pgwi_scope_from_jobj(&scope, sm, "$.scope", err)) < 0 ||
+        (rc = pgwi_json_string(&query, NULL, qm, 0, "$.query", err)) < 0)
+        return rc;
+    if (um && (rc = pgwi_json_bool(&undeclared, um, "$.undeclared", err)) < 0)
         return rc;
     if (undeclared && tm)
         return pgwi_error_at(err, PGW_EPARSE, "$.tables",
@@ -453,8 +374,7 @@ static int deps_from_jobj(pgw_deps **out, const json_t *v, pgw_error *err)
         return pgwi_error_at(err, PGW_EPARSE, "$.tables",
                              "$: missing key \"tables\" (or \"undeclared\": true)");
     if (tm) {
-        rc = pgwi_json_array(tm, "$.tables", err);
-        if (rc != PGW_OK)
+        if ((rc = pgwi_json_array(tm, "$.tables", err)) < 0)
             return rc;
         if (json_array_size(tm) == 0)
             return pgwi_error_at(err, PGW_EPARSE, "$.tables",
@@ -463,27 +383,28 @@ static int deps_from_jobj(pgw_deps **out, const json_t *v, pgw_error *err)
     }
     pgw_deps *d = NULL;
     pgw_error tmp;
-    rc = as_parse(pgw_deps_new(&d, &scope, query, &tmp), &tmp, "$", err);
-    for (size_t i = 0; rc == PGW_OK && tm && i < json_array_size(tm); i++) {
+    if ((rc = as_parse(pgw_deps_new(&d, &scope, query, &tmp), &tmp, "$", err)) < 0)
+        goto fail;
+    for (size_t i = 0; tm && i < json_array_size(tm); i++) {
         char p[PGWI_JPATH_SIZE];
         pgwi_jpath_index(p, "$.tables", i);
-        rc = read_table(d, json_array_get(tm, i), p, err);
+        if ((rc = read_table(d, json_array_get(tm, i), p, err)) < 0)
+            goto fail;
     }
-    if (rc == PGW_OK && rm && !json_is_null(rm)) {
+    if (rm && !json_is_null(rm)) {
         idbuf b;
-        rc = read_ids(&b, rm, "$.result_ids", 0, err);
-        if (rc == PGW_OK) {
-            rc = as_parse(pgw_deps_set_result_ids(d, b.ids, b.n, &tmp), &tmp, "$.result_ids",
-                          err);
-            free_ids(&b);
-        }
-    }
-    if (rc != PGW_OK) {
-        pgw_deps_free(d);
-        return rc;
+        if ((rc = read_ids(&b, rm, "$.result_ids", 0, err)) < 0)
+            goto fail;
+        rc = as_parse(pgw_deps_set_result_ids(d, b.ids, b.n, &tmp), &tmp, "$.result_ids", err);
+        free_ids(&b);
+        if (rc < 0)
+            goto fail;
     }
     *out = d;
     return PGW_OK;
+fail:
+    pgw_deps_free(d);
+    return rc;
 }
 
 int pgw_deps_from_json(pgw_deps **out, const char *json, size_t len, pgw_error *err)
@@ -491,109 +412,94 @@ int pgw_deps_from_json(pgw_deps **out, const char *json, size_t len, pgw_error *
     if (!out || !json)
         return pgwi_error(err, PGW_EINVAL, "deps_from_json: %s is NULL", out ? "json" : "out");
     json_t *v;
-    int rc = pgwi_json_parse(&v, json, len, PGW_INVAL_JSON_MAX_BYTES, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_json_parse(&v, json, len, PGW_INVAL_JSON_MAX_BYTES, err)) < 0)
         return rc;
     rc = deps_from_jobj(out, v, err);
     json_decref(v);
     return rc;
 }
 
-static const char *op_names[] = {NULL, "eq", "in", "opaque"};
-
 static int jtable(json_t **out, const pgwi_tdep *t, pgw_error *err)
 {
-    json_t *o = json_object();
+    json_t *o = json_object(), *a, *fs;
+    int rc;
     if (!o)
         return pgwi_enomem(err);
-    int rc = pgwi_json_set(o, "schema", jstr(t->schema), err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_set(o, "table", jstr(t->table), err);
-    json_t *a = NULL;
-    if (rc == PGW_OK) {
-        if (t->all_cols)
-            rc = pgwi_json_set(o, "columns", json_string("*"), err);
-        else if ((rc = jnames(&a, t->cols, t->n_cols, err)) == PGW_OK)
-            rc = pgwi_json_set(o, "columns", a, err);
-    }
-    json_t *fs = rc == PGW_OK ? json_array() : NULL;
-    if (rc == PGW_OK && !fs)
-        rc = pgwi_enomem(err);
-    for (uint32_t i = 0; rc == PGW_OK && i < t->n_filters; i++) {
+    if ((rc = pgwi_json_set(o, "schema", jstr(t->schema), err)) < 0 ||
+        (rc = pgwi_json_set(o, "table", jstr(t->table), err)) < 0)
+        goto fail;
+    if (t->all_cols)
+        a = json_string("*");
+    else if ((rc = jnames(&a, t->cols, t->n_cols, err)) < 0)
+        goto fail;
+    if ((rc = pgwi_json_set(o, "columns", a, err)) < 0)
+        goto fail;
+    fs = json_array();
+    if ((rc = pgwi_json_set(o, "filters", fs, err)) < 0)
+        goto fail;
+    for (uint32_t i = 0; i < t->n_filters; i++) {
         const pgwi_filter *f = &t->filters[i];
         json_t *fo = json_object();
-        if (!fo) {
-            rc = pgwi_enomem(err);
-            break;
-        }
-        rc = pgwi_json_append(fs, fo, err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_set(fo, "column", jstr(f->col), err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_set(fo, "op", json_string(op_names[f->op]), err);
-        if (rc == PGW_OK && f->op != PGW_FILTER_OPAQUE) {
-            json_t *vs = json_null();
-            if (f->vals_known)
-                rc = jnames(&vs, f->vals, f->n_vals, err);
-            if (rc == PGW_OK)
-                rc = pgwi_json_set(fo, "values", vs, err);
-        }
+        if ((rc = pgwi_json_append(fs, fo, err)) < 0 ||
+            (rc = pgwi_json_set(fo, "column", jstr(f->col), err)) < 0 ||
+            (rc = pgwi_json_set(fo, "op", json_string(filter_ops[f->op - PGW_FILTER_EQ]),
+                                err)) < 0)
+            goto fail;
+        if (f->op == PGW_FILTER_OPAQUE)
+            continue;
+        a = json_null();
+        if (f->vals_known && (rc = jnames(&a, f->vals, f->n_vals, err)) < 0)
+            goto fail;
+        if ((rc = pgwi_json_set(fo, "values", a, err)) < 0)
+            goto fail;
     }
-    if (fs) {
-        if (rc == PGW_OK)
-            rc = pgwi_json_set(o, "filters", fs, err);
-        else
-            json_decref(fs);
-    }
-    if (rc == PGW_OK && (rc = jnames(&a, t->sort, t->n_sort, err)) == PGW_OK)
-        rc = pgwi_json_set(o, "order_by", a, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_set(o, "limit", t->limit >= 0 ? json_integer(t->limit) : json_null(),
-                           err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_set(o, "offset", json_integer(t->offset), err);
-    if (rc != PGW_OK) {
-        json_decref(o);
-        return rc;
-    }
+    if ((rc = jnames(&a, t->sort, t->n_sort, err)) < 0 ||
+        (rc = pgwi_json_set(o, "order_by", a, err)) < 0 ||
+        (rc = pgwi_json_set(o, "limit", t->limit >= 0 ? json_integer(t->limit) : json_null(),
+                            err)) < 0 ||
+        (rc = pgwi_json_set(o, "offset", json_integer(t->offset), err)) < 0)
+        goto fail;
     *out = o;
     return PGW_OK;
+fail:
+    json_decref(o);
+    return rc;
 }
 
 int pgw_deps_to_json(char **out, size_t *out_len, const pgw_deps *d, pgw_error *err)
 {
     if (!out || !d)
         return pgwi_error(err, PGW_EINVAL, "deps_to_json: %s is NULL", out ? "deps" : "out");
-    json_t *o = json_object(), *s = NULL;
+    json_t *o = json_object(), *a, *ts;
+    int rc;
     if (!o)
         return pgwi_enomem(err);
-    int rc = jscope(&s, &d->scope, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_set(o, "scope", s, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_set(o, "query", jstr(d->query), err);
-    if (rc == PGW_OK && d->n_tables == 0)
-        rc = pgwi_json_set(o, "undeclared", json_true(), err);
-    if (rc == PGW_OK && d->n_tables) {
-        json_t *ts = json_array();
-        rc = pgwi_json_set(o, "tables", ts, err);
-        for (uint32_t i = 0; rc == PGW_OK && i < d->n_tables; i++) {
-            json_t *t = NULL;
-            rc = jtable(&t, &d->tables[i], err);
-            if (rc == PGW_OK)
-                rc = pgwi_json_append(ts, t, err);
-        }
-        json_t *r = json_null();
-        if (rc == PGW_OK && d->rids_known)
-            rc = jrids(&r, d->rids, d->n_rids, err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_set(o, "result_ids", r, err);
+    if ((rc = jscope(&a, &d->scope, err)) < 0 ||
+        (rc = pgwi_json_set(o, "scope", a, err)) < 0 ||
+        (rc = pgwi_json_set(o, "query", jstr(d->query), err)) < 0)
+        goto fail;
+    if (d->n_tables == 0) {
+        if ((rc = pgwi_json_set(o, "undeclared", json_true(), err)) < 0)
+            goto fail;
+        return dump(out, out_len, o, err);
     }
-    if (rc != PGW_OK) {
-        json_decref(o);
-        return rc;
-    }
+    ts = json_array();
+    if ((rc = pgwi_json_set(o, "tables", ts, err)) < 0)
+        goto fail;
+    for (uint32_t i = 0; i < d->n_tables; i++)
+        if ((rc = jtable(&a, &d->tables[i], err)) < 0 ||
+            (rc = pgwi_json_append(ts, a, err)) < 0)
+            goto fail;
+    a = json_null();
+    if (d->rids_known && (rc = jrids(&a, d->rids, d->n_rids, err)) < 0)
+        goto fail;
+    if ((rc = pgwi_json_set(o, "result_ids", a, err)) < 0)
+        goto fail;
     return dump(out, out_len, o, err);
+fail:
+    json_decref(o);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -602,8 +508,8 @@ int pgw_deps_to_json(char **out, size_t *out_len, const pgw_deps *d, pgw_error *
 static int read_rows(pgw_write *w, const json_t *arr, pgw_side side, const char *path,
                      pgw_error *err)
 {
-    int rc = pgwi_json_array(arr, path, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_json_array(arr, path, err)) < 0)
         return rc;
     if (!w->ids_known)
         return pgwi_error_at(err, PGW_EPARSE, path, "%s: rows need \"ids\"", path);
@@ -621,13 +527,11 @@ static int read_rows(pgw_write *w, const json_t *arr, pgw_side side, const char 
         char p[PGWI_JPATH_SIZE];
         pgwi_jpath_index(p, path, i);
         if (json_is_null(row)) {
-            rc = as_parse(pgw_write_set_row_absent(w, i, side, &tmp), &tmp, p, err);
-            if (rc != PGW_OK)
+            if ((rc = as_parse(pgw_write_set_row_absent(w, i, side, &tmp), &tmp, p, err)) < 0)
                 return rc;
             continue;
         }
-        rc = pgwi_json_object(row, p, err);
-        if (rc != PGW_OK)
+        if ((rc = pgwi_json_object(row, p, err)) < 0)
             return rc;
         const char *key;
         json_t *val;
@@ -635,13 +539,9 @@ static int read_rows(pgw_write *w, const json_t *arr, pgw_side side, const char 
             char q[PGWI_JPATH_SIZE];
             pgwi_jpath_key(q, p, key);
             const char *s = NULL;
-            if (!json_is_null(val)) {
-                rc = pgwi_json_string(&s, NULL, val, 0, q, err);
-                if (rc != PGW_OK)
-                    return rc;
-            }
-            rc = as_parse(pgw_write_set_value(w, i, side, key, s, &tmp), &tmp, q, err);
-            if (rc != PGW_OK)
+            if (!json_is_null(val) && (rc = pgwi_json_string(&s, NULL, val, 0, q, err)) < 0)
+                return rc;
+            if ((rc = as_parse(pgw_write_set_value(w, i, side, key, s, &tmp), &tmp, q, err)) < 0)
                 return rc;
         }
     }
@@ -658,28 +558,23 @@ int pgwi_write_from_jobj(pgw_write **out, const json_t *obj, const pgwi_wdec *ho
     static const char *const keys_payload[] = {
         "version", "schema", "table", "op", "ids", "ids_truncated", "columns",
         "columns_truncated", "old", "new", "pk_changed", NULL};
-    int rc = pgwi_json_object(obj, "$", err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_only_keys(obj, "$", how->payload ? keys_payload : keys_json, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_json_object(obj, "$", err)) < 0 ||
+        (rc = pgwi_json_only_keys(obj, "$", how->payload ? keys_payload : keys_json, err)) < 0)
         return rc;
     pgw_scope scope;
     if (how->scope) {
         scope = *how->scope;
     } else {
         const json_t *sm;
-        rc = pgwi_json_member(&sm, obj, "scope", true, "$", err);
-        if (rc == PGW_OK)
-            rc = pgwi_scope_from_jobj(&scope, sm, "$.scope", err);
-        if (rc != PGW_OK)
+        if ((rc = pgwi_json_member(&sm, obj, "scope", true, "$", err)) < 0 ||
+            (rc = pgwi_scope_from_jobj(&scope, sm, "$.scope", err)) < 0)
             return rc;
     }
     const json_t *opm;
     const char *ops;
-    rc = pgwi_json_member(&opm, obj, "op", true, "$", err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_string(&ops, NULL, opm, 0, "$.op", err);
-    if (rc != PGW_OK)
+    if ((rc = pgwi_json_member(&opm, obj, "op", true, "$", err)) < 0 ||
+        (rc = pgwi_json_string(&ops, NULL, opm, 0, "$.op", err)) < 0)
         return rc;
     pgw_op op = pgwi_op_from_name(ops);
     if (!op || (how->payload && (op == PGW_OP_RESET || op == PGW_OP_UNKNOWN)))
@@ -699,37 +594,24 @@ int pgwi_write_from_jobj(pgw_write **out, const json_t *obj, const pgwi_wdec *ho
             }
         }
     }
-    const json_t *sm = NULL, *tm = NULL, *im = NULL, *cm = NULL, *om = NULL, *nm = NULL;
+    const json_t *im = NULL, *cm = NULL, *om = NULL, *nm = NULL;
     const char *schema = NULL, *table = NULL;
     bool ids_tr = false, cols_tr = false, pk = false;
+    const pgwi_jfield f[] = {
+        PGWI_JF_STRING("schema", &schema, 0),
+        PGWI_JF_STRING("table", &table, 0),
+        PGWI_JF_VALUE("ids", &im, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+        PGWI_JF_VALUE("columns", &cm, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+        PGWI_JF_VALUE("old", &om, PGWI_JF_OPTIONAL),
+        PGWI_JF_VALUE("new", &nm, PGWI_JF_OPTIONAL),
+        PGWI_JF_BOOL("ids_truncated", &ids_tr, PGWI_JF_OPTIONAL),
+        PGWI_JF_BOOL("columns_truncated", &cols_tr, PGWI_JF_OPTIONAL),
+        PGWI_JF_BOOL("pk_changed", &pk, PGWI_JF_OPTIONAL),
+    };
     if (op != PGW_OP_RESET) {
-        rc = pgwi_json_member(&sm, obj, "schema", true, "$", err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_member(&tm, obj, "table", true, "$", err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_string(&schema, NULL, sm, 0, "$.schema", err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_string(&table, NULL, tm, 0, "$.table", err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_member(&im, obj, "ids", false, "$", err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_member(&cm, obj, "columns", false, "$", err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_member(&om, obj, "old", false, "$", err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_member(&nm, obj, "new", false, "$", err);
-        if (rc == PGW_OK)
-            rc = opt_bool(&ids_tr, obj, "ids_truncated", "$", err);
-        if (rc == PGW_OK)
-            rc = opt_bool(&cols_tr, obj, "columns_truncated", "$", err);
-        if (rc == PGW_OK)
-            rc = opt_bool(&pk, obj, "pk_changed", "$", err);
-        if (rc != PGW_OK)
+        if ((rc = pgwi_json_read_fields(obj, "$", f, PGWI_NFIELDS(f),
+                                        PGWI_JSON_SUBSET | PGWI_JSON_KEYS_FIRST, err)) < 0)
             return rc;
-        if (im && json_is_null(im))
-            im = NULL;
-        if (cm && json_is_null(cm))
-            cm = NULL;
         if (!rows) {
             const char *bad = im ? "ids" : cm ? "columns" : om ? "old" : nm ? "new"
                               : ids_tr ? "ids_truncated" : cols_tr ? "columns_truncated"
@@ -746,132 +628,133 @@ int pgwi_write_from_jobj(pgw_write **out, const json_t *obj, const pgwi_wdec *ho
     }
     pgw_write *w = NULL;
     pgw_error tmp;
-    rc = pgwi_write_alloc(&w, err);
-    if (rc != PGW_OK)
+    if ((rc = pgwi_write_alloc(&w, err)) < 0)
         return rc;
-    rc = as_parse(pgwi_write_init(w, &scope, schema, table, op, &tmp), &tmp, "$", err);
-    if (rc == PGW_OK && pk)
-        w->pk_changed = true;
-    if (rc == PGW_OK && im) {
+    if ((rc = as_parse(pgwi_write_init(w, &scope, schema, table, op, &tmp), &tmp, "$", err)) < 0)
+        goto fail;
+    w->pk_changed = pk;
+    if (im) {
         idbuf b;
-        rc = read_ids(&b, im, "$.ids", how->max_ids, err);
-        if (rc == PGW_OK) {
-            rc = as_parse(pgw_write_set_ids(w, b.ids, b.n, ids_tr, &tmp), &tmp, "$.ids", err);
-            free_ids(&b);
-        }
+        if ((rc = read_ids(&b, im, "$.ids", how->max_ids, err)) < 0)
+            goto fail;
+        rc = as_parse(pgw_write_set_ids(w, b.ids, b.n, ids_tr, &tmp), &tmp, "$.ids", err);
+        free_ids(&b);
+        if (rc < 0)
+            goto fail;
     }
     w->ids_truncated = ids_tr;
-    if (rc == PGW_OK && cm) {
+    if (cm) {
         const char **names;
         size_t n;
-        rc = read_names(&names, &n, cm, "$.columns", how->max_cols, err);
-        if (rc == PGW_OK) {
-            rc = as_parse(pgw_write_set_columns(w, names, n, cols_tr, &tmp), &tmp, "$.columns",
-                          err);
-            pgwi_free(names);
-        }
+        if ((rc = read_names(&names, &n, cm, "$.columns", how->max_cols, err)) < 0)
+            goto fail;
+        rc = as_parse(pgw_write_set_columns(w, names, n, cols_tr, &tmp), &tmp, "$.columns", err);
+        pgwi_free(names);
+        if (rc < 0)
+            goto fail;
     }
     w->cols_truncated = cols_tr;
-    if (rc == PGW_OK && om)
-        rc = read_rows(w, om, PGW_SIDE_OLD, "$.old", err);
-    if (rc == PGW_OK && nm)
-        rc = read_rows(w, nm, PGW_SIDE_NEW, "$.new", err);
-    if (rc != PGW_OK) {
-        pgw_write_free(w);
-        return rc;
-    }
+    if (om && (rc = read_rows(w, om, PGW_SIDE_OLD, "$.old", err)) < 0)
+        goto fail;
+    if (nm && (rc = read_rows(w, nm, PGW_SIDE_NEW, "$.new", err)) < 0)
+        goto fail;
     *out = w;
     return PGW_OK;
+fail:
+    pgw_write_free(w);
+    return rc;
 }
 
 static int jrows(json_t **out, const pgw_write *w, int side, pgw_error *err)
 {
     json_t *a = json_array();
+    int rc;
     if (!a)
         return pgwi_enomem(err);
-    int rc = PGW_OK;
-    for (uint32_t i = 0; rc == PGW_OK && i < w->n_ids; i++) {
+    for (uint32_t i = 0; i < w->n_ids; i++) {
         if (w->rstate && w->rstate[i * 2 + (uint32_t)side] == PGWI_ROW_ABSENT) {
-            rc = pgwi_json_append(a, json_null(), err);
+            if ((rc = pgwi_json_append(a, json_null(), err)) < 0)
+                goto fail;
             continue;
         }
         json_t *o = json_object();
-        rc = pgwi_json_append(a, o, err);
-        for (uint32_t c = 0; rc == PGW_OK && w->vals && c < w->n_vcols; c++) {
+        if ((rc = pgwi_json_append(a, o, err)) < 0)
+            goto fail;
+        for (uint32_t c = 0; w->vals && c < w->n_vcols; c++) {
             const pgwi_str *v = w->vals[(i * 2 + (uint32_t)side) * w->n_vcols + c];
-            if (!v)
-                continue;
-            rc = pgwi_json_set(o, w->vcols[c]->s, v == &pgwi_sqlnull ? json_null() : jstr(v),
-                               err);
+            if (v && (rc = pgwi_json_set(o, w->vcols[c]->s,
+                                         v == &pgwi_sqlnull ? json_null() : jstr(v), err)) < 0)
+                goto fail;
         }
-    }
-    if (rc != PGW_OK) {
-        json_decref(a);
-        return rc;
     }
     *out = a;
     return PGW_OK;
+fail:
+    json_decref(a);
+    return rc;
+}
+
+/* The members of a write set after its scope (or version), a reset's
+ * aside. */
+static int jwrite_members(json_t *o, const pgw_write *w, const pgwi_wenc *how, pgw_error *err)
+{
+    const bool rows = w->op == PGW_OP_INSERT || w->op == PGW_OP_UPDATE || w->op == PGW_OP_DELETE;
+    const bool drop_ids = how->drop_ids && rows;
+    const bool drop_cols = how->drop_cols && rows;
+    json_t *a;
+    int rc;
+    if ((rc = pgwi_json_set(o, "schema", jstr(w->schema), err)) < 0 ||
+        (rc = pgwi_json_set(o, "table", jstr(w->table), err)) < 0 ||
+        (rc = pgwi_json_set(o, "op", json_string(pgw_op_name((pgw_op)w->op)), err)) < 0)
+        return rc;
+    a = json_null();
+    if (w->ids_known && !drop_ids && (rc = jrids(&a, w->ids, w->n_ids, err)) < 0)
+        return rc;
+    if ((rc = pgwi_json_set(o, "ids", a, err)) < 0 ||
+        (rc = pgwi_json_set(o, "ids_truncated", json_boolean(w->ids_truncated || drop_ids),
+                            err)) < 0)
+        return rc;
+    a = json_null();
+    if (w->cols_known && !drop_cols && (rc = jnames(&a, w->cols, w->n_cols, err)) < 0)
+        return rc;
+    if ((rc = pgwi_json_set(o, "columns", a, err)) < 0 ||
+        (rc = pgwi_json_set(o, "columns_truncated", json_boolean(w->cols_truncated || drop_cols),
+                            err)) < 0)
+        return rc;
+    for (int side = 0; side < 2; side++) {
+        if (!w->has_side[side] || how->drop_values || drop_ids || !w->ids_known)
+            continue;
+        if ((rc = jrows(&a, w, side, err)) < 0 ||
+            (rc = pgwi_json_set(o, side == 0 ? "old" : "new", a, err)) < 0)
+            return rc;
+    }
+    return pgwi_json_set(o, "pk_changed", json_boolean(w->pk_changed), err);
 }
 
 int pgwi_write_to_jobj(json_t **out, const pgw_write *w, const pgwi_wenc *how, pgw_error *err)
 {
-    json_t *o = json_object();
+    json_t *o = json_object(), *s;
+    int rc;
     if (!o)
         return pgwi_enomem(err);
-    int rc = PGW_OK;
     if (how->payload) {
-        rc = pgwi_json_set(o, "version", json_integer(1), err);
-    } else {
-        json_t *s;
-        rc = jscope(&s, &w->scope, err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_set(o, "scope", s, err);
+        if ((rc = pgwi_json_set(o, "version", json_integer(1), err)) < 0)
+            goto fail;
+    } else if ((rc = jscope(&s, &w->scope, err)) < 0 ||
+               (rc = pgwi_json_set(o, "scope", s, err)) < 0) {
+        goto fail;
     }
-    if (rc == PGW_OK && w->op == PGW_OP_RESET)
+    if (w->op == PGW_OP_RESET)
         rc = pgwi_json_set(o, "op", json_string("reset"), err);
-    else if (rc == PGW_OK) {
-        const bool rows = w->op == PGW_OP_INSERT || w->op == PGW_OP_UPDATE ||
-                          w->op == PGW_OP_DELETE;
-        const bool drop_ids = how->drop_ids && rows;
-        const bool drop_cols = how->drop_cols && rows;
-        rc = pgwi_json_set(o, "schema", jstr(w->schema), err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_set(o, "table", jstr(w->table), err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_set(o, "op", json_string(pgw_op_name((pgw_op)w->op)), err);
-        json_t *a = json_null();
-        if (rc == PGW_OK && w->ids_known && !drop_ids)
-            rc = jrids(&a, w->ids, w->n_ids, err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_set(o, "ids", a, err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_set(o, "ids_truncated", json_boolean(w->ids_truncated || drop_ids),
-                               err);
-        a = json_null();
-        if (rc == PGW_OK && w->cols_known && !drop_cols)
-            rc = jnames(&a, w->cols, w->n_cols, err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_set(o, "columns", a, err);
-        if (rc == PGW_OK)
-            rc = pgwi_json_set(o, "columns_truncated",
-                               json_boolean(w->cols_truncated || drop_cols), err);
-        for (int side = 0; side < 2; side++) {
-            if (rc != PGW_OK || !w->has_side[side] || how->drop_values || drop_ids ||
-                !w->ids_known)
-                continue;
-            rc = jrows(&a, w, side, err);
-            if (rc == PGW_OK)
-                rc = pgwi_json_set(o, side == 0 ? "old" : "new", a, err);
-        }
-        if (rc == PGW_OK)
-            rc = pgwi_json_set(o, "pk_changed", json_boolean(w->pk_changed), err);
-    }
-    if (rc != PGW_OK) {
-        json_decref(o);
-        return rc;
-    }
+    else
+        rc = jwrite_members(o, w, how, err);
+    if (rc < 0)
+        goto fail;
     *out = o;
     return PGW_OK;
+fail:
+    json_decref(o);
+    return rc;
 }
 
 int pgw_write_from_json(pgw_write **out, const char *json, size_t len, pgw_error *err)
@@ -879,8 +762,8 @@ int pgw_write_from_json(pgw_write **out, const char *json, size_t len, pgw_error
     if (!out || !json)
         return pgwi_error(err, PGW_EINVAL, "write_from_json: %s is NULL", out ? "json" : "out");
     json_t *v;
-    int rc = pgwi_json_parse(&v, json, len, PGW_INVAL_JSON_MAX_BYTES, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_json_parse(&v, json, len, PGW_INVAL_JSON_MAX_BYTES, err)) < 0)
         return rc;
     pgwi_wdec how = {NULL, false, 0, 0};
     rc = pgwi_write_from_jobj(out, v, &how, err);
@@ -894,8 +777,8 @@ int pgw_write_to_json(char **out, size_t *out_len, const pgw_write *w, pgw_error
         return pgwi_error(err, PGW_EINVAL, "write_to_json: %s is NULL", out ? "write" : "out");
     pgwi_wenc how = {false, false, false, false};
     json_t *o;
-    int rc = pgwi_write_to_jobj(&o, w, &how, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_write_to_jobj(&o, w, &how, err)) < 0)
         return rc;
     return dump(out, out_len, o, err);
 }
@@ -908,41 +791,38 @@ int pgw_verdict_from_json(pgw_verdict *out, const char *json, size_t len, pgw_er
     if (!out || !json)
         return pgwi_error(err, PGW_EINVAL, "verdict_from_json: %s is NULL",
                           out ? "json" : "out");
-    static const char *const keys[] = {"verdict", "reason", NULL};
-    json_t *v;
-    int rc = pgwi_json_parse(&v, json, len, 4096, err);
-    if (rc != PGW_OK)
-        return rc;
-    const json_t *vm = NULL, *rm = NULL;
-    const char *vs = NULL, *rs = NULL;
-    rc = pgwi_json_object(v, "$", err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_only_keys(v, "$", keys, err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&vm, v, "verdict", true, "$", err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_member(&rm, v, "reason", true, "$", err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_string(&vs, NULL, vm, 0, "$.verdict", err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_string(&rs, NULL, rm, 0, "$.reason", err);
+    const char *vs, *rs;
+    const pgwi_jfield f[] = {
+        PGWI_JF_STRING("verdict", &vs, 0),
+        PGWI_JF_STRING("reason", &rs, 0),
+    };
     pgw_verdict r = {false, PGW_REASON_SCOPE_DISJOINT};
-    if (rc == PGW_OK) {
-        if (strcmp(vs, "refresh") == 0)
-            r.refresh = true;
-        else if (strcmp(vs, "skip") != 0)
-            rc = pgwi_error_at(err, PGW_EPARSE, "$.verdict",
-                               "$.verdict: \"%.40s\" is not refresh or skip", vs);
+    json_t *v;
+    int rc;
+    if ((rc = pgwi_json_parse(&v, json, len, 4096, err)) < 0)
+        return rc;
+    if ((rc = pgwi_json_read_fields(v, "$", f, PGWI_NFIELDS(f), PGWI_JSON_KEYS_FIRST, err)) < 0)
+        goto done;
+    if (strcmp(vs, "refresh") == 0) {
+        r.refresh = true;
+    } else if (strcmp(vs, "skip") != 0) {
+        rc = pgwi_error_at(err, PGW_EPARSE, "$.verdict",
+                           "$.verdict: \"%.40s\" is not refresh or skip", vs);
+        goto done;
     }
-    if (rc == PGW_OK && pgw_reason_from_name(&r.reason, rs) != PGW_OK)
+    if (pgw_reason_from_name(&r.reason, rs) < 0) {
         rc = pgwi_error_at(err, PGW_EPARSE, "$.reason", "$.reason: unknown reason \"%.60s\"",
                            rs);
-    if (rc == PGW_OK && pgw_reason_refreshes(r.reason) != r.refresh)
+        goto done;
+    }
+    if (pgw_reason_refreshes(r.reason) != r.refresh) {
         rc = pgwi_error_at(err, PGW_EPARSE, "$.reason", "$.reason: %s implies %s, not %s", rs,
                            r.refresh ? "skip" : "refresh", vs);
+        goto done;
+    }
+    *out = r;
+done:
     json_decref(v);
-    if (rc == PGW_OK)
-        *out = r;
     return rc;
 }
 
@@ -959,12 +839,12 @@ int pgw_verdict_to_json(char **out, size_t *out_len, const pgw_verdict *v, pgw_e
                           pgw_reason_name(v->reason), v->refresh ? "skip" : "refresh",
                           v->refresh ? "refresh" : "skip");
     json_t *o = json_object();
+    int rc;
     if (!o)
         return pgwi_enomem(err);
-    int rc = pgwi_json_set(o, "verdict", json_string(v->refresh ? "refresh" : "skip"), err);
-    if (rc == PGW_OK)
-        rc = pgwi_json_set(o, "reason", json_string(pgw_reason_name(v->reason)), err);
-    if (rc != PGW_OK) {
+    if ((rc = pgwi_json_set(o, "verdict", json_string(v->refresh ? "refresh" : "skip"),
+                            err)) < 0 ||
+        (rc = pgwi_json_set(o, "reason", json_string(pgw_reason_name(v->reason)), err)) < 0) {
         json_decref(o);
         return rc;
     }

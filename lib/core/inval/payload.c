@@ -25,8 +25,8 @@ static int fallback(pgw_write **out, const pgw_scope *scope, const json_t *v, in
         }
     }
     pgw_write *w = NULL;
-    int rc = pgwi_write_alloc(&w, err);
-    if (rc != PGW_OK)
+    int rc;
+    if ((rc = pgwi_write_alloc(&w, err)) < 0)
         return rc;
     pgw_error tmp;
     rc = pgwi_write_init(w, scope, schema, table, schema ? PGW_OP_UNKNOWN : PGW_OP_RESET, &tmp);
@@ -34,8 +34,7 @@ static int fallback(pgw_write **out, const pgw_scope *scope, const json_t *v, in
         pgw_write_free(w);
         return pgwi_enomem(err);
     }
-    if (rc != PGW_OK) /* a bad scope string */
-    {
+    if (rc < 0) { /* a bad scope string */
         pgw_write_free(w);
         return pgwi_error(err, rc, "payload_decode: %s", tmp.message);
     }
@@ -50,6 +49,33 @@ static int fallback(pgw_write **out, const pgw_scope *scope, const json_t *v, in
     w->fallback_msg = msg;
     *out = w;
     return PGW_OK;
+}
+
+/* Reads a faithful payload into *out; otherwise says why in `why`, and in
+ * *status whether the payload is malformed (PGW_EPARSE) or of another
+ * version (PGW_EVERSION). */
+static int read_payload(pgw_write **out, int *status, const json_t *v, size_t len,
+                        const pgw_scope *scope, pgw_error *why)
+{
+    const json_t *ver = json_is_object(v) ? json_object_get(v, "version") : NULL;
+    *status = PGW_EPARSE;
+    if (!json_is_object(v))
+        return pgwi_json_object(v, "$", why);
+    if (!ver)
+        return pgwi_error_at(why, PGW_EPARSE, "$.version", "$: missing key \"version\"");
+    if (!json_is_integer(ver))
+        return pgwi_error_at(why, PGW_EPARSE, "$.version", "$.version: expected an integer");
+    if (json_integer_value(ver) != PGW_PAYLOAD_VERSION) {
+        *status = PGW_EVERSION;
+        return pgwi_error_at(why, PGW_EVERSION, "$.version",
+                             "$.version: payload version %lld is not %d",
+                             (long long)json_integer_value(ver), PGW_PAYLOAD_VERSION);
+    }
+    if (len > PGW_PAYLOAD_MAX_BYTES)
+        return pgwi_error_at(why, PGW_EPARSE, "$", "$: payload of %zu bytes exceeds %d bytes",
+                             len, PGW_PAYLOAD_MAX_BYTES);
+    pgwi_wdec how = {scope, true, PGW_PAYLOAD_MAX_IDS, PGW_PAYLOAD_MAX_COLUMNS};
+    return pgwi_write_from_jobj(out, v, &how, why);
 }
 
 int pgw_payload_decode(pgw_write **out, const pgw_scope *scope, const char *payload,
@@ -69,44 +95,18 @@ int pgw_payload_decode(pgw_write **out, const pgw_scope *scope, const char *payl
     pgw_error why;
     pgw_error_clear(&why);
     json_t *v = NULL;
-    int rc = pgwi_json_parse(&v, payload ? payload : "", len, PGWI_PAYLOAD_PARSE_MAX, &why);
-    if (rc == PGW_ENOMEM)
-        return pgwi_enomem(err);
-    if (rc != PGW_OK)
-        return fallback(out, scope, NULL, PGW_EPARSE, &why, err);
+    pgw_write *w = NULL;
     int status = PGW_EPARSE;
-    const json_t *ver = json_is_object(v) ? json_object_get(v, "version") : NULL;
-    if (!json_is_object(v)) {
-        pgwi_json_object(v, "$", &why);
-    } else if (!ver) {
-        pgwi_error_at(&why, PGW_EPARSE, "$.version", "$: missing key \"version\"");
-    } else if (!json_is_integer(ver)) {
-        pgwi_error_at(&why, PGW_EPARSE, "$.version", "$.version: expected an integer");
-    } else if (json_integer_value(ver) != PGW_PAYLOAD_VERSION) {
-        status = PGW_EVERSION;
-        pgwi_error_at(&why, PGW_EVERSION, "$.version",
-                      "$.version: payload version %lld is not %d",
-                      (long long)json_integer_value(ver), PGW_PAYLOAD_VERSION);
-    } else if (len > PGW_PAYLOAD_MAX_BYTES) {
-        pgwi_error_at(&why, PGW_EPARSE, "$", "$: payload of %zu bytes exceeds %d bytes", len,
-                      PGW_PAYLOAD_MAX_BYTES);
-    } else {
-        pgwi_wdec how = {scope, true, PGW_PAYLOAD_MAX_IDS, PGW_PAYLOAD_MAX_COLUMNS};
-        pgw_write *w = NULL;
-        rc = pgwi_write_from_jobj(&w, v, &how, &why);
-        if (rc == PGW_OK) {
-            json_decref(v);
-            *out = w;
-            return PGW_OK;
-        }
-        if (rc == PGW_ENOMEM) {
-            json_decref(v);
-            return pgwi_enomem(err);
-        }
-    }
-    rc = fallback(out, scope, v, status, &why, err);
+    int rc;
+    if ((rc = pgwi_json_parse(&v, payload ? payload : "", len, PGWI_PAYLOAD_PARSE_MAX,
+                              &why)) < 0 ||
+        (rc = read_payload(&w, &status, v, len, scope, &why)) < 0)
+        rc = rc == PGW_ENOMEM ? pgwi_enomem(err) : fallback(&w, scope, v, status, &why, err);
     json_decref(v);
-    return rc;
+    if (rc < 0)
+        return rc;
+    *out = w;
+    return PGW_OK;
 }
 
 int pgw_payload_encode(char **out, size_t *out_len, const pgw_write *w,
@@ -145,14 +145,14 @@ int pgw_payload_encode(char **out, size_t *out_len, const pgw_write *w,
         if (rung >= 3)
             how.drop_cols = how.drop_cols || w->cols_known;
         json_t *o;
-        int rc = pgwi_write_to_jobj(&o, w, &how, err);
-        if (rc != PGW_OK)
+        int rc;
+        if ((rc = pgwi_write_to_jobj(&o, w, &how, err)) < 0)
             return rc;
         char *text;
         size_t len;
         rc = pgwi_json_dump(&text, &len, o, false, err);
         json_decref(o);
-        if (rc != PGW_OK)
+        if (rc < 0)
             return rc;
         if (len <= opts->max_bytes) {
             *out = text;

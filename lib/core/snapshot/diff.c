@@ -158,63 +158,53 @@ static int check_options(const pgw_diff_options *o, pgw_error *err)
 
 #define ADUP(s) pgwi_arena_strdup(ar, (s))
 
-int pgw_diff_snapshots(pgw_diff **out, const pgw_snapshot *a, const pgw_snapshot *b,
-                       const pgw_diff_options *opts, pgw_error *err)
+/* How the columns of a and b pair up. ma[i] is the index in b of a's
+ * column i when b has a column of that name, else -1; mb[j] likewise for
+ * b. pair_renames() marks the columns it pairs with -2. rem and add list
+ * the unmatched columns of a (nr of them) and of b (nd). */
+typedef struct pairing {
+    int32_t *ma, *mb, *rem, *add;
+    size_t nr, nd;
+} pairing;
+
+/* Whether the kept columns appear in b in another order than in a. */
+static bool kept_columns_reordered(const pgw_snapshot *a, const pairing *pr)
 {
-    if (PGWI_CHECK_NONNULL(err, "diff_snapshots", out, a, b) != PGW_OK)
-        return PGW_EINVAL;
-    pgw_diff_options defaults = PGW_DIFF_OPTIONS_INIT;
-    const pgw_diff_options *o = opts ? opts : &defaults;
-    int rc = check_options(o, err);
-    if (rc != PGW_OK)
-        return rc;
-
-    size_t na = a->n_columns, nb = b->n_columns;
-    pgw_diff *d = pgwi_calloc(1, sizeof *d);
-    /* One scratch block: name matches, removed and added index lists, and
-     * the paired flags. */
-    size_t scratch_n = 2 * (na + nb) + 2;
-    int32_t *scratch = pgwi_calloc(scratch_n, sizeof *scratch);
-    cand *cands = NULL;
-    if (!d || !scratch)
-        goto nomem;
-    pgwi_arena *ar = &d->arena;
-    int32_t *ma = scratch, *mb = ma + na, *rem = mb + nb, *add = rem + na + 1;
-    match_names(a, b, ma, mb);
-    if (copy_side(&d->from, ar, a) != PGW_OK || copy_side(&d->to, ar, b) != PGW_OK)
-        goto nomem;
-    d->schema_changed = strcmp(a->hash, b->hash) != 0;
-
-    /* Reordered: kept columns must appear in b in a's order. */
     int32_t last = -1;
-    for (size_t i = 0; i < na; i++)
-        if (ma[i] >= 0) {
-            if (ma[i] < last)
-                d->reordered = true;
-            last = ma[i];
+    for (size_t i = 0; i < a->n_columns; i++)
+        if (pr->ma[i] >= 0) {
+            if (pr->ma[i] < last)
+                return true;
+            last = pr->ma[i];
         }
+    return false;
+}
 
-    /* Type and profile changes of kept columns, in b's order. */
+/* The type and profile changes of the kept columns, in b's order. */
+static int diff_kept_columns(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot *b,
+                             const pairing *pr, const pgw_diff_options *o)
+{
+    pgwi_arena *ar = &d->arena;
     size_t nk = 0;
-    for (size_t j = 0; j < nb; j++)
-        nk += mb[j] >= 0;
+    for (size_t j = 0; j < b->n_columns; j++)
+        nk += pr->mb[j] >= 0;
     if (nk) {
         d->type_changed = pgwi_arena_calloc(ar, nk, sizeof *d->type_changed);
         d->profile_changed = pgwi_arena_calloc(ar, nk, sizeof *d->profile_changed);
         if (!d->type_changed || !d->profile_changed)
-            goto nomem;
+            return PGW_ENOMEM;
     }
-    for (size_t j = 0; j < nb; j++) {
-        if (mb[j] < 0)
+    for (size_t j = 0; j < b->n_columns; j++) {
+        if (pr->mb[j] < 0)
             continue;
-        size_t i = (size_t)mb[j];
+        size_t i = (size_t)pr->mb[j];
         if (strcmp(a->norm_type[i], b->norm_type[j]) != 0) {
             pgw_type_change *t = &d->type_changed[d->n_type++];
             t->column = ADUP(b->columns[j].name);
             t->from = ADUP(a->columns[i].type);
             t->to = ADUP(b->columns[j].type);
             if (!t->column || !t->from || !t->to)
-                goto nomem;
+                return PGW_ENOMEM;
         }
         if (a->prep[i].has_values && b->prep[j].has_values) {
             pgw_similarity s;
@@ -224,24 +214,24 @@ int pgw_diff_snapshots(pgw_diff **out, const pgw_snapshot *a, const pgw_snapshot
                 p->column = ADUP(b->columns[j].name);
                 p->score = s.score;
                 if (!p->column)
-                    goto nomem;
+                    return PGW_ENOMEM;
             }
         }
     }
+    return PGW_OK;
+}
 
-    /* Rename candidates among removed x added. */
-    size_t nr = 0, nd = 0;
-    for (size_t i = 0; i < na; i++)
-        if (ma[i] < 0)
-            rem[nr++] = (int32_t)i;
-    for (size_t j = 0; j < nb; j++)
-        if (mb[j] < 0)
-            add[nd++] = (int32_t)j;
+/* Every (removed, added) pair whose folded names agree or whose values are
+ * similar enough, into a temporary array (pgwi_free). */
+static int rename_candidates(cand **out, size_t *n_out, const pgw_snapshot *a,
+                             const pgw_snapshot *b, const pairing *pr, const pgw_diff_options *o)
+{
+    cand *cands = NULL;
     size_t nc = 0, cap = 0;
-    for (size_t x = 0; x < nr; x++) {
-        size_t i = (size_t)rem[x];
-        for (size_t y = 0; y < nd; y++) {
-            size_t j = (size_t)add[y];
+    for (size_t x = 0; x < pr->nr; x++) {
+        size_t i = (size_t)pr->rem[x];
+        for (size_t y = 0; y < pr->nd; y++) {
+            size_t j = (size_t)pr->add[y];
             bool name = a->fold_hash[i] && a->fold_hash[i] == b->fold_hash[j];
             double score = 0;
             if (a->prep[i].has_values && b->prep[j].has_values) {
@@ -254,83 +244,106 @@ int pgw_diff_snapshots(pgw_diff **out, const pgw_snapshot *a, const pgw_snapshot
                 continue;
             if (nc == cap) {
                 size_t ncap = cap ? cap * 2 : 16;
-                cand *nc2 = pgwi_reallocarray(cands, ncap, sizeof *cands);
-                if (!nc2)
-                    goto nomem;
-                cands = nc2;
+                cand *grown = pgwi_reallocarray(cands, ncap, sizeof *cands);
+                if (!grown) {
+                    pgwi_free(cands);
+                    return PGW_ENOMEM;
+                }
+                cands = grown;
                 cap = ncap;
             }
             cands[nc++] = (cand){(uint32_t)i, (uint32_t)j, score, name, values};
         }
     }
-    if (nc) {
-        qsort(cands, nc, sizeof *cands, cmp_cand);
-        d->renamed = pgwi_arena_calloc(ar, nr < nd ? nr : nd, sizeof *d->renamed);
-        if (!d->renamed)
-            goto nomem;
-        /* ma/mb now mark paired columns with -2. */
-        for (size_t k = 0; k < nc; k++) {
-            cand *c = &cands[k];
-            if (ma[c->r] == -2 || mb[c->d] == -2)
-                continue;
-            ma[c->r] = mb[c->d] = -2;
-            pgw_rename *r = &d->renamed[d->n_renamed++];
-            r->from = ADUP(a->columns[c->r].name);
-            r->to = ADUP(b->columns[c->d].name);
-            r->from_type = ADUP(a->columns[c->r].type);
-            r->to_type = ADUP(b->columns[c->d].type);
-            r->score = c->score;
-            r->evidence = c->name && c->values ? PGW_EVIDENCE_BOTH
-                          : c->name            ? PGW_EVIDENCE_NAME
-                                               : PGW_EVIDENCE_VALUES;
-            if (!r->from || !r->to || !r->from_type || !r->to_type)
-                goto nomem;
+    *out = cands;
+    *n_out = nc;
+    return PGW_OK;
+}
+
+/* Lists the unmatched columns of each side, then pairs them as renames,
+ * best candidate first, each column in at most one pair. */
+static int pair_renames(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot *b, pairing *pr,
+                        const pgw_diff_options *o)
+{
+    pgwi_arena *ar = &d->arena;
+    for (size_t i = 0; i < a->n_columns; i++)
+        if (pr->ma[i] < 0)
+            pr->rem[pr->nr++] = (int32_t)i;
+    for (size_t j = 0; j < b->n_columns; j++)
+        if (pr->mb[j] < 0)
+            pr->add[pr->nd++] = (int32_t)j;
+    cand *cands;
+    size_t nc;
+    int rc;
+    if ((rc = rename_candidates(&cands, &nc, a, b, pr, o)) < 0)
+        return rc;
+    if (!nc)
+        goto done;
+    qsort(cands, nc, sizeof *cands, cmp_cand);
+    d->renamed = pgwi_arena_calloc(ar, pr->nr < pr->nd ? pr->nr : pr->nd, sizeof *d->renamed);
+    if (!d->renamed) {
+        rc = PGW_ENOMEM;
+        goto done;
+    }
+    for (size_t k = 0; k < nc; k++) {
+        cand *c = &cands[k];
+        if (pr->ma[c->r] == -2 || pr->mb[c->d] == -2)
+            continue;
+        pr->ma[c->r] = pr->mb[c->d] = -2;
+        pgw_rename *r = &d->renamed[d->n_renamed++];
+        r->from = ADUP(a->columns[c->r].name);
+        r->to = ADUP(b->columns[c->d].name);
+        r->from_type = ADUP(a->columns[c->r].type);
+        r->to_type = ADUP(b->columns[c->d].type);
+        r->score = c->score;
+        r->evidence = c->name && c->values ? PGW_EVIDENCE_BOTH
+                      : c->name            ? PGW_EVIDENCE_NAME
+                                           : PGW_EVIDENCE_VALUES;
+        if (!r->from || !r->to || !r->from_type || !r->to_type) {
+            rc = PGW_ENOMEM;
+            goto done;
         }
     }
+done:
     pgwi_free(cands);
-    cands = NULL;
+    return rc;
+}
 
-    /* Plain added and removed: what is left unpaired. */
-    size_t left_r = 0, left_d = 0;
-    for (size_t x = 0; x < nr; x++)
-        left_r += ma[rem[x]] == -1;
-    for (size_t y = 0; y < nd; y++)
-        left_d += mb[add[y]] == -1;
-    if (left_r && !(d->removed = pgwi_arena_calloc(ar, left_r, sizeof *d->removed)))
-        goto nomem;
-    if (left_d && !(d->added = pgwi_arena_calloc(ar, left_d, sizeof *d->added)))
-        goto nomem;
-    for (size_t x = 0; x < nr; x++) {
-        size_t i = (size_t)rem[x];
-        if (ma[i] != -1)
+/* The unmatched columns of one side that no rename paired, in order. */
+static int list_unpaired(pgw_diff_column **out, size_t *n_out, pgwi_arena *ar,
+                         const pgw_snapshot *s, const int32_t *match, const int32_t *unmatched,
+                         size_t n)
+{
+    size_t left = 0;
+    for (size_t x = 0; x < n; x++)
+        left += match[unmatched[x]] == -1;
+    if (left && !(*out = pgwi_arena_calloc(ar, left, sizeof **out)))
+        return PGW_ENOMEM;
+    for (size_t x = 0; x < n; x++) {
+        size_t i = (size_t)unmatched[x];
+        if (match[i] != -1)
             continue;
-        pgw_diff_column *c = &d->removed[d->n_removed++];
-        c->column = ADUP(a->columns[i].name);
-        c->type = ADUP(a->columns[i].type);
-        c->position = a->columns[i].position;
+        pgw_diff_column *c = &(*out)[(*n_out)++];
+        c->column = ADUP(s->columns[i].name);
+        c->type = ADUP(s->columns[i].type);
+        c->position = s->columns[i].position;
         if (!c->column || !c->type)
-            goto nomem;
+            return PGW_ENOMEM;
     }
-    for (size_t y = 0; y < nd; y++) {
-        size_t j = (size_t)add[y];
-        if (mb[j] != -1)
-            continue;
-        pgw_diff_column *c = &d->added[d->n_added++];
-        c->column = ADUP(b->columns[j].name);
-        c->type = ADUP(b->columns[j].type);
-        c->position = b->columns[j].position;
-        if (!c->column || !c->type)
-            goto nomem;
-    }
+    return PGW_OK;
+}
 
-    /* Name anomalies of both sides. */
-    size_t nan = 0;
-    for (size_t i = 0; i < na; i++)
-        nan += a->anomalies[i] != 0;
-    for (size_t j = 0; j < nb; j++)
-        nan += b->anomalies[j] != 0;
-    if (nan && !(d->anomalies = pgwi_arena_calloc(ar, nan, sizeof *d->anomalies)))
-        goto nomem;
+/* The name anomalies of a's columns, then of b's. */
+static int list_name_anomalies(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot *b)
+{
+    pgwi_arena *ar = &d->arena;
+    size_t n = 0;
+    for (size_t i = 0; i < a->n_columns; i++)
+        n += a->anomalies[i] != 0;
+    for (size_t j = 0; j < b->n_columns; j++)
+        n += b->anomalies[j] != 0;
+    if (n && !(d->anomalies = pgwi_arena_calloc(ar, n, sizeof *d->anomalies)))
+        return PGW_ENOMEM;
     for (int side = 0; side < 2; side++) {
         const pgw_snapshot *s = side ? b : a;
         for (size_t i = 0; i < s->n_columns; i++) {
@@ -341,18 +354,58 @@ int pgw_diff_snapshots(pgw_diff **out, const pgw_snapshot *a, const pgw_snapshot
             r->in_to = side == 1;
             r->anomalies = s->anomalies[i];
             if (!r->column)
-                goto nomem;
+                return PGW_ENOMEM;
         }
     }
+    return PGW_OK;
+}
+
+int pgw_diff_snapshots(pgw_diff **out, const pgw_snapshot *a, const pgw_snapshot *b,
+                       const pgw_diff_options *opts, pgw_error *err)
+{
+    int rc;
+    if ((rc = PGWI_CHECK_NONNULL(err, "diff_snapshots", out, a, b)) < 0)
+        return rc;
+    pgw_diff_options defaults = PGW_DIFF_OPTIONS_INIT;
+    const pgw_diff_options *o = opts ? opts : &defaults;
+    if ((rc = check_options(o, err)) < 0)
+        return rc;
+
+    size_t na = a->n_columns, nb = b->n_columns;
+    pgw_diff *d = pgwi_calloc(1, sizeof *d);
+    /* One scratch block: name matches, removed and added index lists. */
+    int32_t *scratch = pgwi_calloc(2 * (na + nb) + 2, sizeof *scratch);
+    if (!d || !scratch) {
+        rc = PGW_ENOMEM;
+        goto done;
+    }
+    pairing pr = {scratch, scratch + na, scratch + na + nb, scratch + 2 * na + nb + 1, 0, 0};
+    match_names(a, b, pr.ma, pr.mb);
+    if ((rc = copy_side(&d->from, &d->arena, a)) < 0 ||
+        (rc = copy_side(&d->to, &d->arena, b)) < 0)
+        goto done;
+    d->schema_changed = strcmp(a->hash, b->hash) != 0;
+
+    d->reordered = kept_columns_reordered(a, &pr);
+    if ((rc = diff_kept_columns(d, a, b, &pr, o)) < 0)
+        goto done;
+    if ((rc = pair_renames(d, a, b, &pr, o)) < 0)
+        goto done;
+    if ((rc = list_unpaired(&d->removed, &d->n_removed, &d->arena, a, pr.ma, pr.rem, pr.nr)) < 0)
+        goto done;
+    if ((rc = list_unpaired(&d->added, &d->n_added, &d->arena, b, pr.mb, pr.add, pr.nd)) < 0)
+        goto done;
+    if ((rc = list_name_anomalies(d, a, b)) < 0)
+        goto done;
     d->cls = pgwi_diff_classify(d);
+done:
     pgwi_free(scratch);
+    if (rc < 0) {
+        pgw_diff_free(d);
+        return pgwi_enomem(err);
+    }
     *out = d;
     return PGW_OK;
-nomem:
-    pgwi_free(cands);
-    pgwi_free(scratch);
-    pgw_diff_free(d);
-    return pgwi_enomem(err);
 }
 
 void pgw_diff_free(pgw_diff *d)

@@ -28,15 +28,15 @@ static const struct {
 static json_t *side_json(const pgw_diff_side *s)
 {
     char ts[PGW_TIMESTAMP_SIZE];
-    if (pgw_timestamp_format(ts, s->captured_at) != PGW_OK)
+    if (pgw_timestamp_format(ts, s->captured_at) < 0)
         return NULL;
     json_t *o = json_object();
-    if (!o || pgwi_json_set(o, "schema", json_string(s->schema), NULL) ||
-        pgwi_json_set(o, "table", json_string(s->table), NULL) ||
+    if (!o || pgwi_json_set(o, "schema", json_string(s->schema), NULL) < 0 ||
+        pgwi_json_set(o, "table", json_string(s->table), NULL) < 0 ||
         pgwi_json_set(o, "resource_identity",
-                      s->resource ? json_string(s->resource) : json_null(), NULL) ||
-        pgwi_json_set(o, "captured_at", json_string(ts), NULL) ||
-        pgwi_json_set(o, "schema_hash", json_string(s->schema_hash), NULL)) {
+                      s->resource ? json_string(s->resource) : json_null(), NULL) < 0 ||
+        pgwi_json_set(o, "captured_at", json_string(ts), NULL) < 0 ||
+        pgwi_json_set(o, "schema_hash", json_string(s->schema_hash), NULL) < 0) {
         json_decref(o);
         return NULL;
     }
@@ -48,10 +48,10 @@ static json_t *columns_json(const pgw_diff_column *c, size_t n)
     json_t *a = json_array();
     for (size_t i = 0; a && i < n; i++) {
         json_t *o = json_object();
-        if (pgwi_json_append(a, o, NULL) ||
-            pgwi_json_set(o, "column", json_string(c[i].column), NULL) ||
-            pgwi_json_set(o, "type", json_string(c[i].type), NULL) ||
-            pgwi_json_set(o, "position", json_integer(c[i].position), NULL)) {
+        if (pgwi_json_append(a, o, NULL) < 0 ||
+            pgwi_json_set(o, "column", json_string(c[i].column), NULL) < 0 ||
+            pgwi_json_set(o, "type", json_string(c[i].type), NULL) < 0 ||
+            pgwi_json_set(o, "position", json_integer(c[i].position), NULL) < 0) {
             json_decref(a);
             return NULL;
         }
@@ -65,82 +65,83 @@ static json_t *diff_json(const pgw_diff *d)
     json_t *a = NULL;
     if (!o)
         return NULL;
-    if (pgwi_json_set(o, "format", json_integer(PGW_DIFF_FORMAT), NULL) ||
-        pgwi_json_set(o, "from", side_json(&d->from), NULL) ||
-        pgwi_json_set(o, "to", side_json(&d->to), NULL) ||
-        pgwi_json_set(o, "schema_changed", json_boolean(d->schema_changed), NULL) ||
-        pgwi_json_set(o, "class", json_string(pgw_change_class_name(d->cls)), NULL) ||
-        pgwi_json_set(o, "added", columns_json(d->added, d->n_added), NULL) ||
-        pgwi_json_set(o, "removed", columns_json(d->removed, d->n_removed), NULL))
+    if (pgwi_json_set(o, "format", json_integer(PGW_DIFF_FORMAT), NULL) < 0 ||
+        pgwi_json_set(o, "from", side_json(&d->from), NULL) < 0 ||
+        pgwi_json_set(o, "to", side_json(&d->to), NULL) < 0 ||
+        pgwi_json_set(o, "schema_changed", json_boolean(d->schema_changed), NULL) < 0 ||
+        pgwi_json_set(o, "class", json_string(pgw_change_class_name(d->cls)), NULL) < 0 ||
+        pgwi_json_set(o, "added", columns_json(d->added, d->n_added), NULL) < 0 ||
+        pgwi_json_set(o, "removed", columns_json(d->removed, d->n_removed), NULL) < 0)
         goto fail;
     if (!(a = json_array()))
         goto fail;
     for (size_t i = 0; i < d->n_type; i++) {
         json_t *t = json_object();
-        if (pgwi_json_append(a, t, NULL) ||
-            pgwi_json_set(t, "column", json_string(d->type_changed[i].column), NULL) ||
-            pgwi_json_set(t, "from", json_string(d->type_changed[i].from), NULL) ||
-            pgwi_json_set(t, "to", json_string(d->type_changed[i].to), NULL))
+        if (pgwi_json_append(a, t, NULL) < 0 ||
+            pgwi_json_set(t, "column", json_string(d->type_changed[i].column), NULL) < 0 ||
+            pgwi_json_set(t, "from", json_string(d->type_changed[i].from), NULL) < 0 ||
+            pgwi_json_set(t, "to", json_string(d->type_changed[i].to), NULL) < 0)
             goto fail;
     }
     int rc = pgwi_json_set(o, "type_changed", a, NULL);
     a = NULL;
-    if (rc || pgwi_json_set(o, "reordered", json_boolean(d->reordered), NULL) ||
+    if (rc < 0 || pgwi_json_set(o, "reordered", json_boolean(d->reordered), NULL) < 0 ||
         !(a = json_array()))
         goto fail;
     for (size_t i = 0; i < d->n_renamed; i++) {
         const pgw_rename *r = &d->renamed[i];
         json_t *t = json_object();
-        if (pgwi_json_append(a, t, NULL) || pgwi_json_set(t, "from", json_string(r->from), NULL) ||
-            pgwi_json_set(t, "to", json_string(r->to), NULL) ||
-            pgwi_json_set(t, "from_type", json_string(r->from_type), NULL) ||
-            pgwi_json_set(t, "to_type", json_string(r->to_type), NULL) ||
-            pgwi_json_set(t, "score", pgwi_json_real(r->score), NULL) ||
-            pgwi_json_set(t, "evidence", json_string(pgwi_evidence_name(r->evidence)), NULL))
+        if (pgwi_json_append(a, t, NULL) < 0 ||
+            pgwi_json_set(t, "from", json_string(r->from), NULL) < 0 ||
+            pgwi_json_set(t, "to", json_string(r->to), NULL) < 0 ||
+            pgwi_json_set(t, "from_type", json_string(r->from_type), NULL) < 0 ||
+            pgwi_json_set(t, "to_type", json_string(r->to_type), NULL) < 0 ||
+            pgwi_json_set(t, "score", pgwi_json_real(r->score), NULL) < 0 ||
+            pgwi_json_set(t, "evidence", json_string(pgwi_evidence_name(r->evidence)), NULL) < 0)
             goto fail;
     }
     rc = pgwi_json_set(o, "renamed_candidates", a, NULL);
     a = NULL;
-    if (rc || !(a = json_array()))
+    if (rc < 0 || !(a = json_array()))
         goto fail;
     for (size_t i = 0; i < d->n_profile; i++) {
         json_t *t = json_object();
-        if (pgwi_json_append(a, t, NULL) ||
-            pgwi_json_set(t, "column", json_string(d->profile_changed[i].column), NULL) ||
-            pgwi_json_set(t, "score", pgwi_json_real(d->profile_changed[i].score), NULL))
+        if (pgwi_json_append(a, t, NULL) < 0 ||
+            pgwi_json_set(t, "column", json_string(d->profile_changed[i].column), NULL) < 0 ||
+            pgwi_json_set(t, "score", pgwi_json_real(d->profile_changed[i].score), NULL) < 0)
             goto fail;
     }
     rc = pgwi_json_set(o, "profile_changed", a, NULL);
     a = NULL;
     json_t *rows = json_object();
-    if (rc || pgwi_json_set(o, "row_estimate", rows, NULL) ||
+    if (rc < 0 || pgwi_json_set(o, "row_estimate", rows, NULL) < 0 ||
         pgwi_json_set(rows, "from",
                       d->from.has_row_estimate ? json_integer(d->from.row_estimate) : json_null(),
-                      NULL) ||
+                      NULL) < 0 ||
         pgwi_json_set(rows, "to",
                       d->to.has_row_estimate ? json_integer(d->to.row_estimate) : json_null(),
-                      NULL) ||
+                      NULL) < 0 ||
         !(a = json_array()))
         goto fail;
     for (size_t i = 0; i < d->n_anom; i++) {
         const pgw_name_anomaly_report *r = &d->anomalies[i];
         json_t *t = json_object(), *flags = json_array();
-        if (pgwi_json_append(a, t, NULL)) {
+        if (pgwi_json_append(a, t, NULL) < 0) {
             json_decref(flags);
             goto fail;
         }
-        if (pgwi_json_set(t, "column", json_string(r->column), NULL) ||
-            pgwi_json_set(t, "side", json_string(r->in_to ? "to" : "from"), NULL) ||
-            pgwi_json_set(t, "anomalies", flags, NULL))
+        if (pgwi_json_set(t, "column", json_string(r->column), NULL) < 0 ||
+            pgwi_json_set(t, "side", json_string(r->in_to ? "to" : "from"), NULL) < 0 ||
+            pgwi_json_set(t, "anomalies", flags, NULL) < 0)
             goto fail;
         for (size_t k = 0; k < N_ANOMALY; k++)
             if ((r->anomalies & anomaly_names[k].flag) &&
-                pgwi_json_append(flags, json_string(anomaly_names[k].name), NULL))
+                pgwi_json_append(flags, json_string(anomaly_names[k].name), NULL) < 0)
                 goto fail;
     }
     rc = pgwi_json_set(o, "name_anomalies", a, NULL);
     a = NULL;
-    if (rc)
+    if (rc < 0)
         goto fail;
     return o;
 fail:
@@ -152,14 +153,15 @@ fail:
 int pgw_diff_to_json(char **out, size_t *out_len, const pgw_diff *d, unsigned flags,
                      pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "diff_to_json", out, d) != PGW_OK)
-        return PGW_EINVAL;
+    int rc;
+    if ((rc = PGWI_CHECK_NONNULL(err, "diff_to_json", out, d)) < 0)
+        return rc;
     if (flags & ~PGW_JSON_PRETTY)
         return pgwi_error(err, PGW_EINVAL, "diff_to_json: unknown flags 0x%x", flags);
     json_t *o = diff_json(d);
     if (!o)
         return pgwi_enomem(err);
-    int rc = pgwi_json_dump(out, out_len, o, flags & PGW_JSON_PRETTY, err);
+    rc = pgwi_json_dump(out, out_len, o, flags & PGW_JSON_PRETTY, err);
     json_decref(o);
     return rc;
 }
@@ -172,142 +174,184 @@ typedef struct rd {
     pgw_error *err;
 } rd;
 
-/* A required string member copied into the diff's arena. */
-static int str_member(const char **out, rd *r, const json_t *obj, const char *key, bool nullable,
-                      const char *path)
+/* Every string of a diff is non-empty. */
+#define TEXT(key, p) PGWI_JF_STRING((key), (p), PGWI_JF_NONEMPTY)
+
+/* pgwi_json_read_fields, then every string read (destinations start NULL)
+ * is copied into the diff's arena: the diff outlives the document. */
+static int read_fields(rd *r, const json_t *v, const char *path, const pgwi_jfield *f, size_t n)
 {
-    const json_t *m;
-    char p[PGWI_JPATH_SIZE];
-    int rc = pgwi_json_member(&m, obj, key, true, path, r->err);
-    if (rc)
+    int rc;
+    if ((rc = pgwi_json_read_fields(v, path, f, n, 0, r->err)) < 0)
         return rc;
-    if (nullable && json_is_null(m)) {
-        *out = NULL;
-        return PGW_OK;
+    for (size_t i = 0; i < n; i++) {
+        const char **s = f[i].dst;
+        if (f[i].kind == PGWI_JSON_STRING && *s && !(*s = pgwi_arena_strdup(&r->d->arena, *s)))
+            return pgwi_enomem(r->err);
     }
-    pgwi_jpath_key(p, path, key);
-    const char *s;
-    size_t len;
-    if ((rc = pgwi_json_string(&s, &len, m, 0, p, r->err)))
-        return rc;
-    if (len == 0)
-        return pgwi_error_at(r->err, PGW_EPARSE, p, "%s: empty string", p);
-    *out = pgwi_arena_strndup(&r->d->arena, s, len);
-    return *out ? PGW_OK : pgwi_enomem(r->err);
-}
-
-static int num_member(double *out, rd *r, const json_t *obj, const char *key, const char *path)
-{
-    const json_t *m;
-    char p[PGWI_JPATH_SIZE];
-    int rc = pgwi_json_member(&m, obj, key, true, path, r->err);
-    if (rc)
-        return rc;
-    pgwi_jpath_key(p, path, key);
-    return pgwi_json_number(out, m, 0.0, 1.0, p, r->err);
-}
-
-static int bool_member(bool *out, rd *r, const json_t *obj, const char *key, const char *path)
-{
-    const json_t *m;
-    char p[PGWI_JPATH_SIZE];
-    int rc = pgwi_json_member(&m, obj, key, true, path, r->err);
-    if (rc)
-        return rc;
-    pgwi_jpath_key(p, path, key);
-    return pgwi_json_bool(out, m, p, r->err);
+    return PGW_OK;
 }
 
 static int read_side(pgw_diff_side *s, rd *r, const json_t *v, const char *path)
 {
-    static const char *const keys[] = {"schema",      "table",       "resource_identity",
-                                       "captured_at", "schema_hash", NULL};
-    int rc = pgwi_json_object(v, path, r->err);
-    if (!rc)
-        rc = pgwi_json_only_keys(v, path, keys, r->err);
     const char *ts = NULL;
-    if (!rc)
-        rc = str_member(&s->schema, r, v, "schema", false, path);
-    if (!rc)
-        rc = str_member(&s->table, r, v, "table", false, path);
-    if (!rc)
-        rc = str_member(&s->resource, r, v, "resource_identity", true, path);
-    if (!rc)
-        rc = str_member(&ts, r, v, "captured_at", false, path);
-    if (!rc)
-        rc = str_member(&s->schema_hash, r, v, "schema_hash", false, path);
-    if (rc)
+    const pgwi_jfield f[] = {
+        TEXT("schema", &s->schema),
+        TEXT("table", &s->table),
+        PGWI_JF_STRING("resource_identity", &s->resource, PGWI_JF_NONEMPTY | PGWI_JF_NULLABLE),
+        TEXT("captured_at", &ts),
+        TEXT("schema_hash", &s->schema_hash),
+    };
+    int rc;
+    if ((rc = read_fields(r, v, path, f, PGWI_NFIELDS(f))) < 0)
         return rc;
     char p[PGWI_JPATH_SIZE];
     if (!pgwi_is_hex16(s->schema_hash)) {
         pgwi_jpath_key(p, path, "schema_hash");
         return pgwi_error_at(r->err, PGW_EPARSE, p, "%s: expected 16 lowercase hex digits", p);
     }
-    if (pgw_timestamp_parse(&s->captured_at, ts, NULL) != PGW_OK) {
+    if (pgw_timestamp_parse(&s->captured_at, ts, NULL) < 0) {
         pgwi_jpath_key(p, path, "captured_at");
         return pgwi_error_at(r->err, PGW_EPARSE, p, "%s: not an RFC 3339 timestamp", p);
     }
     return PGW_OK;
 }
 
-/* Reads an array member: checks it and sizes the destination. */
-static int array_member(const json_t **arr, void **dst, size_t elem, rd *r, const json_t *obj,
-                        const char *key, char p[PGWI_JPATH_SIZE])
+static int read_column(rd *r, void *elem, const json_t *v, const char *path)
 {
-    int rc = pgwi_json_member(arr, obj, key, true, "$", r->err);
-    if (rc)
+    pgw_diff_column *c = elem;
+    int64_t pos;
+    const pgwi_jfield f[] = {
+        TEXT("column", &c->column),
+        TEXT("type", &c->type),
+        PGWI_JF_INT("position", &pos, 1, 1600, 0),
+    };
+    int rc;
+    if ((rc = read_fields(r, v, path, f, PGWI_NFIELDS(f))) < 0)
         return rc;
-    pgwi_jpath_key(p, "$", key);
-    if ((rc = pgwi_json_array(*arr, p, r->err)))
-        return rc;
-    size_t n = json_array_size(*arr);
-    if (n > 1600 * 2)
-        return pgwi_error_at(r->err, PGW_EPARSE, p, "%s: %zu entries is more than two tables "
-                             "of 1600 columns can produce", p, n);
-    *dst = NULL;
-    if (n && !(*dst = pgwi_arena_calloc(&r->d->arena, n, elem)))
-        return pgwi_enomem(r->err);
+    c->position = (uint32_t)pos;
     return PGW_OK;
 }
 
-/* Checks an element is an object with exactly `keys`. */
-static int element(const json_t *v, const char *const *keys, rd *r, const char *arrpath, size_t i,
-                   char p[PGWI_JPATH_SIZE])
+static int read_type_change(rd *r, void *elem, const json_t *v, const char *path)
 {
-    pgwi_jpath_index(p, arrpath, i);
-    int rc = pgwi_json_object(v, p, r->err);
-    if (!rc)
-        rc = pgwi_json_only_keys(v, p, keys, r->err);
-    return rc;
+    pgw_type_change *t = elem;
+    const pgwi_jfield f[] = {
+        TEXT("column", &t->column),
+        TEXT("from", &t->from),
+        TEXT("to", &t->to),
+    };
+    return read_fields(r, v, path, f, PGWI_NFIELDS(f));
 }
 
-static int read_columns(pgw_diff_column **out, size_t *n, rd *r, const json_t *obj,
-                        const char *key)
+static int read_rename(rd *r, void *elem, const json_t *v, const char *path)
 {
-    static const char *const keys[] = {"column", "type", "position", NULL};
+    static const char *const names[] = {"values", "name", "both", NULL};
+    static const pgw_rename_evidence evidence[] = {PGW_EVIDENCE_VALUES, PGW_EVIDENCE_NAME,
+                                                   PGW_EVIDENCE_BOTH};
+    pgw_rename *t = elem;
+    int ev;
+    const pgwi_jfield f[] = {
+        TEXT("from", &t->from),
+        TEXT("to", &t->to),
+        TEXT("from_type", &t->from_type),
+        TEXT("to_type", &t->to_type),
+        PGWI_JF_NUMBER("score", &t->score, 0.0, 1.0, 0),
+        PGWI_JF_ENUM("evidence", &ev, names, PGWI_JF_NONEMPTY),
+    };
+    int rc;
+    if ((rc = read_fields(r, v, path, f, PGWI_NFIELDS(f))) < 0)
+        return rc;
+    t->evidence = evidence[ev];
+    return PGW_OK;
+}
+
+static int read_profile_change(rd *r, void *elem, const json_t *v, const char *path)
+{
+    pgw_profile_change *t = elem;
+    const pgwi_jfield f[] = {
+        TEXT("column", &t->column),
+        PGWI_JF_NUMBER("score", &t->score, 0.0, 1.0, 0),
+    };
+    return read_fields(r, v, path, f, PGWI_NFIELDS(f));
+}
+
+static int read_anomaly(rd *r, void *elem, const json_t *v, const char *path)
+{
+    pgw_name_anomaly_report *t = elem;
+    const char *side = NULL;
+    const json_t *flags;
+    const pgwi_jfield f[] = {
+        TEXT("column", &t->column),
+        TEXT("side", &side),
+        PGWI_JF_VALUE("anomalies", &flags, 0),
+    };
+    int rc;
+    if ((rc = read_fields(r, v, path, f, PGWI_NFIELDS(f))) < 0)
+        return rc;
+    char fp[PGWI_JPATH_SIZE];
+    pgwi_jpath_key(fp, path, "anomalies");
+    if (strcmp(side, "from") != 0 && strcmp(side, "to") != 0)
+        return pgwi_error_at(r->err, PGW_EPARSE, path, "%s.side: expected \"from\" or \"to\"",
+                             path);
+    t->in_to = strcmp(side, "to") == 0;
+    if ((rc = pgwi_json_array(flags, fp, r->err)) < 0)
+        return rc;
+    for (size_t k = 0; k < json_array_size(flags); k++) {
+        char kp[PGWI_JPATH_SIZE];
+        pgwi_jpath_index(kp, fp, k);
+        const char *s;
+        if ((rc = pgwi_json_string(&s, NULL, json_array_get(flags, k), 0, kp, r->err)) < 0)
+            return rc;
+        unsigned bit = 0;
+        for (size_t q = 0; q < N_ANOMALY; q++)
+            if (strcmp(s, anomaly_names[q].name) == 0)
+                bit = anomaly_names[q].flag;
+        if (!bit || (t->anomalies & bit))
+            return pgwi_error_at(r->err, PGW_EPARSE, kp,
+                                 "%s: unknown or repeated anomaly \"%.40s\"", kp, s);
+        t->anomalies |= bit;
+    }
+    if (!t->anomalies)
+        return pgwi_error_at(r->err, PGW_EPARSE, fp, "%s: empty", fp);
+    return PGW_OK;
+}
+
+typedef int (*read_elem)(rd *r, void *elem, const json_t *v, const char *path);
+
+/* Reads the top-level array `key` into *out, a new array in the diff's
+ * arena of elements of `size` bytes, one `one` call per element; *n counts
+ * the elements read. */
+static int read_array(void **out, size_t *n, size_t size, rd *r, const json_t *obj,
+                      const char *key, read_elem one)
+{
     const json_t *arr;
     char ap[PGWI_JPATH_SIZE], p[PGWI_JPATH_SIZE];
-    int rc = array_member(&arr, (void **)out, sizeof **out, r, obj, key, ap);
-    if (rc)
+    int rc;
+    if ((rc = pgwi_json_member(&arr, obj, key, true, "$", r->err)) < 0)
         return rc;
-    for (size_t i = 0; i < json_array_size(arr); i++) {
-        const json_t *v = json_array_get(arr, i);
-        pgw_diff_column *c = &(*out)[i];
-        const json_t *m;
-        int64_t pos;
-        if ((rc = element(v, keys, r, ap, i, p)) || (rc = str_member(&c->column, r, v, "column", false, p)) ||
-            (rc = str_member(&c->type, r, v, "type", false, p)) ||
-            (rc = pgwi_json_member(&m, v, "position", true, p, r->err)))
+    pgwi_jpath_key(ap, "$", key);
+    if ((rc = pgwi_json_array(arr, ap, r->err)) < 0)
+        return rc;
+    size_t len = json_array_size(arr);
+    if (len > 1600 * 2)
+        return pgwi_error_at(r->err, PGW_EPARSE, ap, "%s: %zu entries is more than two tables "
+                             "of 1600 columns can produce", ap, len);
+    *out = NULL;
+    if (len && !(*out = pgwi_arena_calloc(&r->d->arena, len, size)))
+        return pgwi_enomem(r->err);
+    for (size_t i = 0; i < len; i++) {
+        pgwi_jpath_index(p, ap, i);
+        if ((rc = one(r, (char *)*out + i * size, json_array_get(arr, i), p)) < 0)
             return rc;
-        char pp[PGWI_JPATH_SIZE];
-        pgwi_jpath_key(pp, p, "position");
-        if ((rc = pgwi_json_int(&pos, m, 1, 1600, pp, r->err)))
-            return rc;
-        c->position = (uint32_t)pos;
         (*n)++;
     }
     return PGW_OK;
 }
+
+/* Reads d->list (and counts d->count) from the member key of v (read_diff's). */
+#define READ_ARRAY(list, count, key, one) \
+    read_array((void **)&d->list, &d->count, sizeof *d->list, &r, v, (key), (one))
 
 static int read_diff(pgw_diff *d, const json_t *v, pgw_error *err)
 {
@@ -316,156 +360,47 @@ static int read_diff(pgw_diff *d, const json_t *v, pgw_error *err)
         "added",    "removed", "type_changed", "reordered",      "renamed_candidates",
         "profile_changed", "row_estimate", "name_anomalies", NULL};
     rd r = {d, err};
-    int rc = pgwi_json_object(v, "$", err);
-    if (!rc)
-        rc = pgwi_json_only_keys(v, "$", keys, err);
-    if (rc)
-        return rc;
-    const json_t *m, *arr;
-    char ap[PGWI_JPATH_SIZE], p[PGWI_JPATH_SIZE];
+    const json_t *m;
     int64_t n;
-    if ((rc = pgwi_json_member(&m, v, "format", true, "$", err)) ||
-        (rc = pgwi_json_int(&n, m, 0, INT32_MAX, "$.format", err)))
+    int rc;
+    if ((rc = pgwi_json_object(v, "$", err)) < 0 ||
+        (rc = pgwi_json_only_keys(v, "$", keys, err)) < 0 ||
+        (rc = pgwi_json_member(&m, v, "format", true, "$", err)) < 0 ||
+        (rc = pgwi_json_int(&n, m, 0, INT32_MAX, "$.format", err)) < 0)
         return rc;
     if (n != PGW_DIFF_FORMAT)
         return pgwi_error_at(err, PGW_EVERSION, "$.format",
                              "diff format %lld is not supported (this release reads format %d)",
                              (long long)n, PGW_DIFF_FORMAT);
-    if ((rc = pgwi_json_member(&m, v, "from", true, "$", err)) ||
-        (rc = read_side(&d->from, &r, m, "$.from")) ||
-        (rc = pgwi_json_member(&m, v, "to", true, "$", err)) ||
-        (rc = read_side(&d->to, &r, m, "$.to")) ||
-        (rc = bool_member(&d->schema_changed, &r, v, "schema_changed", "$")) ||
-        (rc = bool_member(&d->reordered, &r, v, "reordered", "$")) ||
-        (rc = read_columns(&d->added, &d->n_added, &r, v, "added")) ||
-        (rc = read_columns(&d->removed, &d->n_removed, &r, v, "removed")))
+    const pgwi_jfield flags[] = {
+        PGWI_JF_BOOL("schema_changed", &d->schema_changed, 0),
+        PGWI_JF_BOOL("reordered", &d->reordered, 0),
+    };
+    if ((rc = pgwi_json_member(&m, v, "from", true, "$", err)) < 0 ||
+        (rc = read_side(&d->from, &r, m, "$.from")) < 0 ||
+        (rc = pgwi_json_member(&m, v, "to", true, "$", err)) < 0 ||
+        (rc = read_side(&d->to, &r, m, "$.to")) < 0 ||
+        (rc = pgwi_json_read_fields(v, "$", flags, PGWI_NFIELDS(flags), PGWI_JSON_SUBSET,
+                                    err)) < 0 ||
+        (rc = READ_ARRAY(added, n_added, "added", read_column)) < 0 ||
+        (rc = READ_ARRAY(removed, n_removed, "removed", read_column)) < 0 ||
+        (rc = READ_ARRAY(type_changed, n_type, "type_changed", read_type_change)) < 0 ||
+        (rc = READ_ARRAY(renamed, n_renamed, "renamed_candidates", read_rename)) < 0 ||
+        (rc = READ_ARRAY(profile_changed, n_profile, "profile_changed",
+                         read_profile_change)) < 0)
         return rc;
 
-    static const char *const tkeys[] = {"column", "from", "to", NULL};
-    if ((rc = array_member(&arr, (void **)&d->type_changed, sizeof *d->type_changed, &r, v,
-                           "type_changed", ap)))
-        return rc;
-    for (size_t i = 0; i < json_array_size(arr); i++) {
-        const json_t *e = json_array_get(arr, i);
-        pgw_type_change *t = &d->type_changed[i];
-        if ((rc = element(e, tkeys, &r, ap, i, p)) ||
-            (rc = str_member(&t->column, &r, e, "column", false, p)) ||
-            (rc = str_member(&t->from, &r, e, "from", false, p)) ||
-            (rc = str_member(&t->to, &r, e, "to", false, p)))
-            return rc;
-        d->n_type++;
-    }
-
-    static const char *const rkeys[] = {"from", "to", "from_type", "to_type", "score", "evidence",
-                                        NULL};
-    if ((rc = array_member(&arr, (void **)&d->renamed, sizeof *d->renamed, &r, v,
-                           "renamed_candidates", ap)))
-        return rc;
-    for (size_t i = 0; i < json_array_size(arr); i++) {
-        const json_t *e = json_array_get(arr, i);
-        pgw_rename *t = &d->renamed[i];
-        const char *ev;
-        if ((rc = element(e, rkeys, &r, ap, i, p)) ||
-            (rc = str_member(&t->from, &r, e, "from", false, p)) ||
-            (rc = str_member(&t->to, &r, e, "to", false, p)) ||
-            (rc = str_member(&t->from_type, &r, e, "from_type", false, p)) ||
-            (rc = str_member(&t->to_type, &r, e, "to_type", false, p)) ||
-            (rc = num_member(&t->score, &r, e, "score", p)) ||
-            (rc = str_member(&ev, &r, e, "evidence", false, p)))
-            return rc;
-        if (strcmp(ev, "values") == 0)
-            t->evidence = PGW_EVIDENCE_VALUES;
-        else if (strcmp(ev, "name") == 0)
-            t->evidence = PGW_EVIDENCE_NAME;
-        else if (strcmp(ev, "both") == 0)
-            t->evidence = PGW_EVIDENCE_BOTH;
-        else {
-            char ep[PGWI_JPATH_SIZE];
-            pgwi_jpath_key(ep, p, "evidence");
-            return pgwi_error_at(err, PGW_EPARSE, ep, "%s: \"%.40s\" is not values, name or both",
-                                 ep, ev);
-        }
-        d->n_renamed++;
-    }
-
-    static const char *const pkeys[] = {"column", "score", NULL};
-    if ((rc = array_member(&arr, (void **)&d->profile_changed, sizeof *d->profile_changed, &r, v,
-                           "profile_changed", ap)))
-        return rc;
-    for (size_t i = 0; i < json_array_size(arr); i++) {
-        const json_t *e = json_array_get(arr, i);
-        pgw_profile_change *t = &d->profile_changed[i];
-        if ((rc = element(e, pkeys, &r, ap, i, p)) ||
-            (rc = str_member(&t->column, &r, e, "column", false, p)) ||
-            (rc = num_member(&t->score, &r, e, "score", p)))
-            return rc;
-        d->n_profile++;
-    }
-
-    static const char *const wkeys[] = {"from", "to", NULL};
-    if ((rc = pgwi_json_member(&m, v, "row_estimate", true, "$", err)) ||
-        (rc = pgwi_json_object(m, "$.row_estimate", err)) ||
-        (rc = pgwi_json_only_keys(m, "$.row_estimate", wkeys, err)))
-        return rc;
-    for (int side = 0; side < 2; side++) {
-        const char *key = side ? "to" : "from";
-        pgw_diff_side *s = side ? &d->to : &d->from;
-        const json_t *w;
-        if ((rc = pgwi_json_member(&w, m, key, true, "$.row_estimate", err)))
-            return rc;
-        if (json_is_null(w))
-            continue;
-        pgwi_jpath_key(p, "$.row_estimate", key);
-        int64_t rows;
-        if ((rc = pgwi_json_int(&rows, w, 0, INT64_MAX, p, err)))
-            return rc;
-        s->has_row_estimate = true;
-        s->row_estimate = rows;
-    }
-
-    static const char *const akeys[] = {"column", "side", "anomalies", NULL};
-    if ((rc = array_member(&arr, (void **)&d->anomalies, sizeof *d->anomalies, &r, v,
-                           "name_anomalies", ap)))
-        return rc;
-    for (size_t i = 0; i < json_array_size(arr); i++) {
-        const json_t *e = json_array_get(arr, i);
-        pgw_name_anomaly_report *t = &d->anomalies[i];
-        const char *side;
-        const json_t *flags;
-        if ((rc = element(e, akeys, &r, ap, i, p)) ||
-            (rc = str_member(&t->column, &r, e, "column", false, p)) ||
-            (rc = str_member(&side, &r, e, "side", false, p)) ||
-            (rc = pgwi_json_member(&flags, e, "anomalies", true, p, err)))
-            return rc;
-        char fp[PGWI_JPATH_SIZE];
-        pgwi_jpath_key(fp, p, "anomalies");
-        if (strcmp(side, "from") != 0 && strcmp(side, "to") != 0)
-            return pgwi_error_at(err, PGW_EPARSE, p, "%s.side: expected \"from\" or \"to\"", p);
-        t->in_to = strcmp(side, "to") == 0;
-        if ((rc = pgwi_json_array(flags, fp, err)))
-            return rc;
-        for (size_t k = 0; k < json_array_size(flags); k++) {
-            char kp[PGWI_JPATH_SIZE];
-            pgwi_jpath_index(kp, fp, k);
-            const char *f;
-            if ((rc = pgwi_json_string(&f, NULL, json_array_get(flags, k), 0, kp, err)))
-                return rc;
-            unsigned bit = 0;
-            for (size_t q = 0; q < N_ANOMALY; q++)
-                if (strcmp(f, anomaly_names[q].name) == 0)
-                    bit = anomaly_names[q].flag;
-            if (!bit || (t->anomalies & bit))
-                return pgwi_error_at(err, PGW_EPARSE, kp, "%s: unknown or repeated anomaly "
-                                     "\"%.40s\"", kp, f);
-            t->anomalies |= bit;
-        }
-        if (!t->anomalies)
-            return pgwi_error_at(err, PGW_EPARSE, fp, "%s: empty", fp);
-        d->n_anom++;
-    }
-
+    pgw_diff_side *f = &d->from, *t = &d->to;
+    const pgwi_jfield rows[] = {
+        PGWI_JF_INT_OR_NULL("from", &f->row_estimate, &f->has_row_estimate, 0, INT64_MAX),
+        PGWI_JF_INT_OR_NULL("to", &t->row_estimate, &t->has_row_estimate, 0, INT64_MAX),
+    };
     const char *cls;
-    if ((rc = str_member(&cls, &r, v, "class", false, "$")))
+    const pgwi_jfield class_field[] = {TEXT("class", &cls)};
+    if ((rc = pgwi_json_member(&m, v, "row_estimate", true, "$", err)) < 0 ||
+        (rc = pgwi_json_read_fields(m, "$.row_estimate", rows, PGWI_NFIELDS(rows), 0, err)) < 0 ||
+        (rc = READ_ARRAY(anomalies, n_anom, "name_anomalies", read_anomaly)) < 0 ||
+        (rc = pgwi_json_read_fields(v, "$", class_field, 1, PGWI_JSON_SUBSET, err)) < 0)
         return rc;
     d->cls = pgwi_diff_classify(d);
     if (strcmp(cls, pgw_change_class_name(d->cls)) != 0)
@@ -474,23 +409,20 @@ static int read_diff(pgw_diff *d, const json_t *v, pgw_error *err)
                              pgw_change_class_name(d->cls));
     return PGW_OK;
 }
+#undef READ_ARRAY
 
 int pgw_diff_from_json(pgw_diff **out, const char *json, size_t len, pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "diff_from_json", out, json) != PGW_OK)
-        return PGW_EINVAL;
+    int rc;
+    if ((rc = PGWI_CHECK_NONNULL(err, "diff_from_json", out, json)) < 0)
+        return rc;
     json_t *v = NULL;
-    int rc = pgwi_json_parse(&v, json, len, PGW_SNAPSHOT_JSON_MAX_BYTES, err);
-    if (rc)
+    if ((rc = pgwi_json_parse(&v, json, len, PGW_SNAPSHOT_JSON_MAX_BYTES, err)) < 0)
         return rc;
     pgw_diff *d = pgwi_calloc(1, sizeof *d);
-    if (!d) {
-        json_decref(v);
-        return pgwi_enomem(err);
-    }
-    rc = read_diff(d, v, err);
+    rc = d ? read_diff(d, v, err) : pgwi_enomem(err);
     json_decref(v);
-    if (rc) {
+    if (rc < 0) {
         pgw_diff_free(d);
         return rc;
     }

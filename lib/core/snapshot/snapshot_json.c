@@ -9,17 +9,12 @@
 #include "json.h"
 #include "snapshot_internal.h"
 
+/* The profile modes' names, indexed by pgw_profile_mode. */
+static const char *const mode_names[] = {"raw", "hashed", "none", NULL};
+
 static const char *mode_name(pgw_profile_mode m)
 {
-    switch (m) {
-    case PGW_PROFILE_RAW:
-        return "raw";
-    case PGW_PROFILE_HASHED:
-        return "hashed";
-    case PGW_PROFILE_NONE:
-        return "none";
-    }
-    return "raw";
+    return (unsigned)m <= PGW_PROFILE_NONE ? mode_names[m] : "raw";
 }
 
 /* ------------------------------------------------------------------ */
@@ -29,7 +24,7 @@ static json_t *string_array(const char *const *v, size_t n)
 {
     json_t *a = json_array();
     for (size_t i = 0; a && i < n; i++)
-        if (json_array_append_new(a, json_string(v[i])) != 0) {
+        if (json_array_append_new(a, json_string(v[i])) < 0) {
             json_decref(a);
             return NULL;
         }
@@ -40,7 +35,7 @@ static json_t *real_array(const double *v, size_t n)
 {
     json_t *a = json_array();
     for (size_t i = 0; a && i < n; i++)
-        if (json_array_append_new(a, pgwi_json_real(v[i])) != 0) {
+        if (json_array_append_new(a, pgwi_json_real(v[i])) < 0) {
             json_decref(a);
             return NULL;
         }
@@ -52,17 +47,18 @@ static json_t *profile_json(const pgw_profile *p)
     json_t *o = json_object();
     if (!o)
         return NULL;
-    if (pgwi_json_set(o, "null_frac", pgwi_json_real(p->null_frac), NULL) ||
-        pgwi_json_set(o, "n_distinct", pgwi_json_real(p->n_distinct), NULL) ||
-        pgwi_json_set(o, "avg_width", json_integer(p->avg_width), NULL) ||
+    if (pgwi_json_set(o, "null_frac", pgwi_json_real(p->null_frac), NULL) < 0 ||
+        pgwi_json_set(o, "n_distinct", pgwi_json_real(p->n_distinct), NULL) < 0 ||
+        pgwi_json_set(o, "avg_width", json_integer(p->avg_width), NULL) < 0 ||
         pgwi_json_set(o, "most_common_vals", string_array(p->most_common_vals, p->n_most_common),
-                      NULL) ||
+                      NULL) < 0 ||
         pgwi_json_set(o, "most_common_freqs", real_array(p->most_common_freqs, p->n_most_common),
-                      NULL) ||
+                      NULL) < 0 ||
         pgwi_json_set(o, "histogram_bounds",
-                      string_array(p->histogram_bounds, p->n_histogram_bounds), NULL) ||
+                      string_array(p->histogram_bounds, p->n_histogram_bounds), NULL) < 0 ||
         pgwi_json_set(o, "correlation",
-                      p->has_correlation ? pgwi_json_real(p->correlation) : json_null(), NULL)) {
+                      p->has_correlation ? pgwi_json_real(p->correlation) : json_null(),
+                      NULL) < 0) {
         json_decref(o);
         return NULL;
     }
@@ -76,29 +72,30 @@ static json_t *snapshot_json(const pgw_snapshot *s)
     if (!o)
         return NULL;
     char ts[PGW_TIMESTAMP_SIZE];
-    if (pgw_timestamp_format(ts, s->captured_at) != PGW_OK)
+    if (pgw_timestamp_format(ts, s->captured_at) < 0)
         goto fail;
     json_error_t je;
     extra = json_loads(s->extra, 0, &je);
     if (!extra)
         goto fail;
-    if (pgwi_json_set(o, "format", json_integer(PGW_SNAPSHOT_FORMAT), NULL) ||
-        pgwi_json_set(o, "schema", json_string(s->schema), NULL) ||
-        pgwi_json_set(o, "table", json_string(s->table), NULL) ||
-        pgwi_json_set(o, "table_oid", json_integer(s->oid), NULL) ||
+    if (pgwi_json_set(o, "format", json_integer(PGW_SNAPSHOT_FORMAT), NULL) < 0 ||
+        pgwi_json_set(o, "schema", json_string(s->schema), NULL) < 0 ||
+        pgwi_json_set(o, "table", json_string(s->table), NULL) < 0 ||
+        pgwi_json_set(o, "table_oid", json_integer(s->oid), NULL) < 0 ||
         pgwi_json_set(o, "resource_identity", s->resource ? json_string(s->resource) : json_null(),
-                      NULL) ||
-        pgwi_json_set(o, "reason", json_string(s->reason), NULL) ||
-        pgwi_json_set(o, "captured_at", json_string(ts), NULL) ||
-        pgwi_json_set(o, "row_estimate", s->has_rows ? json_integer(s->rows) : json_null(), NULL) ||
-        pgwi_json_set(o, "stats_available", json_boolean(s->stats_available), NULL) ||
-        pgwi_json_set(o, "profile_mode", json_string(mode_name(s->mode)), NULL) ||
-        pgwi_json_set(o, "profiles_omitted", json_boolean(s->profiles_omitted), NULL) ||
-        pgwi_json_set(o, "schema_hash", json_string(s->hash), NULL))
+                      NULL) < 0 ||
+        pgwi_json_set(o, "reason", json_string(s->reason), NULL) < 0 ||
+        pgwi_json_set(o, "captured_at", json_string(ts), NULL) < 0 ||
+        pgwi_json_set(o, "row_estimate", s->has_rows ? json_integer(s->rows) : json_null(),
+                      NULL) < 0 ||
+        pgwi_json_set(o, "stats_available", json_boolean(s->stats_available), NULL) < 0 ||
+        pgwi_json_set(o, "profile_mode", json_string(mode_name(s->mode)), NULL) < 0 ||
+        pgwi_json_set(o, "profiles_omitted", json_boolean(s->profiles_omitted), NULL) < 0 ||
+        pgwi_json_set(o, "schema_hash", json_string(s->hash), NULL) < 0)
         goto fail;
     int rc = pgwi_json_set(o, "extra", extra, NULL);
     extra = NULL;
-    if (rc)
+    if (rc < 0)
         goto fail;
     cols = json_array();
     if (!cols)
@@ -106,17 +103,18 @@ static json_t *snapshot_json(const pgw_snapshot *s)
     for (size_t i = 0; i < s->n_columns; i++) {
         const pgw_column *c = &s->columns[i];
         json_t *co = json_object();
-        if (!co || pgwi_json_append(cols, co, NULL))
+        if (!co || pgwi_json_append(cols, co, NULL) < 0)
             goto fail;
-        if (pgwi_json_set(co, "name", json_string(c->name), NULL) ||
-            pgwi_json_set(co, "type", json_string(c->type), NULL) ||
-            pgwi_json_set(co, "position", json_integer(c->position), NULL) ||
-            pgwi_json_set(co, "profile", c->profile ? profile_json(c->profile) : json_null(), NULL))
+        if (pgwi_json_set(co, "name", json_string(c->name), NULL) < 0 ||
+            pgwi_json_set(co, "type", json_string(c->type), NULL) < 0 ||
+            pgwi_json_set(co, "position", json_integer(c->position), NULL) < 0 ||
+            pgwi_json_set(co, "profile", c->profile ? profile_json(c->profile) : json_null(),
+                          NULL) < 0)
             goto fail;
     }
     rc = pgwi_json_set(o, "columns", cols, NULL);
     cols = NULL;
-    if (rc)
+    if (rc < 0)
         goto fail;
     return o;
 fail:
@@ -129,14 +127,15 @@ fail:
 int pgw_snapshot_to_json(char **out, size_t *out_len, const pgw_snapshot *snap, unsigned flags,
                          pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "snapshot_to_json", out, snap) != PGW_OK)
-        return PGW_EINVAL;
+    int rc;
+    if ((rc = PGWI_CHECK_NONNULL(err, "snapshot_to_json", out, snap)) < 0)
+        return rc;
     if (flags & ~PGW_JSON_PRETTY)
         return pgwi_error(err, PGW_EINVAL, "snapshot_to_json: unknown flags 0x%x", flags);
     json_t *o = snapshot_json(snap);
     if (!o)
         return pgwi_enomem(err);
-    int rc = pgwi_json_dump(out, out_len, o, flags & PGW_JSON_PRETTY, err);
+    rc = pgwi_json_dump(out, out_len, o, flags & PGW_JSON_PRETTY, err);
     json_decref(o);
     return rc;
 }
@@ -144,64 +143,46 @@ int pgw_snapshot_to_json(char **out, size_t *out_len, const pgw_snapshot *snap, 
 /* ------------------------------------------------------------------ */
 /* decode                                                              */
 
-/* Reads a list of strings into a temporary array (pgwi_free). */
-static int read_strings(const char ***out, size_t *n, const json_t *v, size_t max_items,
-                        const char *path, pgw_error *err)
+/* Reads the array member `key` of obj, of at most max_items values, into a
+ * temporary array (pgwi_free): strings into *strs or, when strs is NULL,
+ * frequencies (numbers within [0, 1]) into *freqs. */
+static int read_list(const char ***strs, double **freqs, size_t *n, const json_t *obj,
+                     const char *key, size_t max_items, const char *parent, pgw_error *err)
 {
-    int rc = pgwi_json_array(v, path, err);
-    if (rc)
+    const json_t *v;
+    char path[PGWI_JPATH_SIZE];
+    int rc;
+    if ((rc = pgwi_json_member(&v, obj, key, true, parent, err)) < 0)
+        return rc;
+    pgwi_jpath_key(path, parent, key);
+    if ((rc = pgwi_json_array(v, path, err)) < 0)
         return rc;
     size_t len = json_array_size(v);
     if (len > max_items)
         return pgwi_error_at(err, PGW_EPARSE, path, "%s: %zu values, more than the bound of %zu",
                              path, len, max_items);
     *n = len;
-    *out = NULL;
     if (!len)
         return PGW_OK;
-    const char **arr = pgwi_calloc(len, sizeof *arr);
-    if (!arr)
+    const char **s = strs ? pgwi_calloc(len, sizeof *s) : NULL;
+    double *f = strs ? NULL : pgwi_calloc(len, sizeof *f);
+    if (!s && !f)
         return pgwi_enomem(err);
     for (size_t i = 0; i < len; i++) {
         char p[PGWI_JPATH_SIZE];
         pgwi_jpath_index(p, path, i);
-        rc = pgwi_json_string(&arr[i], NULL, json_array_get(v, i), 0, p, err);
-        if (rc) {
-            pgwi_free(arr);
+        const json_t *e = json_array_get(v, i);
+        if ((rc = s ? pgwi_json_string(&s[i], NULL, e, 0, p, err)
+                    : pgwi_json_number(&f[i], e, 0.0, 1.0, p, err)) < 0) {
+            pgwi_free(s);
+            pgwi_free(f);
             return rc;
         }
     }
-    *out = arr;
-    return PGW_OK;
-}
-
-static int read_reals(double **out, size_t *n, const json_t *v, size_t max_items, double lo,
-                      double hi, const char *path, pgw_error *err)
-{
-    int rc = pgwi_json_array(v, path, err);
-    if (rc)
-        return rc;
-    size_t len = json_array_size(v);
-    if (len > max_items)
-        return pgwi_error_at(err, PGW_EPARSE, path, "%s: %zu values, more than the bound of %zu",
-                             path, len, max_items);
-    *n = len;
-    *out = NULL;
-    if (!len)
-        return PGW_OK;
-    double *arr = pgwi_calloc(len, sizeof *arr);
-    if (!arr)
-        return pgwi_enomem(err);
-    for (size_t i = 0; i < len; i++) {
-        char p[PGWI_JPATH_SIZE];
-        pgwi_jpath_index(p, path, i);
-        rc = pgwi_json_number(&arr[i], json_array_get(v, i), lo, hi, p, err);
-        if (rc) {
-            pgwi_free(arr);
-            return rc;
-        }
-    }
-    *out = arr;
+    if (strs)
+        *strs = s;
+    else
+        *freqs = f;
     return PGW_OK;
 }
 
@@ -220,6 +201,8 @@ static int as_parse_error(int rc, const char *path, pgw_error *err)
     return rc;
 }
 
+/* Reads a profile into st; its lists go into temporaries the caller frees
+ * (pgwi_free), successful or not. */
 static int read_profile(pgw_column_stats *st, const char ***mcv, double **freqs,
                         const char ***hist, const json_t *v, size_t max_values, const char *path,
                         pgw_error *err)
@@ -227,53 +210,33 @@ static int read_profile(pgw_column_stats *st, const char ***mcv, double **freqs,
     static const char *const keys[] = {"null_frac",        "n_distinct",        "avg_width",
                                        "most_common_vals", "most_common_freqs", "histogram_bounds",
                                        "correlation",      NULL};
-    int rc = pgwi_json_object(v, path, err);
-    if (!rc)
-        rc = pgwi_json_only_keys(v, path, keys, err);
-    if (rc)
-        return rc;
-    const json_t *m;
-    char p[PGWI_JPATH_SIZE];
-    int64_t w;
+    int64_t width;
+    const pgwi_jfield head[] = {
+        PGWI_JF_NUMBER("null_frac", &st->null_frac, 0.0, 1.0, 0),
+        PGWI_JF_NUMBER("n_distinct", &st->n_distinct, -1.0, 1e300, 0),
+        PGWI_JF_INT("avg_width", &width, 0, INT32_MAX, 0),
+    };
+    const pgwi_jfield tail[] = {PGWI_JF_NUMBER_OR_NULL("correlation", &st->correlation,
+                                                       &st->has_correlation, -1.0, 1.0)};
     size_t nmv = 0, nmf = 0, nh = 0;
-#define MEMBER(key)                                                     \
-    do {                                                                \
-        rc = pgwi_json_member(&m, v, key, true, path, err);             \
-        if (rc)                                                         \
-            return rc;                                                  \
-        pgwi_jpath_key(p, path, key);                                   \
-    } while (0)
-    MEMBER("null_frac");
-    if ((rc = pgwi_json_number(&st->null_frac, m, 0.0, 1.0, p, err)))
+    int rc;
+    if ((rc = pgwi_json_object(v, path, err)) < 0 ||
+        (rc = pgwi_json_only_keys(v, path, keys, err)) < 0 ||
+        (rc = pgwi_json_read_fields(v, path, head, PGWI_NFIELDS(head), PGWI_JSON_SUBSET, err)) < 0)
         return rc;
-    MEMBER("n_distinct");
-    if ((rc = pgwi_json_number(&st->n_distinct, m, -1.0, 1e300, p, err)))
+    st->avg_width = (int32_t)width;
+    if ((rc = read_list(mcv, NULL, &nmv, v, "most_common_vals", max_values, path, err)) < 0 ||
+        (rc = read_list(NULL, freqs, &nmf, v, "most_common_freqs", max_values, path, err)) < 0)
         return rc;
-    MEMBER("avg_width");
-    if ((rc = pgwi_json_int(&w, m, 0, INT32_MAX, p, err)))
-        return rc;
-    st->avg_width = (int32_t)w;
-    MEMBER("most_common_vals");
-    if ((rc = read_strings(mcv, &nmv, m, max_values, p, err)))
-        return rc;
-    MEMBER("most_common_freqs");
-    if ((rc = read_reals(freqs, &nmf, m, max_values, 0.0, 1.0, p, err)))
-        return rc;
-    if (nmv != nmf)
+    if (nmv != nmf) {
+        char p[PGWI_JPATH_SIZE];
+        pgwi_jpath_key(p, path, "most_common_freqs");
         return pgwi_error_at(err, PGW_EPARSE, p,
                              "%s: %zu frequencies for %zu most_common_vals", p, nmf, nmv);
-    MEMBER("histogram_bounds");
-    if ((rc = read_strings(hist, &nh, m, max_values, p, err)))
-        return rc;
-    MEMBER("correlation");
-    if (json_is_null(m)) {
-        st->has_correlation = false;
-    } else {
-        if ((rc = pgwi_json_number(&st->correlation, m, -1.0, 1.0, p, err)))
-            return rc;
-        st->has_correlation = true;
     }
-#undef MEMBER
+    if ((rc = read_list(hist, NULL, &nh, v, "histogram_bounds", max_values, path, err)) < 0 ||
+        (rc = pgwi_json_read_fields(v, path, tail, 1, PGWI_JSON_SUBSET, err)) < 0)
+        return rc;
     st->most_common_vals = *mcv;
     st->most_common_freqs = *freqs;
     st->n_most_common = nmv;
@@ -291,15 +254,18 @@ int pgw_snapshot_builder_add_column_json(pgw_snapshot_builder *b, const char *na
     if (!profile_json)
         return pgw_snapshot_builder_add_column(b, name, type, NULL, err);
     json_t *v = NULL;
-    int rc = pgwi_json_parse(&v, profile_json, strlen(profile_json), PGW_SNAPSHOT_JSON_MAX_BYTES, err);
-    if (rc)
+    int rc;
+    if ((rc = pgwi_json_parse(&v, profile_json, strlen(profile_json),
+                              PGW_SNAPSHOT_JSON_MAX_BYTES, err)) < 0)
         return rc;
     pgw_column_stats st = PGW_COLUMN_STATS_INIT;
     const char **mcv = NULL, **hist = NULL;
     double *freqs = NULL;
-    rc = read_profile(&st, &mcv, &freqs, &hist, v, PGW_PROFILE_JSON_MAX_VALUES, "$", err);
-    if (rc == PGW_OK)
-        rc = pgw_snapshot_builder_add_column(b, name, type, &st, err);
+    if ((rc = read_profile(&st, &mcv, &freqs, &hist, v, PGW_PROFILE_JSON_MAX_VALUES, "$",
+                           err)) < 0)
+        goto done;
+    rc = pgw_snapshot_builder_add_column(b, name, type, &st, err);
+done:
     pgwi_free(mcv);
     pgwi_free(freqs);
     pgwi_free(hist);
@@ -311,46 +277,35 @@ static int read_column(pgw_snapshot_builder *b, const json_t *v, size_t idx, siz
                        const pgwi_build_ctl *ctl, const char *path, pgw_error *err)
 {
     static const char *const keys[] = {"name", "type", "position", "profile", NULL};
-    int rc = pgwi_json_object(v, path, err);
-    if (!rc)
-        rc = pgwi_json_only_keys(v, path, keys, err);
-    if (rc)
-        return rc;
+    const char *name, *type;
+    int64_t pos;
+    const pgwi_jfield f[] = {
+        PGWI_JF_STRING("name", &name, 0),
+        PGWI_JF_STRING("type", &type, 0),
+        PGWI_JF_INT("position", &pos, 1, 1600, 0),
+    };
     const json_t *m;
     char p[PGWI_JPATH_SIZE];
-    const char *name, *type;
-    size_t name_len, type_len;
-    int64_t pos;
-    if ((rc = pgwi_json_member(&m, v, "name", true, path, err)))
+    int rc;
+    if ((rc = pgwi_json_object(v, path, err)) < 0 ||
+        (rc = pgwi_json_only_keys(v, path, keys, err)) < 0 ||
+        (rc = pgwi_json_read_fields(v, path, f, PGWI_NFIELDS(f), PGWI_JSON_SUBSET, err)) < 0)
         return rc;
-    pgwi_jpath_key(p, path, "name");
-    if ((rc = pgwi_json_string(&name, &name_len, m, 0, p, err)))
-        return rc;
-    if ((rc = pgwi_json_member(&m, v, "type", true, path, err)))
-        return rc;
-    pgwi_jpath_key(p, path, "type");
-    if ((rc = pgwi_json_string(&type, &type_len, m, 0, p, err)))
-        return rc;
-    if ((rc = pgwi_json_member(&m, v, "position", true, path, err)))
-        return rc;
-    pgwi_jpath_key(p, path, "position");
-    if ((rc = pgwi_json_int(&pos, m, 1, 1600, p, err)))
-        return rc;
-    if ((size_t)pos != idx + 1)
+    if ((size_t)pos != idx + 1) {
+        pgwi_jpath_key(p, path, "position");
         return pgwi_error_at(err, PGW_EPARSE, p, "%s: position %lld, expected %zu (positions are "
                              "1..n in order)", p, (long long)pos, idx + 1);
-    if ((rc = pgwi_json_member(&m, v, "profile", true, path, err)))
+    }
+    if ((rc = pgwi_json_member(&m, v, "profile", true, path, err)) < 0)
         return rc;
     pgwi_jpath_key(p, path, "profile");
     pgw_column_stats st = PGW_COLUMN_STATS_INIT;
     const char **mcv = NULL, **hist = NULL;
     double *freqs = NULL;
     bool has_profile = !json_is_null(m);
-    if (has_profile) {
-        rc = read_profile(&st, &mcv, &freqs, &hist, m, max_values, p, err);
-        if (rc)
-            goto done;
-    }
+    if (has_profile &&
+        (rc = read_profile(&st, &mcv, &freqs, &hist, m, max_values, p, err)) < 0)
+        goto done;
     rc = pgwi_snapshot_builder_add_column_ctl(b, name, type, has_profile ? &st : NULL, ctl, err);
     rc = as_parse_error(rc, path, err);
 done:
@@ -367,22 +322,21 @@ static int read_snapshot(pgw_snapshot **out, const json_t *v, const pgw_snapshot
         "format",          "schema",       "table",        "table_oid",        "resource_identity",
         "reason",          "captured_at",  "row_estimate", "stats_available",  "profile_mode",
         "profiles_omitted", "schema_hash", "extra",        "columns",          NULL};
-    int rc = pgwi_json_object(v, "$", err);
-    if (!rc)
-        rc = pgwi_json_only_keys(v, "$", keys, err);
-    if (rc)
-        return rc;
-    const json_t *m;
-    int64_t n;
     pgw_snapshot_builder *b = NULL;
-#define MEMBER(key)                                                    \
-    do {                                                               \
-        rc = pgwi_json_member(&m, v, key, true, "$", err);             \
-        if (rc)                                                        \
-            goto done;                                                 \
+    const json_t *m;
+    const char *s;
+    int64_t n;
+    int rc;
+#define MEMBER(key)                                                                            \
+    do {                                                                                       \
+        if ((rc = pgwi_json_member(&m, v, key, true, "$", err)) < 0)                           \
+            goto done;                                                                         \
     } while (0)
+    if ((rc = pgwi_json_object(v, "$", err)) < 0 ||
+        (rc = pgwi_json_only_keys(v, "$", keys, err)) < 0)
+        return rc;
     MEMBER("format");
-    if ((rc = pgwi_json_int(&n, m, 0, INT32_MAX, "$.format", err)))
+    if ((rc = pgwi_json_int(&n, m, 0, INT32_MAX, "$.format", err)) < 0)
         goto done;
     if (n != PGW_SNAPSHOT_FORMAT) {
         rc = pgwi_error_at(err, PGW_EVERSION, "$.format",
@@ -392,106 +346,89 @@ static int read_snapshot(pgw_snapshot **out, const json_t *v, const pgw_snapshot
     }
 
     pgw_snapshot_options opts = *o;
+    int mode;
     MEMBER("profile_mode");
-    const char *mode;
-    if ((rc = pgwi_json_string(&mode, NULL, m, 0, "$.profile_mode", err)))
+    if ((rc = pgwi_json_enum(&mode, m, mode_names, "$.profile_mode", err)) < 0)
         goto done;
-    if (strcmp(mode, "raw") == 0)
-        opts.profile_mode = PGW_PROFILE_RAW;
-    else if (strcmp(mode, "hashed") == 0)
-        opts.profile_mode = PGW_PROFILE_HASHED;
-    else if (strcmp(mode, "none") == 0)
-        opts.profile_mode = PGW_PROFILE_NONE;
-    else {
-        rc = pgwi_error_at(err, PGW_EPARSE, "$.profile_mode",
-                           "$.profile_mode: \"%.40s\" is not raw, hashed or none", mode);
-        goto done;
-    }
-    if ((rc = pgw_snapshot_builder_new(&b, &opts, err)))
+    opts.profile_mode = (pgw_profile_mode)mode;
+    if ((rc = pgw_snapshot_builder_new(&b, &opts, err)) < 0)
         goto done;
     pgwi_build_ctl ctl = {true, false, true, {0}};
-    const char *s1, *s2;
-    bool flag;
-    MEMBER("schema");
-    if ((rc = pgwi_json_string(&s1, NULL, m, 0, "$.schema", err)))
-        goto done;
-    MEMBER("table");
-    if ((rc = pgwi_json_string(&s2, NULL, m, 0, "$.table", err)))
-        goto done;
-    MEMBER("table_oid");
-    if ((rc = pgwi_json_int(&n, m, 0, UINT32_MAX, "$.table_oid", err)))
-        goto done;
-    if ((rc = as_parse_error(pgw_snapshot_builder_set_table(b, s1, s2, (uint32_t)n, err), "$",
-                             err)))
+    const char *schema, *table;
+    const pgwi_jfield names[] = {
+        PGWI_JF_STRING("schema", &schema, 0),
+        PGWI_JF_STRING("table", &table, 0),
+        PGWI_JF_INT("table_oid", &n, 0, UINT32_MAX, 0),
+    };
+    if ((rc = pgwi_json_read_fields(v, "$", names, PGWI_NFIELDS(names), PGWI_JSON_SUBSET,
+                                    err)) < 0 ||
+        (rc = as_parse_error(pgw_snapshot_builder_set_table(b, schema, table, (uint32_t)n, err),
+                             "$", err)) < 0)
         goto done;
     MEMBER("resource_identity");
-    if (!json_is_null(m)) {
-        if ((rc = pgwi_json_string(&s1, NULL, m, 0, "$.resource_identity", err)) ||
-            (rc = as_parse_error(pgw_snapshot_builder_set_resource(b, s1, err),
-                                 "$.resource_identity", err)))
-            goto done;
-    }
+    if (!json_is_null(m) &&
+        ((rc = pgwi_json_string(&s, NULL, m, 0, "$.resource_identity", err)) < 0 ||
+         (rc = as_parse_error(pgw_snapshot_builder_set_resource(b, s, err),
+                              "$.resource_identity", err)) < 0))
+        goto done;
     MEMBER("reason");
-    if ((rc = pgwi_json_string(&s1, NULL, m, 0, "$.reason", err)) ||
-        (rc = as_parse_error(pgw_snapshot_builder_set_reason(b, s1, err), "$.reason", err)))
+    if ((rc = pgwi_json_string(&s, NULL, m, 0, "$.reason", err)) < 0 ||
+        (rc = as_parse_error(pgw_snapshot_builder_set_reason(b, s, err), "$.reason", err)) < 0)
         goto done;
     MEMBER("captured_at");
     int64_t usec;
-    if ((rc = pgwi_json_string(&s1, NULL, m, 0, "$.captured_at", err)))
+    if ((rc = pgwi_json_string(&s, NULL, m, 0, "$.captured_at", err)) < 0)
         goto done;
-    if ((rc = pgw_timestamp_parse(&usec, s1, err))) {
+    if ((rc = pgw_timestamp_parse(&usec, s, err)) < 0) {
         char msg[PGW_ERROR_MESSAGE_SIZE];
         memcpy(msg, err ? err->message : "", err ? sizeof msg : 1);
         rc = pgwi_error_at(err, PGW_EPARSE, "$.captured_at", "$.captured_at: %s", msg);
         goto done;
     }
     pgw_snapshot_builder_set_captured_at(b, usec, NULL);
-    MEMBER("row_estimate");
-    if (json_is_null(m)) {
-        pgw_snapshot_builder_set_reltuples(b, -1, NULL);
-    } else {
-        if ((rc = pgwi_json_int(&n, m, 0, INT64_C(4611686018427387904), "$.row_estimate", err)))
-            goto done;
-        pgw_snapshot_builder_set_reltuples(b, (double)n, NULL);
-    }
-    MEMBER("profiles_omitted");
-    if ((rc = pgwi_json_bool(&ctl.profiles_omitted, m, "$.profiles_omitted", err)))
+    bool has_rows;
+    const pgwi_jfield counts[] = {
+        PGWI_JF_INT_OR_NULL("row_estimate", &n, &has_rows, 0, INT64_C(4611686018427387904)),
+        PGWI_JF_BOOL("profiles_omitted", &ctl.profiles_omitted, 0),
+        PGWI_JF_STRING("schema_hash", &s, 0),
+    };
+    if ((rc = pgwi_json_read_fields(v, "$", counts, PGWI_NFIELDS(counts), PGWI_JSON_SUBSET,
+                                    err)) < 0)
         goto done;
-    MEMBER("schema_hash");
-    if ((rc = pgwi_json_string(&s1, NULL, m, 0, "$.schema_hash", err)))
-        goto done;
-    if (!pgwi_is_hex16(s1)) {
+    pgw_snapshot_builder_set_reltuples(b, has_rows ? (double)n : -1, NULL);
+    if (!pgwi_is_hex16(s)) {
         rc = pgwi_error_at(err, PGW_EPARSE, "$.schema_hash",
                            "$.schema_hash: expected 16 lowercase hex digits");
         goto done;
     }
-    memcpy(ctl.hash, s1, 17);
+    memcpy(ctl.hash, s, 17);
     MEMBER("extra");
-    if ((rc = pgwi_json_object(m, "$.extra", err)))
+    if ((rc = pgwi_json_object(m, "$.extra", err)) < 0)
         goto done;
     {
         char *text = NULL;
-        if ((rc = pgwi_json_dump(&text, NULL, m, false, err)))
+        if ((rc = pgwi_json_dump(&text, NULL, m, false, err)) < 0)
             goto done;
         rc = pgw_snapshot_builder_set_extra(b, text, err);
         pgwi_free(text);
-        if ((rc = as_parse_error(rc == PGW_EPARSE ? PGW_EINVAL : rc, "$.extra", err)))
+        if ((rc = as_parse_error(rc == PGW_EPARSE ? PGW_EINVAL : rc, "$.extra", err)) < 0)
             goto done;
     }
     MEMBER("columns");
-    if ((rc = pgwi_json_array(m, "$.columns", err)))
+    if ((rc = pgwi_json_array(m, "$.columns", err)) < 0)
         goto done;
     size_t ncols = json_array_size(m);
     for (size_t i = 0; i < ncols; i++) {
         char p[PGWI_JPATH_SIZE];
         pgwi_jpath_index(p, "$.columns", i);
-        if ((rc = read_column(b, json_array_get(m, i), i, opts.max_values, &ctl, p, err)))
+        if ((rc = read_column(b, json_array_get(m, i), i, opts.max_values, &ctl, p, err)) < 0)
             goto done;
     }
+    bool stats;
     MEMBER("stats_available");
-    if ((rc = pgwi_json_bool(&flag, m, "$.stats_available", err)))
+    if ((rc = pgwi_json_bool(&stats, m, "$.stats_available", err)) < 0)
         goto done;
-    pgw_snapshot_builder_set_stats_available(b, flag);
+    pgw_snapshot_builder_set_stats_available(b, stats);
     rc = as_parse_error(pgwi_snapshot_builder_finish_ctl(out, b, &ctl, err), "$", err);
 #undef MEMBER
 done:
@@ -502,21 +439,20 @@ done:
 int pgw_snapshot_from_json(pgw_snapshot **out, const char *json, size_t len,
                            const pgw_snapshot_options *opts, pgw_error *err)
 {
-    if (PGWI_CHECK_NONNULL(err, "snapshot_from_json", out, json) != PGW_OK)
-        return PGW_EINVAL;
+    int rc;
+    if ((rc = PGWI_CHECK_NONNULL(err, "snapshot_from_json", out, json)) < 0)
+        return rc;
     pgw_snapshot_options defaults = PGW_SNAPSHOT_OPTIONS_INIT;
     const pgw_snapshot_options *o = opts ? opts : &defaults;
-    int rc = pgwi_snapshot_options_check(o, err);
-    if (rc)
-        return rc;
     json_t *v = NULL;
-    rc = pgwi_json_parse(&v, json, len, PGW_SNAPSHOT_JSON_MAX_BYTES, err);
-    if (rc)
+    if ((rc = pgwi_snapshot_options_check(o, err)) < 0 ||
+        (rc = pgwi_json_parse(&v, json, len, PGW_SNAPSHOT_JSON_MAX_BYTES, err)) < 0)
         return rc;
     pgw_snapshot *s = NULL;
     rc = read_snapshot(&s, v, o, err);
     json_decref(v);
-    if (rc == PGW_OK)
-        *out = s;
-    return rc;
+    if (rc < 0)
+        return rc;
+    *out = s;
+    return PGW_OK;
 }
