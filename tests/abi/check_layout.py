@@ -4,8 +4,10 @@ does no I/O; convention 3: one status idiom).
 
 Rules, each one TAP test point (--rules chooses them, comma-separated):
   halves  no file under lib/core/snapshot/ includes a header that lives under
-          lib/core/inval/, nor the reverse (the two header sets are read
-          from the tree);
+          lib/core/inval/, nor the reverse; the files at lib/core/'s root
+          include neither half's; the same three rules hold for lib/pq/ and
+          its halves, and nothing under lib/pq/ includes a header of a
+          core half (APART; the header sets are read from the tree);
   libpq   no file under lib/core/ includes libpq: libpq-fe.h (any libpq-*.h),
           libpq/... (also as postgresql/libpq/...), pgwitness-pq.h, or a
           header that lives under lib/pq/;
@@ -142,17 +144,38 @@ def under(path, root, sub):
     return os.path.normpath(path).startswith(os.path.join(root, sub) + os.sep)
 
 
+# (the files of this folder, the headers they may not include): each half
+# keeps apart from the other, the shared root of each library from both
+# halves, and the adapter from the core's halves (it uses the core through
+# its public headers and lib/core/'s shared internal ones).
+APART = [
+    ("lib/core/snapshot", ["lib/core/inval"]),
+    ("lib/core/inval", ["lib/core/snapshot"]),
+    ("lib/core/", ["lib/core/snapshot", "lib/core/inval"]),
+    ("lib/pq/snapshot", ["lib/pq/inval", "lib/core/snapshot", "lib/core/inval"]),
+    ("lib/pq/inval", ["lib/pq/snapshot", "lib/core/snapshot", "lib/core/inval"]),
+    ("lib/pq/", ["lib/pq/snapshot", "lib/pq/inval", "lib/core/snapshot", "lib/core/inval"]),
+]
+
+
 def check_halves(root):
+    """A folder written with a trailing slash means its own files only, not
+    those of its subfolders."""
     bad = []
-    halves = [("lib/core/snapshot", "lib/core/inval"), ("lib/core/inval", "lib/core/snapshot")]
-    for mine, other in halves:
-        theirs = {os.path.normpath(h) for h in sources(root, other) if h.endswith(".h")}
-        for f in sources(root, mine):
-            for line, _, text, found in includes(root, f):
-                for h in found:
-                    if h in theirs:
-                        bad.append(f"{rel(root, f)}:{line}: includes {rel(root, h)}, "
-                                   f"a header of {other}/: {text}")
+    for mine, others in APART:
+        if mine.endswith("/"):
+            base = os.path.join(root, mine)
+            files = [f for f in sources(root, mine) if os.path.dirname(f) == base.rstrip(os.sep)]
+        else:
+            files = sources(root, mine)
+        for other in others:
+            theirs = {os.path.normpath(h) for h in sources(root, other) if h.endswith(".h")}
+            for f in files:
+                for line, _, text, found in includes(root, f):
+                    for h in found:
+                        if h in theirs:
+                            bad.append(f"{rel(root, f)}:{line}: includes {rel(root, h)}, "
+                                       f"a header of {other}/: {text}")
     return bad
 
 
@@ -229,7 +252,7 @@ def main():
         print(f"1..0 # SKIP {a.rules}: run with {a.skip_unless_env}=1")
         return 0
     rules = {
-        "halves": ("lib/core/snapshot/ and lib/core/inval/ include no header of the other",
+        "halves": ("each half, and each library's shared root, includes no header of a half it is not",
                    lambda: check_halves(root)),
         "libpq": ("lib/core/ includes no libpq header", lambda: check_libpq(root)),
         "io": (f"{a.core_lib} imports no I/O function", lambda: check_io(a.nm, a.core_lib)),

@@ -42,6 +42,8 @@ CLEAN = {
     "lib/core/inval/inval.c": "#include \"inval_internal.h\"\n#include <string.h>\n",
     "lib/pq/pq_internal.h": "#include <libpq-fe.h>\n#include \"internal.h\"\n",
     "lib/pq/pq.c": "#include \"pq_internal.h\"\n",
+    "lib/pq/inval/stream.h": "#include \"pq_internal.h\"\n",
+    "lib/pq/inval/stream.c": "#include \"stream.h\"\n#include \"pgwitness/inval.h\"\n",
 }
 
 # name: (file to add or replace, its text, the exact diagnostics)
@@ -58,6 +60,18 @@ CASES = {
         "lib/core/snapshot/diff_internal.h", "#include \"inval/inval_internal.h\"\n",
         ["lib/core/snapshot/diff_internal.h:1: includes lib/core/inval/inval_internal.h, "
          "a header of lib/core/inval/: #include \"inval/inval_internal.h\""]),
+    "a file at lib/core/'s root includes a half's header": (
+        "lib/core/json.c", "#include \"snapshot/snapshot_internal.h\"\n",
+        ["lib/core/json.c:1: includes lib/core/snapshot/snapshot_internal.h, "
+         "a header of lib/core/snapshot/: #include \"snapshot/snapshot_internal.h\""]),
+    "the adapter includes a core half's header": (
+        "lib/pq/inval/listener.c", "#include \"pq_internal.h\"\n#include \"inval_internal.h\"\n",
+        ["lib/pq/inval/listener.c:2: includes lib/core/inval/inval_internal.h, "
+         "a header of lib/core/inval/: #include \"inval_internal.h\""]),
+    "an adapter half includes the other's header": (
+        "lib/pq/snapshot/store.c", "#include \"../inval/stream.h\"\n",
+        ["lib/pq/snapshot/store.c:1: includes lib/pq/inval/stream.h, "
+         "a header of lib/pq/inval/: #include \"../inval/stream.h\""]),
     "a core file includes libpq-fe.h": (
         "lib/core/json.c", "#include \"internal.h\"\n#include <libpq-fe.h>\n",
         ["lib/core/json.c:2: the core includes libpq (libpq-fe.h): #include <libpq-fe.h>"]),
