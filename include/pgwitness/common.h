@@ -40,8 +40,10 @@ extern "C" {
 /**
  * @def PGW_API
  * Marks a declaration as part of the exported ABI. The libraries are built
- * with hidden visibility by default (and a linker version script,
- * lib/pgwitness.map), so only declarations carrying PGW_API are visible.
+ * with hidden visibility by default and a linker version script each
+ * (lib/pgwitness.map, lib/pgwitness-pq.map, naming every export), so only
+ * declarations carrying PGW_API and listed in their library's map are
+ * visible.
  */
 #if defined(_WIN32)
 #  define PGW_API
