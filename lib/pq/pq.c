@@ -105,30 +105,26 @@ const char *pgwi_pq_schema(const char *s)
     return s ? s : PGW_PQ_DEFAULT_SCHEMA;
 }
 
-char *pgwi_pq_ident(PGconn *conn, const char *schema, const char *name, pgw_error *err)
+int pgwi_pq_ident(char **out, PGconn *conn, const char *schema, const char *name,
+                  pgw_error *err)
 {
     char *qs = NULL, *qn = PQescapeIdentifier(conn, name, strlen(name));
-    if (!qn) {
-        pgwi_pq_conn_error(err, conn, "quoting an identifier");
-        return NULL;
-    }
-    if (schema) {
-        qs = PQescapeIdentifier(conn, schema, strlen(schema));
-        if (!qs) {
-            PQfreemem(qn);
-            pgwi_pq_conn_error(err, conn, "quoting an identifier");
-            return NULL;
-        }
+    if (!qn)
+        return pgwi_pq_conn_error(err, conn, "quoting an identifier");
+    if (schema && !(qs = PQescapeIdentifier(conn, schema, strlen(schema)))) {
+        PQfreemem(qn);
+        return pgwi_pq_conn_error(err, conn, "quoting an identifier");
     }
     size_t len = strlen(qn) + (qs ? strlen(qs) + 1 : 0) + 1;
-    char *out = pgwi_malloc(len);
-    if (out)
-        snprintf(out, len, "%s%s%s", qs ? qs : "", qs ? "." : "", qn);
-    else
-        pgwi_enomem(err);
+    char *q = pgwi_malloc(len);
+    if (q)
+        snprintf(q, len, "%s%s%s", qs ? qs : "", qs ? "." : "", qn);
     PQfreemem(qn);
     PQfreemem(qs);
-    return out;
+    if (!q)
+        return pgwi_enomem(err);
+    *out = q;
+    return PGW_OK;
 }
 
 /* Replaces every `token` in text with `with`; a new string (pgwi_free). */
@@ -153,39 +149,43 @@ static char *replace_all(const char *text, const char *token, const char *with)
     return out;
 }
 
-char *pgwi_pq_sql(PGconn *conn, const char *tmpl, const char *pgw_schema, pgw_error *err)
+int pgwi_pq_sql(char **out, PGconn *conn, const char *tmpl, const char *pgw_schema,
+                pgw_error *err)
 {
     const char *schema = pgwi_pq_schema(pgw_schema);
-    char *ident = pgwi_pq_ident(conn, NULL, schema, err);
-    if (!ident)
-        return NULL;
+    char *ident = NULL;
+    int rc;
+    if ((rc = pgwi_pq_ident(&ident, conn, NULL, schema, err)) < 0)
+        return rc;
     char *lit = PQescapeLiteral(conn, schema, strlen(schema));
     if (!lit) {
         pgwi_free(ident);
-        pgwi_pq_conn_error(err, conn, "quoting a literal");
-        return NULL;
+        return pgwi_pq_conn_error(err, conn, "quoting a literal");
     }
     /* psql's variable forms: :"schema" an identifier, :'schema' a literal. */
     char *step = replace_all(tmpl, ":\"schema\"", ident);
-    char *out = step ? replace_all(step, ":'schema'", lit) : NULL;
+    char *sql = step ? replace_all(step, ":'schema'", lit) : NULL;
     pgwi_free(step);
     pgwi_free(ident);
     PQfreemem(lit);
-    if (!out)
-        pgwi_enomem(err);
-    return out;
+    if (!sql)
+        return pgwi_enomem(err);
+    *out = sql;
+    return PGW_OK;
 }
 
-PGresult *pgwi_pq_exec(PGconn *conn, const char *sql, int nparams, const char *const *params,
-                       const char *what, pgw_error *err)
+int pgwi_pq_exec(PGresult **out, PGconn *conn, const char *sql, int nparams,
+                 const char *const *params, const char *what, pgw_error *err)
 {
     PGresult *r = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
-        return r;
-    pgwi_pq_result_error(err, conn, r, what);
-    PQclear(r);
-    return NULL;
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        int rc = pgwi_pq_result_error(err, conn, r, what);
+        PQclear(r);
+        return rc;
+    }
+    *out = r;
+    return PGW_OK;
 }
 
 int pgwi_pq_run(PGconn *conn, const char *sql, PGresult **last, const char *what,

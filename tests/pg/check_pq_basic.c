@@ -1,9 +1,11 @@
 /*
  * tests/pg/check_pq_basic.c — the adapter against the real server that
- * tests/run starts: connection checks and error translation.
+ * tests/run starts: connection checks and error translation (the same
+ * codes without a pgw_error).
  * SPDX-License-Identifier: MIT
  */
 #include <libpq-fe.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "pgw_test.h"
@@ -80,6 +82,59 @@ START_TEST(check_detects_terminated_backend)
 }
 END_TEST
 
+/* A fresh pgwitness schema and a table to snapshot; *snap its capture. */
+static PGconn *install_with_table(const char *table, pgw_snapshot **snap)
+{
+    PGconn *c = pgwt_connect();
+    pgwt_exec(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS pgwitness CASCADE; "
+                 "DROP SCHEMA public CASCADE; CREATE SCHEMA public; RESET client_min_messages");
+    pgw_error err;
+    ck_assert_msg(pgw_pq_install(NULL, c, NULL, &err) == PGW_OK, "%s", err.message);
+    char sql[200];
+    snprintf(sql, sizeof sql, "CREATE TABLE \"%s\" (a int)", table);
+    pgwt_exec(c, sql);
+    ck_assert_int_eq(pgw_pq_capture(snap, c, "public", table, NULL, NULL), PGW_OK);
+    return c;
+}
+
+/* Every failure has its code without a pgw_error, as with one. */
+START_TEST(codes_without_err)
+{
+    pgw_snapshot *s = NULL;
+    PGconn *c = install_with_table("t", &s);
+    int v = -1;
+    ck_assert_int_eq(pgw_pq_schema_version(&v, c, "nowhere", NULL), PGW_OK);
+    ck_assert_int_eq(v, 0);
+    pgw_pq_snapshot_set *set = (pgw_pq_snapshot_set *)0x1;
+    ck_assert_int_eq(pgw_pq_load(&set, c, "nowhere", NULL, NULL), PGW_ENOTFOUND);
+    ck_assert_ptr_eq(set, (pgw_pq_snapshot_set *)0x1);
+    ck_assert_int_eq(pgw_pq_store(NULL, c, "nowhere", s, NULL), PGW_ENOTFOUND);
+    ck_assert_int_eq(pgw_pq_prune(NULL, c, "nowhere", 1, NULL), PGW_ENOTFOUND);
+    pgw_pq_baseline_options bo = PGW_PQ_BASELINE_OPTIONS_INIT;
+    bo.pgw_schema = "nowhere";
+    ck_assert_int_eq(pgw_pq_baseline(NULL, c, &bo, NULL), PGW_ENOTFOUND);
+    pgw_snapshot *none = NULL;
+    ck_assert_int_eq(pgw_pq_capture(&none, c, "public", "missing", NULL, NULL), PGW_ENOTFOUND);
+    ck_assert_ptr_null(none);
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "missing", NULL, NULL), PGW_ENOTFOUND);
+    ck_assert_int_eq(pgw_pq_unwatch_table(NULL, c, "public", "missing", NULL), PGW_ENOTFOUND);
+    /* A database error: the same PGW_EPG with and without. */
+    pgwt_exec(c, "BEGIN; SET LOCAL lock_timeout = '10ms'");
+    PGconn *other = pgwt_connect();
+    pgwt_exec(other, "BEGIN; LOCK TABLE t IN EXCLUSIVE MODE");
+    pgw_pq_watch_options wo = PGW_PQ_WATCH_OPTIONS_INIT;
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &wo, &err), PGW_EPG);
+    ck_assert_str_eq(err.sqlstate, "55P03");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &wo, NULL), PGW_EPG);
+    pgwt_exec(c, "ROLLBACK");
+    pgwt_exec(other, "ROLLBACK");
+    PQfinish(other);
+    pgw_snapshot_free(s);
+    PQfinish(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pq_basic");
@@ -89,6 +144,7 @@ static Suite *suite(void)
     tcase_add_test(tc, check_rejects_aborted_transaction);
     tcase_add_test(tc, check_rejects_bad_connection);
     tcase_add_test(tc, check_detects_terminated_backend);
+    tcase_add_test(tc, codes_without_err);
     suite_add_tcase(s, tc);
     return s;
 }
