@@ -49,6 +49,26 @@ int pgwi_pq_conn_error(pgw_error *err, PGconn *conn, const char *what)
     return pgwi_error(err, PGW_ECONN, "%s: %s", what, msg);
 }
 
+/* dst = " (<label>: <text as one line>)", or "" when text is empty: the
+ * DETAIL and HINT parts of a database error. In parentheses, so that the
+ * "; " of a part's own line breaks cannot be taken for the end of it. */
+static void labelled(char *dst, size_t size, const char *label, const char *text)
+{
+    dst[0] = '\0';
+    if (!text || !text[0])
+        return;
+    int n = snprintf(dst, size, " (%s: ", label);
+    if (n < 0 || (size_t)n + 2 > size)
+        return;
+    /* One byte short of the rest, for the parenthesis. */
+    pgwi_pq_one_line(dst + n, size - (size_t)n - 1, text);
+    if (!dst[n]) { /* only blanks */
+        dst[0] = '\0';
+        return;
+    }
+    strcat(dst, ")");
+}
+
 int pgwi_pq_result_error(pgw_error *err, PGconn *conn, const PGresult *res, const char *what)
 {
     if (!res || PQresultStatus(res) == PGRES_FATAL_ERROR) {
@@ -60,11 +80,20 @@ int pgwi_pq_result_error(pgw_error *err, PGconn *conn, const PGresult *res, cons
     const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
     const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
     char msg[PGW_ERROR_MESSAGE_SIZE];
-    const char *text = primary && primary[0] ? primary : PQresultErrorMessage(res);
-    if ((!text || !text[0]) && conn)
-        text = PQerrorMessage(conn);
-    pgwi_pq_one_line(msg, sizeof msg, text);
-    pgwi_error(err, PGW_EPG, "%s: %s", what, msg);
+    char detail[PGW_ERROR_MESSAGE_SIZE] = "", hint[PGW_ERROR_MESSAGE_SIZE] = "";
+    if (primary && primary[0]) {
+        pgwi_pq_one_line(msg, sizeof msg, primary);
+        labelled(detail, sizeof detail, "DETAIL",
+                 PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL));
+        labelled(hint, sizeof hint, "HINT", PQresultErrorField(res, PG_DIAG_MESSAGE_HINT));
+    } else {
+        /* No fields (an error libpq made itself): its whole text. */
+        const char *text = PQresultErrorMessage(res);
+        if ((!text || !text[0]) && conn)
+            text = PQerrorMessage(conn);
+        pgwi_pq_one_line(msg, sizeof msg, text);
+    }
+    pgwi_error(err, PGW_EPG, "%s: %s%s%s", what, msg, detail, hint);
     if (state && strlen(state) == 5)
         memcpy(err->sqlstate, state, 6);
     return PGW_EPG;

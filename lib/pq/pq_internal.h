@@ -9,10 +9,13 @@
 #include "pgwitness/pgwitness-pq.h"
 #include "pq_sql.h"
 
-/* Fills err from a failed PGresult: PGW_EPG, the primary message (prefixed
- * with `what`, which names the operation) and the SQLSTATE. A NULL result
- * (libpq out of memory or connection lost) gives PGW_ECONN with
- * PQerrorMessage(conn). Returns the code. */
+/* Fills err from a failed PGresult: PGW_EPG, the SQLSTATE, and the message
+ * "<what>: <primary> (DETAIL: <detail>) (HINT: <hint>)" in one line — `what`
+ * names the operation; each part is made one line by pgwi_pq_one_line, and
+ * the DETAIL and HINT parts are there only when the server sent them; the
+ * whole is cut on a UTF-8 boundary. A NULL result (libpq out of memory or
+ * connection lost) or a broken connection gives PGW_ECONN with
+ * PQerrorMessage(conn). Returns the code, the same with or without err. */
 int pgwi_pq_result_error(pgw_error *err, PGconn *conn, const PGresult *res, const char *what);
 
 /* Copies a libpq message into dst[size] as one line: line breaks (and the
