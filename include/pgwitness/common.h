@@ -112,7 +112,10 @@ typedef enum pgw_status {
 typedef struct pgw_error {
     /** The status code of the failure (a PGW_E* value), PGW_OK if unset. */
     int code;
-    /** What was wrong, in one line, naming the offending input. */
+    /** What was wrong, in one line, naming the offending input. For
+     *  PGW_EPG, the server's message followed by its DETAIL and HINT when
+     *  it sent them: "<operation>: <message> (DETAIL: <detail>) (HINT:
+     *  <hint>)", each part's line breaks turned into "; ". */
     char message[PGW_ERROR_MESSAGE_SIZE];
     /** Where in a parsed document the problem is, as a JSON path such as
      *  "$.columns[3].name"; empty when not a parse error. */

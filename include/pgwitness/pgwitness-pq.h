@@ -8,7 +8,12 @@
  *
  * Nothing in the adapter prints; every failure is a status code and a
  * pgw_error. Database errors are PGW_EPG with the server's SQLSTATE in
- * pgw_error.sqlstate and its primary message in pgw_error.message.
+ * pgw_error.sqlstate and, in pgw_error.message, what the adapter was doing
+ * and the server's message followed by its DETAIL and HINT when it sent
+ * them, in one line (cut to fit, on a character boundary): "dropping the
+ * table: cannot drop table t because other objects depend on it (DETAIL:
+ * view v depends on table t) (HINT: Use DROP ... CASCADE to drop the
+ * dependent objects too.)".
  *
  * Link with: cc $(pkg-config --cflags --libs pgwitness-pq libpq) — libpq is
  * named too because a program that includes this header calls libpq itself

@@ -39,39 +39,36 @@ static int check_schema_arg(const char *pgw_schema, pgw_error *err)
 static int read_version(int *out, PGconn *conn, const char *pgw_schema, pgw_error *err)
 {
     /* to_regclass first: a missing schema is "not installed", not an error. */
-    char *table = NULL;
-    char *q = pgwi_pq_ident(conn, pgwi_pq_schema(pgw_schema), "schema_version", err);
-    if (!q)
-        return err ? err->code : PGW_ENOMEM;
+    char *q = NULL, *table = NULL;
+    PGresult *r;
+    int rc;
+    if ((rc = pgwi_pq_ident(&q, conn, pgwi_pq_schema(pgw_schema), "schema_version", err)) < 0)
+        return rc;
     const char *params[1] = {q};
-    PGresult *r = pgwi_pq_exec(conn, "SELECT to_regclass($1) IS NOT NULL", 1, params,
-                               "reading the pgwitness schema version", err);
-    if (!r) {
-        pgwi_free(q);
-        return err ? err->code : PGW_EPG;
-    }
+    if ((rc = pgwi_pq_exec(&r, conn, "SELECT to_regclass($1) IS NOT NULL", 1, params,
+                           "reading the pgwitness schema version", err)) < 0)
+        goto done;
     bool exists = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
     PQclear(r);
     if (!exists) {
-        pgwi_free(q);
         *out = 0;
-        return PGW_OK;
+        goto done;
     }
     size_t len = strlen(q) + 64;
-    table = pgwi_malloc(len);
-    if (!table) {
-        pgwi_free(q);
-        return pgwi_enomem(err);
+    if (!(table = pgwi_malloc(len))) {
+        rc = pgwi_enomem(err);
+        goto done;
     }
     snprintf(table, len, "SELECT coalesce(max(version), 0) FROM %s", q);
-    pgwi_free(q);
-    r = pgwi_pq_exec(conn, table, 0, NULL, "reading the pgwitness schema version", err);
-    pgwi_free(table);
-    if (!r)
-        return err ? err->code : PGW_EPG;
+    if ((rc = pgwi_pq_exec(&r, conn, table, 0, NULL, "reading the pgwitness schema version",
+                           err)) < 0)
+        goto done;
     *out = atoi(PQgetvalue(r, 0, 0));
     PQclear(r);
-    return PGW_OK;
+done:
+    pgwi_free(q);
+    pgwi_free(table);
+    return rc;
 }
 
 int pgw_pq_schema_version(int *out, PGconn *conn, const char *pgw_schema, pgw_error *err)
@@ -83,9 +80,8 @@ int pgw_pq_schema_version(int *out, PGconn *conn, const char *pgw_schema, pgw_er
         return rc;
     if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
-    pgw_error local;
     int v = 0;
-    if ((rc = read_version(&v, conn, pgw_schema, err ? err : &local)) < 0)
+    if ((rc = read_version(&v, conn, pgw_schema, err)) < 0)
         return rc;
     *out = v;
     return PGW_OK;
@@ -108,12 +104,10 @@ int pgw_pq_install(int *out, PGconn *conn, const char *pgw_schema, pgw_error *er
     if (PQtransactionStatus(conn) != PQTRANS_IDLE)
         return pgwi_error(err, PGW_ESTATE,
                           "pq_install runs its own transaction: commit or roll back first");
-    pgw_error local;
-    pgw_error *e = err ? err : &local;
     const char *schema = pgwi_pq_schema(pgw_schema);
-    char *preamble = pgwi_pq_sql(conn, pgwi_sql_install, pgw_schema, e);
-    if (!preamble)
-        return e->code;
+    char *preamble = NULL;
+    if ((rc = pgwi_pq_sql(&preamble, conn, pgwi_sql_install, pgw_schema, err)) < 0)
+        return rc;
     const char *lock_params[1] = {schema};
     char *ledger = NULL;
     int current = 0;
@@ -123,59 +117,51 @@ int pgw_pq_install(int *out, PGconn *conn, const char *pgw_schema, pgw_error *er
     if ((rc = pgwi_pq_run(conn,
                           "BEGIN; SET LOCAL client_min_messages = warning; "
                           "SET LOCAL lock_timeout = 0",
-                          NULL, "starting the install transaction", e)) < 0)
+                          NULL, "starting the install transaction", err)) < 0)
         goto done;
-    if (!(r = pgwi_pq_exec(conn,
+    if ((rc = pgwi_pq_exec(&r, conn,
                            "SELECT pg_advisory_xact_lock(" PGW_LOCK_CLASS
                            ", hashtext('pgwitness.install:' || $1))",
-                           1, lock_params, "taking the install lock", e))) {
-        rc = e->code;
+                           1, lock_params, "taking the install lock", err)) < 0)
         goto done;
-    }
     PQclear(r);
-    if ((rc = pgwi_pq_run(conn, preamble, NULL, "creating the pgwitness schema", e)) < 0)
+    if ((rc = pgwi_pq_run(conn, preamble, NULL, "creating the pgwitness schema", err)) < 0)
         goto done;
-    if ((rc = read_version(&current, conn, pgw_schema, e)) < 0)
+    if ((rc = read_version(&current, conn, pgw_schema, err)) < 0)
         goto done;
     if (current > migrations[N_MIGRATIONS - 1].version) {
-        rc = pgwi_error(e, PGW_EVERSION,
+        rc = pgwi_error(err, PGW_EVERSION,
                         "schema \"%.100s\" is at version %d, newer than this pgwitness "
                         "(%d): upgrade the library",
                         schema, current, migrations[N_MIGRATIONS - 1].version);
         goto done;
     }
-    if (!(ledger = pgwi_pq_sql(conn,
-                               "INSERT INTO :\"schema\".schema_version (version, description) "
-                               "VALUES ($1::int, $2)",
-                               pgw_schema, e))) {
-        rc = e->code;
+    if ((rc = pgwi_pq_sql(&ledger, conn,
+                          "INSERT INTO :\"schema\".schema_version (version, description) "
+                          "VALUES ($1::int, $2)",
+                          pgw_schema, err)) < 0)
         goto done;
-    }
     for (size_t i = 0; i < N_MIGRATIONS; i++) {
         const migration *m = &migrations[i];
         if (m->version <= current)
             continue;
-        char *sql = pgwi_pq_sql(conn, m->sql, pgw_schema, e);
-        if (!sql) {
-            rc = e->code;
+        char *sql = NULL;
+        if ((rc = pgwi_pq_sql(&sql, conn, m->sql, pgw_schema, err)) < 0)
             goto done;
-        }
         char what[96];
         snprintf(what, sizeof what, "applying pgwitness migration %d", m->version);
-        rc = pgwi_pq_run(conn, sql, NULL, what, e);
+        rc = pgwi_pq_run(conn, sql, NULL, what, err);
         pgwi_free(sql);
         if (rc < 0)
             goto done;
         char num[16];
         snprintf(num, sizeof num, "%d", m->version);
         const char *params[2] = {num, m->description};
-        if (!(r = pgwi_pq_exec(conn, ledger, 2, params, what, e))) {
-            rc = e->code;
+        if ((rc = pgwi_pq_exec(&r, conn, ledger, 2, params, what, err)) < 0)
             goto done;
-        }
         PQclear(r);
     }
-    rc = pgwi_pq_run(conn, "COMMIT", NULL, "committing the install", e);
+    rc = pgwi_pq_run(conn, "COMMIT", NULL, "committing the install", err);
 done:
     pgwi_free(preamble);
     pgwi_free(ledger);

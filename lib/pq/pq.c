@@ -49,6 +49,26 @@ int pgwi_pq_conn_error(pgw_error *err, PGconn *conn, const char *what)
     return pgwi_error(err, PGW_ECONN, "%s: %s", what, msg);
 }
 
+/* dst = " (<label>: <text as one line>)", or "" when text is empty: the
+ * DETAIL and HINT parts of a database error. In parentheses, so that the
+ * "; " of a part's own line breaks cannot be taken for the end of it. */
+static void labelled(char *dst, size_t size, const char *label, const char *text)
+{
+    dst[0] = '\0';
+    if (!text || !text[0])
+        return;
+    int n = snprintf(dst, size, " (%s: ", label);
+    if (n < 0 || (size_t)n + 2 > size)
+        return;
+    /* One byte short of the rest, for the parenthesis. */
+    pgwi_pq_one_line(dst + n, size - (size_t)n - 1, text);
+    if (!dst[n]) { /* only blanks */
+        dst[0] = '\0';
+        return;
+    }
+    strcat(dst, ")");
+}
+
 int pgwi_pq_result_error(pgw_error *err, PGconn *conn, const PGresult *res, const char *what)
 {
     if (!res || PQresultStatus(res) == PGRES_FATAL_ERROR) {
@@ -60,11 +80,20 @@ int pgwi_pq_result_error(pgw_error *err, PGconn *conn, const PGresult *res, cons
     const char *primary = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
     const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
     char msg[PGW_ERROR_MESSAGE_SIZE];
-    const char *text = primary && primary[0] ? primary : PQresultErrorMessage(res);
-    if ((!text || !text[0]) && conn)
-        text = PQerrorMessage(conn);
-    pgwi_pq_one_line(msg, sizeof msg, text);
-    pgwi_error(err, PGW_EPG, "%s: %s", what, msg);
+    char detail[PGW_ERROR_MESSAGE_SIZE] = "", hint[PGW_ERROR_MESSAGE_SIZE] = "";
+    if (primary && primary[0]) {
+        pgwi_pq_one_line(msg, sizeof msg, primary);
+        labelled(detail, sizeof detail, "DETAIL",
+                 PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL));
+        labelled(hint, sizeof hint, "HINT", PQresultErrorField(res, PG_DIAG_MESSAGE_HINT));
+    } else {
+        /* No fields (an error libpq made itself): its whole text. */
+        const char *text = PQresultErrorMessage(res);
+        if ((!text || !text[0]) && conn)
+            text = PQerrorMessage(conn);
+        pgwi_pq_one_line(msg, sizeof msg, text);
+    }
+    pgwi_error(err, PGW_EPG, "%s: %s%s%s", what, msg, detail, hint);
     if (state && strlen(state) == 5)
         memcpy(err->sqlstate, state, 6);
     return PGW_EPG;
@@ -105,30 +134,26 @@ const char *pgwi_pq_schema(const char *s)
     return s ? s : PGW_PQ_DEFAULT_SCHEMA;
 }
 
-char *pgwi_pq_ident(PGconn *conn, const char *schema, const char *name, pgw_error *err)
+int pgwi_pq_ident(char **out, PGconn *conn, const char *schema, const char *name,
+                  pgw_error *err)
 {
     char *qs = NULL, *qn = PQescapeIdentifier(conn, name, strlen(name));
-    if (!qn) {
-        pgwi_pq_conn_error(err, conn, "quoting an identifier");
-        return NULL;
-    }
-    if (schema) {
-        qs = PQescapeIdentifier(conn, schema, strlen(schema));
-        if (!qs) {
-            PQfreemem(qn);
-            pgwi_pq_conn_error(err, conn, "quoting an identifier");
-            return NULL;
-        }
+    if (!qn)
+        return pgwi_pq_conn_error(err, conn, "quoting an identifier");
+    if (schema && !(qs = PQescapeIdentifier(conn, schema, strlen(schema)))) {
+        PQfreemem(qn);
+        return pgwi_pq_conn_error(err, conn, "quoting an identifier");
     }
     size_t len = strlen(qn) + (qs ? strlen(qs) + 1 : 0) + 1;
-    char *out = pgwi_malloc(len);
-    if (out)
-        snprintf(out, len, "%s%s%s", qs ? qs : "", qs ? "." : "", qn);
-    else
-        pgwi_enomem(err);
+    char *q = pgwi_malloc(len);
+    if (q)
+        snprintf(q, len, "%s%s%s", qs ? qs : "", qs ? "." : "", qn);
     PQfreemem(qn);
     PQfreemem(qs);
-    return out;
+    if (!q)
+        return pgwi_enomem(err);
+    *out = q;
+    return PGW_OK;
 }
 
 /* Replaces every `token` in text with `with`; a new string (pgwi_free). */
@@ -153,39 +178,43 @@ static char *replace_all(const char *text, const char *token, const char *with)
     return out;
 }
 
-char *pgwi_pq_sql(PGconn *conn, const char *tmpl, const char *pgw_schema, pgw_error *err)
+int pgwi_pq_sql(char **out, PGconn *conn, const char *tmpl, const char *pgw_schema,
+                pgw_error *err)
 {
     const char *schema = pgwi_pq_schema(pgw_schema);
-    char *ident = pgwi_pq_ident(conn, NULL, schema, err);
-    if (!ident)
-        return NULL;
+    char *ident = NULL;
+    int rc;
+    if ((rc = pgwi_pq_ident(&ident, conn, NULL, schema, err)) < 0)
+        return rc;
     char *lit = PQescapeLiteral(conn, schema, strlen(schema));
     if (!lit) {
         pgwi_free(ident);
-        pgwi_pq_conn_error(err, conn, "quoting a literal");
-        return NULL;
+        return pgwi_pq_conn_error(err, conn, "quoting a literal");
     }
     /* psql's variable forms: :"schema" an identifier, :'schema' a literal. */
     char *step = replace_all(tmpl, ":\"schema\"", ident);
-    char *out = step ? replace_all(step, ":'schema'", lit) : NULL;
+    char *sql = step ? replace_all(step, ":'schema'", lit) : NULL;
     pgwi_free(step);
     pgwi_free(ident);
     PQfreemem(lit);
-    if (!out)
-        pgwi_enomem(err);
-    return out;
+    if (!sql)
+        return pgwi_enomem(err);
+    *out = sql;
+    return PGW_OK;
 }
 
-PGresult *pgwi_pq_exec(PGconn *conn, const char *sql, int nparams, const char *const *params,
-                       const char *what, pgw_error *err)
+int pgwi_pq_exec(PGresult **out, PGconn *conn, const char *sql, int nparams,
+                 const char *const *params, const char *what, pgw_error *err)
 {
     PGresult *r = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
-        return r;
-    pgwi_pq_result_error(err, conn, r, what);
-    PQclear(r);
-    return NULL;
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        int rc = pgwi_pq_result_error(err, conn, r, what);
+        PQclear(r);
+        return rc;
+    }
+    *out = r;
+    return PGW_OK;
 }
 
 int pgwi_pq_run(PGconn *conn, const char *sql, PGresult **last, const char *what,

@@ -9,10 +9,13 @@
 #include "pgwitness/pgwitness-pq.h"
 #include "pq_sql.h"
 
-/* Fills err from a failed PGresult: PGW_EPG, the primary message (prefixed
- * with `what`, which names the operation) and the SQLSTATE. A NULL result
- * (libpq out of memory or connection lost) gives PGW_ECONN with
- * PQerrorMessage(conn). Returns the code. */
+/* Fills err from a failed PGresult: PGW_EPG, the SQLSTATE, and the message
+ * "<what>: <primary> (DETAIL: <detail>) (HINT: <hint>)" in one line — `what`
+ * names the operation; each part is made one line by pgwi_pq_one_line, and
+ * the DETAIL and HINT parts are there only when the server sent them; the
+ * whole is cut on a UTF-8 boundary. A NULL result (libpq out of memory or
+ * connection lost) or a broken connection gives PGW_ECONN with
+ * PQerrorMessage(conn). Returns the code, the same with or without err. */
 int pgwi_pq_result_error(pgw_error *err, PGconn *conn, const PGresult *res, const char *what);
 
 /* Copies a libpq message into dst[size] as one line: line breaks (and the
@@ -26,19 +29,26 @@ int pgwi_pq_conn_error(pgw_error *err, PGconn *conn, const char *what);
 /* The library schema's name: s, or PGW_PQ_DEFAULT_SCHEMA when NULL. */
 const char *pgwi_pq_schema(const char *s);
 
-/* A quoted identifier (PQescapeIdentifier) copied into our allocator;
- * free with pgwi_free. "a"."b" when schema is given. */
-char *pgwi_pq_ident(PGconn *conn, const char *schema, const char *name, pgw_error *err);
+/* *out = a quoted identifier (PQescapeIdentifier) copied into our
+ * allocator, "a"."b" when schema is given; free with pgwi_free. PGW_ECONN
+ * when libpq cannot quote (its message in err), PGW_ENOMEM; *out is
+ * untouched on failure. */
+int pgwi_pq_ident(char **out, PGconn *conn, const char *schema, const char *name,
+                  pgw_error *err);
 
-/* An embedded SQL text with every :"schema" replaced by the library schema
- * quoted as an identifier and every :'schema' by it quoted as a literal
- * (the psql variable syntax the .sql files use). pgwi_free. */
-char *pgwi_pq_sql(PGconn *conn, const char *tmpl, const char *pgw_schema, pgw_error *err);
+/* *out = an embedded SQL text with every :"schema" replaced by the library
+ * schema quoted as an identifier and every :'schema' by it quoted as a
+ * literal (the psql variable syntax the .sql files use); pgwi_free.
+ * PGW_ECONN or PGW_ENOMEM as pgwi_pq_ident; *out is untouched on failure. */
+int pgwi_pq_sql(char **out, PGconn *conn, const char *tmpl, const char *pgw_schema,
+                pgw_error *err);
 
-/* Runs a parameterised statement; returns the result when it succeeded
- * (COMMAND_OK or TUPLES_OK), else NULL with err filled (PQclear done). */
-PGresult *pgwi_pq_exec(PGconn *conn, const char *sql, int nparams, const char *const *params,
-                       const char *what, pgw_error *err);
+/* Runs a parameterised statement; *out = its result when it succeeded
+ * (COMMAND_OK or TUPLES_OK; PQclear it). Otherwise returns
+ * pgwi_pq_result_error's code (PGW_EPG or PGW_ECONN) with err filled, the
+ * result cleared and *out untouched. */
+int pgwi_pq_exec(PGresult **out, PGconn *conn, const char *sql, int nparams,
+                 const char *const *params, const char *what, pgw_error *err);
 
 /* Runs one or more statements without parameters (simple query protocol)
  * and collects every result; returns PGW_OK when all succeeded. The last

@@ -41,22 +41,22 @@ static int check_name(const char *what, const char *name, pgw_error *err)
 
 /* The unit of work: our own transaction when the connection is idle,
  * otherwise a savepoint in the caller's. */
-static int unit_begin(PGconn *conn, bool *own, pgw_error *e)
+static int unit_begin(PGconn *conn, bool *own, pgw_error *err)
 {
     *own = PQtransactionStatus(conn) == PQTRANS_IDLE;
     return pgwi_pq_run(conn, *own ? "BEGIN" : "SAVEPOINT pgwitness_watch", NULL,
-                       "starting the trigger change", e);
+                       "starting the trigger change", err);
 }
 
 /* Ends the unit of work whose status is rc: commits it after a success,
  * undoes it after a failure or a failed commit. */
-static int unit_end(PGconn *conn, bool own, int rc, pgw_error *e)
+static int unit_end(PGconn *conn, bool own, int rc, pgw_error *err)
 {
     pgw_error ignored;
     if (rc < 0)
         goto undo;
     if ((rc = pgwi_pq_run(conn, own ? "COMMIT" : "RELEASE SAVEPOINT pgwitness_watch", NULL,
-                          "committing the trigger change", e)) < 0)
+                          "committing the trigger change", err)) < 0)
         goto undo;
     return PGW_OK;
 undo:
@@ -75,8 +75,8 @@ undo:
 /* The channel and the value columns as a text[] literal,
  * {"channel","col",...} with every element quoted (watch.sql adds the
  * description of the table's key after the channel). */
-static char *args_literal(const char *channel, const char *const *cols, size_t n,
-                          pgw_error *err)
+static int args_literal(char **out, const char *channel, const char *const *cols, size_t n,
+                        pgw_error *err)
 {
     size_t len = 3;
     for (size_t i = 0; i <= n; i++) {
@@ -85,12 +85,10 @@ static char *args_literal(const char *channel, const char *const *cols, size_t n
         for (const char *p = s; *p; p++)
             len += (*p == '"' || *p == '\\') ? 2 : 1;
     }
-    char *out = pgwi_malloc(len);
-    if (!out) {
-        pgwi_enomem(err);
-        return NULL;
-    }
-    char *o = out;
+    char *lit = pgwi_malloc(len);
+    if (!lit)
+        return pgwi_enomem(err);
+    char *o = lit;
     *o++ = '{';
     for (size_t i = 0; i <= n; i++) {
         const char *s = i == 0 ? channel : cols[i - 1];
@@ -106,7 +104,8 @@ static char *args_literal(const char *channel, const char *const *cols, size_t n
     }
     *o++ = '}';
     *o = '\0';
-    return out;
+    *out = lit;
+    return PGW_OK;
 }
 
 static int check_options(const pgw_pq_watch_options *o, pgw_error *err)
@@ -145,13 +144,14 @@ static int check_options(const pgw_pq_watch_options *o, pgw_error *err)
 
 /* The table's watch lock, until the end of the transaction (none when
  * there is no such table: the read that follows says so). */
-static int watch_lock(PGconn *conn, const char *schema, const char *table, pgw_error *e)
+static int watch_lock(PGconn *conn, const char *schema, const char *table, pgw_error *err)
 {
     const char *params[2] = {schema, table};
-    PGresult *r = pgwi_pq_exec(conn, pgwi_sql_watch_lock, 2, params,
-                               "waiting for the table's watch lock", e);
-    if (!r)
-        return e->code;
+    PGresult *r;
+    int rc;
+    if ((rc = pgwi_pq_exec(&r, conn, pgwi_sql_watch_lock, 2, params,
+                           "waiting for the table's watch lock", err)) < 0)
+        return rc;
     PQclear(r);
     return PGW_OK;
 }
@@ -172,33 +172,32 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
         return rc;
     if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
-    pgw_error local;
-    pgw_error *e = err ? err : &local;
     const char *pgw_schema = pgwi_pq_schema(o->pgw_schema);
-    char *args = args_literal(o->channel ? o->channel : PGW_PQ_DEFAULT_CHANNEL,
-                              o->value_columns, o->n_value_columns, e);
-    if (!args)
-        return e->code;
+    char *args = NULL;
+    if ((rc = args_literal(&args, o->channel ? o->channel : PGW_PQ_DEFAULT_CHANNEL,
+                           o->value_columns, o->n_value_columns, err)) < 0)
+        return rc;
     bool own;
-    if ((rc = unit_begin(conn, &own, e)) < 0) {
+    if ((rc = unit_begin(conn, &own, err)) < 0) {
         pgwi_free(args);
         return rc;
     }
-    if ((rc = watch_lock(conn, schema, table, e)) < 0) {
+    if ((rc = watch_lock(conn, schema, table, err)) < 0) {
         pgwi_free(args);
-        return unit_end(conn, own, rc, e);
+        return unit_end(conn, own, rc, err);
     }
     const char *params[4] = {schema, table, pgw_schema, args};
-    PGresult *r = pgwi_pq_exec(conn, pgwi_sql_watch, 4, params, "reading the table to watch", e);
+    PGresult *r;
+    rc = pgwi_pq_exec(&r, conn, pgwi_sql_watch, 4, params, "reading the table to watch", err);
     pgwi_free(args);
-    if (!r) {
-        rc = e->code;
-    } else if (PQntuples(r) == 0) {
-        rc = pgwi_error(e, PGW_ENOTFOUND, "no table %.100s.%.100s", schema, table);
+    if (rc < 0)
+        return unit_end(conn, own, rc, err);
+    if (PQntuples(r) == 0) {
+        rc = pgwi_error(err, PGW_ENOTFOUND, "no table %.100s.%.100s", schema, table);
     } else if (strcmp(PQgetvalue(r, 0, 0), "r") != 0 ||
                strcmp(PQgetvalue(r, 0, 1), "t") == 0) {
         const char *k = PQgetvalue(r, 0, 0);
-        rc = pgwi_error(e, PGW_EINVAL,
+        rc = pgwi_error(err, PGW_EINVAL,
                         "%.100s.%.100s is %s: only ordinary tables that are not partitions can "
                         "be watched (statement triggers fire for the table a statement names)",
                         schema, table,
@@ -209,20 +208,20 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
                         : strcmp(k, "f") == 0 ? "a foreign table"
                                               : "not a table");
     } else if (strcmp(PQgetvalue(r, 0, 2), "t") != 0) {
-        rc = pgwi_error(e, PGW_ENOTFOUND,
+        rc = pgwi_error(err, PGW_ENOTFOUND,
                         "schema \"%.100s\" has no pgwitness trigger function "
                         "(notify_statement): run pgw_pq_install() to install or upgrade it",
                         pgw_schema);
     } else if (!PQgetisnull(r, 0, 4)) {
-        rc = pgwi_error(e, PGW_EEXISTS,
+        rc = pgwi_error(err, PGW_EEXISTS,
                         "%.100s.%.100s has a trigger %.300s that pgwitness did not create: "
                         "rename or drop it to watch the table",
                         schema, table, PQgetvalue(r, 0, 4));
     } else if (PQgetvalue(r, 0, 3)[0]) { /* empty: the triggers are already these */
-        rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 3), NULL, "creating the statement triggers", e);
+        rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 3), NULL, "creating the statement triggers", err);
     }
     PQclear(r);
-    return unit_end(conn, own, rc, e);
+    return unit_end(conn, own, rc, err);
 }
 
 int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema, const char *table,
@@ -237,26 +236,24 @@ int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema, const char
         return rc;
     if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
-    pgw_error local;
-    pgw_error *e = err ? err : &local;
     bool own, dropped = false;
-    if ((rc = unit_begin(conn, &own, e)) < 0)
+    if ((rc = unit_begin(conn, &own, err)) < 0)
         return rc;
-    if ((rc = watch_lock(conn, schema, table, e)) < 0)
-        return unit_end(conn, own, rc, e);
+    if ((rc = watch_lock(conn, schema, table, err)) < 0)
+        return unit_end(conn, own, rc, err);
     const char *params[2] = {schema, table};
-    PGresult *r = pgwi_pq_exec(conn, pgwi_sql_unwatch, 2, params, "reading the watched table",
-                               e);
-    if (!r) {
-        rc = e->code;
-    } else if (PQntuples(r) == 0) {
-        rc = pgwi_error(e, PGW_ENOTFOUND, "no table %.100s.%.100s", schema, table);
+    PGresult *r;
+    if ((rc = pgwi_pq_exec(&r, conn, pgwi_sql_unwatch, 2, params, "reading the watched table",
+                           err)) < 0)
+        return unit_end(conn, own, rc, err);
+    if (PQntuples(r) == 0) {
+        rc = pgwi_error(err, PGW_ENOTFOUND, "no table %.100s.%.100s", schema, table);
     } else if (PQgetvalue(r, 0, 0)[0]) {
         dropped = true;
-        rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 0), NULL, "dropping the statement triggers", e);
+        rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 0), NULL, "dropping the statement triggers", err);
     }
     PQclear(r);
-    if ((rc = unit_end(conn, own, rc, e)) < 0)
+    if ((rc = unit_end(conn, own, rc, err)) < 0)
         return rc;
     if (out)
         *out = dropped;

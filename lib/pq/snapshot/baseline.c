@@ -338,13 +338,14 @@ int pgw_pq_baseline(pgw_pq_baseline_result *out, PGconn *conn,
     const char *params[4] = {o->schema_pattern ? o->schema_pattern : "%",
                              o->table_pattern ? o->table_pattern : "%", limit_s,
                              pgwi_pq_schema(o->pgw_schema)};
-    char *sql = pgwi_pq_sql(conn, pgwi_sql_baseline_candidates, o->pgw_schema, e);
-    if (!sql)
-        return e->code;
-    PGresult *cand = pgwi_pq_exec(conn, sql, 4, params, "finding baseline candidates", e);
+    char *sql = NULL;
+    if ((rc = pgwi_pq_sql(&sql, conn, pgwi_sql_baseline_candidates, o->pgw_schema, err)) < 0)
+        return rc;
+    PGresult *cand;
+    rc = pgwi_pq_exec(&cand, conn, sql, 4, params, "finding baseline candidates", e);
     pgwi_free(sql);
-    if (!cand)
-        return pgwi_pq_missing_relation(e) ? pgwi_pq_not_installed(err, o->pgw_schema) : e->code;
+    if (rc < 0)
+        return pgwi_pq_missing_relation(e) ? pgwi_pq_not_installed(err, o->pgw_schema) : rc;
     pgw_pq_baseline_result result = {0, 0, 0, 0};
     run r;
     memset(&r, 0, sizeof r);
@@ -363,7 +364,7 @@ int pgw_pq_baseline(pgw_pq_baseline_result *out, PGconn *conn,
         r.b.cap = r.size;
         r.b.snaps = pgwi_calloc(r.b.cap, sizeof *r.b.snaps);
         r.oids = pgwi_malloc(r.size * 12 + 3); /* "{", up to 10 digits and "," each, "}" */
-        rc = r.b.snaps && r.oids ? run_batches(&r, e) : pgwi_enomem(err);
+        rc = r.b.snaps && r.oids ? run_batches(&r, err) : pgwi_enomem(err);
     }
     result.remaining = result.backlog - result.captured - result.vanished;
     batch_clear(&r.b);

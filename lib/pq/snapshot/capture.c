@@ -69,24 +69,28 @@ static int set_settings(PGconn *conn, const char *const values[4], pgw_error *er
         params[2 * i] = setting_names[i];
         params[2 * i + 1] = values[i];
     }
-    PGresult *r = pgwi_pq_exec(conn,
-                               "SELECT set_config($1, $2, false), set_config($3, $4, false), "
-                               "set_config($5, $6, false), set_config($7, $8, false)",
-                               8, params, "fixing the print settings for the capture", err);
+    PGresult *r;
+    int rc;
+    if ((rc = pgwi_pq_exec(&r, conn,
+                           "SELECT set_config($1, $2, false), set_config($3, $4, false), "
+                           "set_config($5, $6, false), set_config($7, $8, false)",
+                           8, params, "fixing the print settings for the capture", err)) < 0)
+        return rc;
     PQclear(r);
-    return r ? PGW_OK : err->code;
+    return PGW_OK;
 }
 
 int pgwi_pq_print_settings_fix(PGconn *conn, char saved[4][64], bool *changed, pgw_error *err)
 {
-    PGresult *r = pgwi_pq_exec(conn,
-                               "SELECT concat_ws('|', current_setting('DateStyle'), "
-                               "current_setting('IntervalStyle'), "
-                               "current_setting('extra_float_digits'), "
-                               "current_setting('bytea_output'))",
-                               0, NULL, "reading the print settings", err);
-    if (!r)
-        return err->code;
+    PGresult *r;
+    int rc;
+    if ((rc = pgwi_pq_exec(&r, conn,
+                           "SELECT concat_ws('|', current_setting('DateStyle'), "
+                           "current_setting('IntervalStyle'), "
+                           "current_setting('extra_float_digits'), "
+                           "current_setting('bytea_output'))",
+                           0, NULL, "reading the print settings", err)) < 0)
+        return rc;
     const char *want[4];
     wanted_settings(conn, want);
     bool ok = split_settings(PQgetvalue(r, 0, 0), saved);
@@ -106,40 +110,50 @@ void pgwi_pq_print_settings_restore(PGconn *conn, char saved[4][64])
     set_settings(conn, old, &ignored);
 }
 
-/* Runs capture.sql; if the session's print settings differ from the fixed
- * ones, sets them, runs again, and restores them. */
-static PGresult *run_capture(PGconn *conn, const char *oids, const char *schema,
-                             const char *table, pgw_error *err)
+/* Runs capture.sql into *out (PQclear it); if the session's print settings
+ * differ from the fixed ones, sets them, runs again, and restores them.
+ * *out is untouched on failure. */
+static int run_capture(PGresult **out, PGconn *conn, const char *oids, const char *schema,
+                       const char *table, pgw_error *err)
 {
     const char *params[3] = {oids, schema, table};
-    PGresult *r = pgwi_pq_exec(conn, pgwi_sql_capture, 3, params, "capturing from the catalog",
-                               err);
-    if (!r || PQntuples(r) == 0 || PQnfields(r) != N_COLS)
-        return r;
+    PGresult *r;
+    int rc;
+    if ((rc = pgwi_pq_exec(&r, conn, pgwi_sql_capture, 3, params, "capturing from the catalog",
+                           err)) < 0)
+        return rc;
+    if (PQntuples(r) == 0 || PQnfields(r) != N_COLS) {
+        *out = r;
+        return PGW_OK;
+    }
     const char *want[4];
     wanted_settings(conn, want);
     char have[4][64];
     if (!split_settings(PQgetvalue(r, 0, COL_SETTINGS), have)) {
         PQclear(r);
-        pgwi_error(err, PGW_EPG, "capturing from the catalog: unreadable print settings");
-        return NULL;
+        return pgwi_error(err, PGW_EPG, "capturing from the catalog: unreadable print settings");
     }
     bool same = true;
     for (int i = 0; i < 4; i++)
         same = same && strcmp(have[i], want[i]) == 0;
-    if (same)
-        return r;
+    if (same) {
+        *out = r;
+        return PGW_OK;
+    }
     PQclear(r);
-    if (set_settings(conn, want, err) < 0)
-        return NULL;
-    r = pgwi_pq_exec(conn, pgwi_sql_capture, 3, params, "capturing from the catalog", err);
+    if ((rc = set_settings(conn, want, err)) < 0)
+        return rc;
+    rc = pgwi_pq_exec(&r, conn, pgwi_sql_capture, 3, params, "capturing from the catalog", err);
     /* Restore even when the capture failed: outside a transaction the
      * session keeps set_config's values; inside an aborted one the restore
      * fails harmlessly and the rollback undoes the change anyway. */
     pgw_error ignored;
     const char *old[4] = {have[0], have[1], have[2], have[3]};
-    set_settings(conn, old, r ? err : &ignored);
-    return r;
+    set_settings(conn, old, rc < 0 ? &ignored : err);
+    if (rc < 0)
+        return rc;
+    *out = r;
+    return PGW_OK;
 }
 
 static double parse_double(const char *s)
@@ -295,18 +309,16 @@ int pgw_pq_capture(pgw_snapshot **out, PGconn *conn, const char *schema, const c
         return rc;
     if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
-    pgw_error local;
-    pgw_error *e = err ? err : &local;
-    PGresult *r = run_capture(conn, NULL, schema, table, e);
-    if (!r)
-        return e->code;
+    PGresult *r;
+    if ((rc = run_capture(&r, conn, NULL, schema, table, err)) < 0)
+        return rc;
     if (PQntuples(r) == 0) {
         PQclear(r);
         return pgwi_error(err, PGW_ENOTFOUND, "no table %.100s.%.100s", schema, table);
     }
     int row = 0;
     pgw_snapshot *s = NULL;
-    rc = build_one(&s, r, &row, o, e);
+    rc = build_one(&s, r, &row, o, err);
     PQclear(r);
     if (rc < 0)
         return rc;

@@ -93,15 +93,17 @@ static void drop_sql_free(drop_sql *s)
 }
 
 static int drop_sql_make(drop_sql *s, PGconn *conn, const char *schema, const char *table,
-                         const char *pgw_schema, pgw_error *e)
+                         const char *pgw_schema, pgw_error *err)
 {
     memset(s, 0, sizeof *s);
-    if (!(s->qtable = pgwi_pq_ident(conn, schema, table, e)) ||
-        !(s->audit = pgwi_pq_sql(conn, pgwi_sql_drop_audit, pgw_schema, e)))
-        return e->code;
+    int rc;
+    if ((rc = pgwi_pq_ident(&s->qtable, conn, schema, table, err)) < 0)
+        return rc;
+    if ((rc = pgwi_pq_sql(&s->audit, conn, pgwi_sql_drop_audit, pgw_schema, err)) < 0)
+        return rc;
     size_t len = strlen(s->qtable) + 64;
     if (!(s->lock = pgwi_malloc(len)) || !(s->drop = pgwi_malloc(len)))
-        return pgwi_enomem(e);
+        return pgwi_enomem(err);
     snprintf(s->lock, len, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", s->qtable);
     snprintf(s->drop, len, "DROP TABLE IF EXISTS %s; SAVEPOINT pgwitness_audit", s->qtable);
     return PGW_OK;
@@ -110,7 +112,7 @@ static int drop_sql_make(drop_sql *s, PGconn *conn, const char *schema, const ch
 /* Opens our own transaction when `own`, and reads the session settings the
  * drop changes and gives back (drop_settings.sql): old[0] the caller's
  * statement_timeout, old[1] its lock_timeout, old[2] client_min_messages. */
-static int read_settings(char old[3][64], PGconn *conn, bool own, pgw_error *e)
+static int read_settings(char old[3][64], PGconn *conn, bool own, pgw_error *err)
 {
     static const char what[] = "starting the drop";
     /* BEGIN goes in the same round trip as the read (simple query
@@ -120,12 +122,12 @@ static int read_settings(char old[3][64], PGconn *conn, bool own, pgw_error *e)
     if (own) {
         size_t len = strlen(pgwi_sql_drop_settings) + sizeof "BEGIN;\n";
         if (!(begin = pgwi_malloc(len)))
-            return pgwi_enomem(e);
+            return pgwi_enomem(err);
         snprintf(begin, len, "BEGIN;\n%s", pgwi_sql_drop_settings);
         sql = begin;
     }
     PGresult *r = NULL;
-    int rc = pgwi_pq_run(conn, sql, &r, what, e);
+    int rc = pgwi_pq_run(conn, sql, &r, what, err);
     pgwi_free(begin);
     if (rc < 0)
         return rc;
@@ -140,26 +142,27 @@ static int read_settings(char old[3][64], PGconn *conn, bool own, pgw_error *e)
  * then delays the drop instead of costing its snapshot, whose short
  * timeouts only bound the capture and store. A missing table is no
  * failure: there is nothing to wait for, and the snapshot says so. */
-static int lock_for_drop(PGconn *conn, const drop_sql *s, pgw_error *e)
+static int lock_for_drop(PGconn *conn, const drop_sql *s, pgw_error *err)
 {
     static const char what[] = "locking the table to drop";
     int rc;
-    if ((rc = pgwi_pq_run(conn, "SAVEPOINT pgwitness_lock", NULL, what, e)) < 0)
+    if ((rc = pgwi_pq_run(conn, "SAVEPOINT pgwitness_lock", NULL, what, err)) < 0)
         return rc;
     pgw_error le;
     pgw_error_clear(&le);
     if ((rc = pgwi_pq_run(conn, s->lock, NULL, what, &le)) < 0) {
         if (!pgwi_pq_missing_relation(&le)) {
             /* DROP TABLE would fail the same way: nothing is dropped. */
-            *e = le;
+            if (err)
+                *err = le;
             return rc;
         }
         return pgwi_pq_run(conn,
                            "ROLLBACK TO SAVEPOINT pgwitness_lock; "
                            "RELEASE SAVEPOINT pgwitness_lock",
-                           NULL, what, e);
+                           NULL, what, err);
     }
-    return pgwi_pq_run(conn, "RELEASE SAVEPOINT pgwitness_lock", NULL, what, e);
+    return pgwi_pq_run(conn, "RELEASE SAVEPOINT pgwitness_lock", NULL, what, err);
 }
 
 /* Captures and stores the snapshot, inside the caller's savepoint, under
@@ -202,11 +205,11 @@ static int take_snapshot(int64_t *id, uint32_t *oid, PGconn *conn, const drop_sq
  * Fails only when the savepoint itself does. */
 static int snapshot_step(pgw_pq_drop_result *res, uint32_t *oid, PGconn *conn,
                          const drop_sql *s, const char *schema, const char *table,
-                         const char *reason, const pgw_pq_drop_options *o, pgw_error *e)
+                         const char *reason, const pgw_pq_drop_options *o, pgw_error *err)
 {
     int rc;
     if ((rc = pgwi_pq_run(conn, "SAVEPOINT pgwitness_snapshot", NULL, "starting the snapshot",
-                          e)) < 0)
+                          err)) < 0)
         return rc;
     pgw_error se;
     pgw_error_clear(&se);
@@ -219,7 +222,7 @@ static int snapshot_step(pgw_pq_drop_result *res, uint32_t *oid, PGconn *conn,
         return pgwi_pq_run(conn,
                            "ROLLBACK TO SAVEPOINT pgwitness_snapshot; "
                            "RELEASE SAVEPOINT pgwitness_snapshot",
-                           NULL, "undoing the failed snapshot", e);
+                           NULL, "undoing the failed snapshot", err);
     }
     res->snapshot_taken = true;
     res->snapshot_id = id;
@@ -231,12 +234,14 @@ static int snapshot_step(pgw_pq_drop_result *res, uint32_t *oid, PGconn *conn,
  * and learns whether there is a table to drop (res->dropped, and *oid when
  * the snapshot did not give it). */
 static int prepare_drop(pgw_pq_drop_result *res, uint32_t *oid, PGconn *conn,
-                        const drop_sql *s, char old[3][64], pgw_error *e)
+                        const drop_sql *s, char old[3][64], pgw_error *err)
 {
     const char *params[3] = {old[0], old[1], s->qtable};
-    PGresult *r = pgwi_pq_exec(conn, pgwi_sql_drop_prepare, 3, params, "preparing the drop", e);
-    if (!r)
-        return e->code;
+    PGresult *r;
+    int rc;
+    if ((rc = pgwi_pq_exec(&r, conn, pgwi_sql_drop_prepare, 3, params, "preparing the drop",
+                           err)) < 0)
+        return rc;
     res->dropped = !PQgetisnull(r, 0, 3);
     if (res->dropped && !*oid)
         *oid = (uint32_t)strtoull(PQgetvalue(r, 0, 3), NULL, 10);
@@ -249,7 +254,7 @@ static int prepare_drop(pgw_pq_drop_result *res, uint32_t *oid, PGconn *conn,
  * says why there is no row). Fails only when the savepoint does. */
 static int write_audit(pgw_pq_drop_result *res, PGconn *conn, const drop_sql *s,
                        const char *schema, const char *table, const char *reason,
-                       uint32_t oid, const pgw_pq_drop_options *o, pgw_error *e)
+                       uint32_t oid, const pgw_pq_drop_options *o, pgw_error *err)
 {
     char oid_s[16], id_s[24];
     snprintf(oid_s, sizeof oid_s, "%" PRIu32, oid);
@@ -267,20 +272,20 @@ static int write_audit(pgw_pq_drop_result *res, PGconn *conn, const drop_sql *s,
         pgwi_pq_schema(o->pgw_schema),
     };
     pgw_error ae;
-    PGresult *r = pgwi_pq_exec(conn, s->audit, 10, params, "writing the audit row", &ae);
-    if (!r) {
+    PGresult *r;
+    if (pgwi_pq_exec(&r, conn, s->audit, 10, params, "writing the audit row", &ae) < 0) {
         if (pgwi_pq_missing_relation(&ae))
             pgwi_pq_not_installed(&ae, o->pgw_schema);
         pgwi_copy_cut(res->audit_error, sizeof res->audit_error, ae.message);
         return pgwi_pq_run(conn,
                            "ROLLBACK TO SAVEPOINT pgwitness_audit; "
                            "RELEASE SAVEPOINT pgwitness_audit",
-                           NULL, "undoing the failed audit row", e);
+                           NULL, "undoing the failed audit row", err);
     }
     res->audit_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
     return pgwi_pq_run(conn, "RELEASE SAVEPOINT pgwitness_audit", NULL, "keeping the audit row",
-                       e);
+                       err);
 }
 
 int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
@@ -296,8 +301,6 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
     const pgw_pq_drop_options *o = opts ? opts : &defaults;
     if ((rc = check_options(o, err)) < 0 || (rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
-    pgw_error local;
-    pgw_error *e = err ? err : &local;
     bool own = PQtransactionStatus(conn) == PQTRANS_IDLE;
     bool want_snapshot = o->snapshots == PGW_PQ_SNAPSHOTS_ON ||
                          (o->snapshots == PGW_PQ_SNAPSHOTS_ENV && !env_disables());
@@ -309,12 +312,12 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
 
     /* Everything the drop path needs, before anything runs; then the
      * session state to restore. */
-    if ((rc = drop_sql_make(&s, conn, schema, table, o->pgw_schema, e)) < 0 ||
-        (rc = read_settings(old, conn, own, e)) < 0)
+    if ((rc = drop_sql_make(&s, conn, schema, table, o->pgw_schema, err)) < 0 ||
+        (rc = read_settings(old, conn, own, err)) < 0)
         goto done;
     if (want_snapshot) {
-        if ((rc = lock_for_drop(conn, &s, e)) < 0 ||
-            (rc = snapshot_step(&res, &oid, conn, &s, schema, table, reason, o, e)) < 0)
+        if ((rc = lock_for_drop(conn, &s, err)) < 0 ||
+            (rc = snapshot_step(&res, &oid, conn, &s, schema, table, reason, o, err)) < 0)
             goto done;
     } else {
         pgw_error off;
@@ -323,21 +326,19 @@ int pgw_pq_drop_table(pgw_pq_drop_result *out, PGconn *conn, const char *schema,
         snapshot_failed(&res, &off, "");
     }
 
-    if ((rc = prepare_drop(&res, &oid, conn, &s, old, e)) < 0 ||
-        (rc = pgwi_pq_run(conn, s.drop, NULL, "dropping the table", e)) < 0 ||
-        (rc = write_audit(&res, conn, &s, schema, table, reason, oid, o, e)) < 0)
+    if ((rc = prepare_drop(&res, &oid, conn, &s, old, err)) < 0 ||
+        (rc = pgwi_pq_run(conn, s.drop, NULL, "dropping the table", err)) < 0 ||
+        (rc = write_audit(&res, conn, &s, schema, table, reason, oid, o, err)) < 0)
         goto done;
     if (own) {
-        if ((rc = pgwi_pq_run(conn, "COMMIT", NULL, "committing the drop", e)) < 0)
+        if ((rc = pgwi_pq_run(conn, "COMMIT", NULL, "committing the drop", err)) < 0)
             goto done;
     } else {
         const char *params[1] = {old[2]};
-        PGresult *r = pgwi_pq_exec(conn, "SELECT set_config('client_min_messages', $1, true)", 1,
-                                   params, "restoring client_min_messages", e);
-        if (!r) {
-            rc = e->code;
+        PGresult *r;
+        if ((rc = pgwi_pq_exec(&r, conn, "SELECT set_config('client_min_messages', $1, true)", 1,
+                               params, "restoring client_min_messages", err)) < 0)
             goto done;
-        }
         PQclear(r);
     }
     rc = PGW_OK;

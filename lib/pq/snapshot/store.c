@@ -120,10 +120,8 @@ int pgwi_pq_store_prepare(pgwi_pq_store_msg *m, PGconn *conn, const char *pgw_sc
             goto fail;
         }
     }
-    if (!(m->sql = pgwi_pq_sql(conn, pgwi_sql_store_batch, pgw_schema, err))) {
-        rc = err->code;
+    if ((rc = pgwi_pq_sql(&m->sql, conn, pgwi_sql_store_batch, pgw_schema, err)) < 0)
         goto fail;
-    }
     for (int k = 0; k < N_S; k++) {
         m->arrays[k] = arr[k].p;
         m->params[k] = arr[k].p;
@@ -148,9 +146,11 @@ int pgwi_pq_store_result(PGresult *res, PGconn *conn, const char *pgw_schema, si
 {
     ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
     if (st != PGRES_TUPLES_OK) {
-        pgwi_pq_result_error(err, conn, res, "storing snapshots");
-        return pgwi_pq_missing_relation(err) ? pgwi_pq_not_installed(err, pgw_schema)
-                                             : err->code;
+        /* The SQLSTATE tells "not installed" apart: read it even without err. */
+        pgw_error local;
+        pgw_error *e = err ? err : &local;
+        int rc = pgwi_pq_result_error(e, conn, res, "storing snapshots");
+        return pgwi_pq_missing_relation(e) ? pgwi_pq_not_installed(err, pgw_schema) : rc;
     }
     if ((size_t)PQntuples(res) != n)
         return pgwi_error(err, PGW_EPG, "storing snapshots: %d ids for %zu snapshots",
@@ -182,9 +182,8 @@ int pgw_pq_store(int64_t *out, PGconn *conn, const char *pgw_schema, const pgw_s
     int rc;
     if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
-    pgw_error local;
     int64_t id = 0;
-    if ((rc = pgwi_pq_store_many(conn, pgw_schema, &snap, 1, &id, err ? err : &local)) < 0)
+    if ((rc = pgwi_pq_store_many(conn, pgw_schema, &snap, 1, &id, err)) < 0)
         return rc;
     if (out)
         *out = id;
@@ -316,13 +315,14 @@ int pgw_pq_load(pgw_pq_snapshot_set **out, PGconn *conn, const char *pgw_schema,
         f->newest_first ? "t" : "f",
         f->limit ? limit : NULL,
     };
-    char *sql = pgwi_pq_sql(conn, pgwi_sql_load, pgw_schema, e);
-    if (!sql)
-        return e->code;
-    PGresult *res = pgwi_pq_exec(conn, sql, 9, params, "loading snapshots", e);
+    char *sql = NULL;
+    if ((rc = pgwi_pq_sql(&sql, conn, pgwi_sql_load, pgw_schema, err)) < 0)
+        return rc;
+    PGresult *res;
+    rc = pgwi_pq_exec(&res, conn, sql, 9, params, "loading snapshots", e);
     pgwi_free(sql);
-    if (!res)
-        return pgwi_pq_missing_relation(e) ? pgwi_pq_not_installed(err, pgw_schema) : e->code;
+    if (rc < 0)
+        return pgwi_pq_missing_relation(e) ? pgwi_pq_not_installed(err, pgw_schema) : rc;
     size_t n = (size_t)PQntuples(res);
     pgw_pq_snapshot_set *set = pgwi_calloc(1, sizeof *set);
     if (!set || (n && (!(set->snaps = pgwi_calloc(n, sizeof *set->snaps)) ||
@@ -373,13 +373,14 @@ int pgw_pq_prune(pgw_pq_prune_result *out, PGconn *conn, const char *pgw_schema,
     char keep_s[24];
     snprintf(keep_s, sizeof keep_s, "%zu", keep);
     const char *params[1] = {keep_s};
-    char *sql = pgwi_pq_sql(conn, pgwi_sql_prune, pgw_schema, e);
-    if (!sql)
-        return e->code;
-    PGresult *res = pgwi_pq_exec(conn, sql, 1, params, "pruning snapshots", e);
+    char *sql = NULL;
+    if ((rc = pgwi_pq_sql(&sql, conn, pgwi_sql_prune, pgw_schema, err)) < 0)
+        return rc;
+    PGresult *res;
+    rc = pgwi_pq_exec(&res, conn, sql, 1, params, "pruning snapshots", e);
     pgwi_free(sql);
-    if (!res)
-        return pgwi_pq_missing_relation(e) ? pgwi_pq_not_installed(err, pgw_schema) : e->code;
+    if (rc < 0)
+        return pgwi_pq_missing_relation(e) ? pgwi_pq_not_installed(err, pgw_schema) : rc;
     pgw_pq_prune_result pr;
     pr.removed = (size_t)strtoull(PQgetvalue(res, 0, 0), NULL, 10);
     pr.resources = (size_t)strtoull(PQgetvalue(res, 0, 1), NULL, 10);
