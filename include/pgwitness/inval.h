@@ -612,6 +612,28 @@ PGW_API int pgw_write_fallback_status(const pgw_write *write);
  */
 PGW_API const char *pgw_write_fallback_message(const pgw_write *write);
 
+/**
+ * Records the commit LSN of the transaction the write set belongs to: the
+ * logical-replication decoder (pgoutput.h) sets it, so that a host can tell
+ * how far its index has caught up with the server (compare it with
+ * pg_current_wal_lsn() read after its own commit). Not part of the JSON
+ * forms or the notification payload.
+ *
+ * @param write  the write set.
+ * @param lsn    the position, in bytes of WAL; 0: unknown.
+ * @param err    optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when write is NULL.
+ */
+PGW_API int pgw_write_set_lsn(pgw_write *write, uint64_t lsn, pgw_error *err);
+
+/**
+ * The commit LSN of the write set's transaction (pgw_write_set_lsn()).
+ * @param write  the write set.
+ * @return the position; 0 when unknown (write sets of the statement
+ *         triggers, of the JSON forms, of hand-made ones) and for NULL.
+ */
+PGW_API uint64_t pgw_write_lsn(const pgw_write *write);
+
 /* ------------------------------------------------------------------ */
 /* the decision                                                         */
 

@@ -21,6 +21,7 @@
 #include "pgwitness/inval.h"
 #include "pgwitness/inval_json.h"
 #include "pgwitness/payload.h"
+#include "pgwitness/pgoutput.h"
 #include "pgwitness/index.h"
 
 #endif /* PGWITNESS_PGWITNESS_H */

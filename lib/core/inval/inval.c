@@ -906,3 +906,61 @@ const char *pgw_write_fallback_message(const pgw_write *w)
     return w && w->fallback_msg ? w->fallback_msg : "";
 }
 
+
+int pgw_write_set_lsn(pgw_write *w, uint64_t lsn, pgw_error *err)
+{
+    if (!w)
+        return pgwi_error(err, PGW_EINVAL, "write_set_lsn: write is NULL");
+    w->lsn = lsn;
+    return PGW_OK;
+}
+
+uint64_t pgw_write_lsn(const pgw_write *w)
+{
+    return w ? w->lsn : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* bulk building (the pgoutput decoder)                                 */
+
+int pgwi_write_vcols(pgw_write *w, const char *const *names, uint32_t n)
+{
+    drop_values(w);
+    if (n == 0 || w->n_ids == 0)
+        return PGW_OK;
+    const pgwi_str **cols = pgwi_reallocarray(NULL, n, sizeof *cols);
+    const pgwi_str **vals = pgwi_calloc((size_t)w->n_ids * 2 * n, sizeof *vals);
+    uint8_t *rstate = pgwi_calloc((size_t)w->n_ids * 2, 1);
+    bool ok = cols && vals && rstate;
+    for (uint32_t i = 0; ok && i < n; i++)
+        ok = (cols[i] = pgwi_arena_str(&w->arena, names[i], strlen(names[i]))) != NULL;
+    if (!ok) {
+        pgwi_free(cols);
+        pgwi_free(vals);
+        pgwi_free(rstate);
+        return PGW_ENOMEM;
+    }
+    w->vcols = cols;
+    w->n_vcols = n;
+    w->vals = vals;
+    w->rstate = rstate;
+    return PGW_OK;
+}
+
+int pgwi_write_put(pgw_write *w, uint32_t row, int side, uint32_t vc, const char *value)
+{
+    const pgwi_str *v = &pgwi_sqlnull;
+    if (value && !(v = pgwi_arena_str(&w->arena, value, strlen(value))))
+        return PGW_ENOMEM;
+    w->vals[(row * 2 + (uint32_t)side) * w->n_vcols + vc] = v;
+    w->has_side[side] = true;
+    return PGW_OK;
+}
+
+int pgwi_write_absent(pgw_write *w, uint32_t row, int side)
+{
+    if (!w->rstate && !(w->rstate = pgwi_calloc((size_t)w->n_ids * 2, 1)))
+        return PGW_ENOMEM;
+    w->rstate[row * 2 + (uint32_t)side] = PGWI_ROW_ABSENT;
+    return PGW_OK;
+}

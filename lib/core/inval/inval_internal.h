@@ -193,6 +193,8 @@ struct pgw_write {
     bool has_side[2]; /* an old / new array was given */
     int fallback;     /* PGW_OK, PGW_EPARSE or PGW_EVERSION */
     const char *fallback_msg;
+    uint64_t lsn;     /* commit LSN of its transaction; 0: unknown */
+    struct pgw_write *qnext; /* the pgoutput decoder's queue of ready write sets */
 };
 
 /* Creates an empty write set (op, scope and table still to fill). */
@@ -219,6 +221,17 @@ static inline bool pgwi_write_changed(const pgw_write *w, const pgwi_str *name)
             return true;
     return false;
 }
+
+/* Bulk building, for the pgoutput decoder (pgoutput.c): after
+ * pgw_write_set_ids(), pgwi_write_vcols() declares the value columns (names
+ * valid UTF-8, distinct; replaces any values) and lays out an empty matrix;
+ * pgwi_write_put() fills one cell (value valid UTF-8, or NULL for SQL NULL;
+ * row < n_ids, side allowed for the op, vc < n); pgwi_write_absent() marks
+ * a row absent on a side (an update with pk_changed, no values on that
+ * side). Each returns PGW_OK or PGW_ENOMEM, and checks nothing else. */
+int pgwi_write_vcols(pgw_write *w, const char *const *names, uint32_t n);
+int pgwi_write_put(pgw_write *w, uint32_t row, int side, uint32_t vc, const char *value);
+int pgwi_write_absent(pgw_write *w, uint32_t row, int side);
 
 /* Tri-state knowledge used by the rules. */
 enum { PGWI_NO = 0, PGWI_MAYBE = 1 };
