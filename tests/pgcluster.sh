@@ -1,6 +1,7 @@
 # tests/pgcluster.sh — sourced by tests/run and examples/quickstart.
 # A throwaway PostgreSQL cluster: initdb into a fresh temporary directory,
-# Unix socket only (listen_addresses=''), a free port, fsync=off; run as the
+# Unix socket only (listen_addresses=''), a free port, fsync=off,
+# wal_level=logical with slots and senders for the stream; run as the
 # `postgres` system user when invoked as root. pgw_cluster_start exports
 # PGHOST, PGPORT, PGUSER, PGDATABASE; pgw_cluster_stop stops the server and
 # removes the directory (call it from an EXIT trap).
@@ -67,6 +68,15 @@ synchronous_commit = off
 full_page_writes = off
 max_connections = 200
 log_min_messages = warning
+# The stream (logical decoding, pgoutput): slots and walsenders for the
+# tests' tenants, two-phase commit for the boundary tests. A walsender
+# decodes only flushed WAL: under synchronous_commit = off a commit reaches
+# it when the WAL writer flushes, so flush often.
+wal_level = logical
+max_wal_senders = 40
+max_replication_slots = 40
+max_prepared_transactions = 10
+wal_writer_delay = 10ms
 CONF
   if ! pgw_as_owner "$PGW_PG_BINDIR/pg_ctl" -D "$PGW_CLUSTER_DIR/data" \
         -l "$PGW_CLUSTER_DIR/server.log" -w -t 60 start >/dev/null; then

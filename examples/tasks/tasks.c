@@ -211,6 +211,12 @@ static void on_event(const pgw_pq_listener_event *ev, void *ud)
     case PGW_PQ_LISTENER_RESET:
         fprintf(h->out, "%s: out of memory reading a notification: scope reset\n", name);
         break;
+    case PGW_PQ_LISTENER_STREAMING:
+    case PGW_PQ_LISTENER_SLOT_LOST:
+    case PGW_PQ_LISTENER_GAP:
+        /* The stream's events: this host's tenants use the triggers. */
+        fprintf(h->out, "%s: %s\n", name, ex_text(ev->message));
+        break;
     }
 }
 

@@ -336,6 +336,14 @@ typedef struct pgw_pgoutput_message {
     /** Relation: true when the relation was already cached with other
      *  columns (an ALTER TABLE since its last Relation message). */
     bool relation_changed;
+    /** Message: its prefix (NUL-terminated) and content, borrowed from the
+     *  decoded bytes (valid while they are), and whether it is
+     *  transactional; else NULL, NULL, 0, false. Every prefix is
+     *  reported, whether or not it is message_prefix. */
+    const char *prefix;
+    const void *content;
+    size_t content_len;
+    bool transactional;
     /** Write sets ready to take after this message (pgw_pgoutput_next()). */
     size_t ready;
 } pgw_pgoutput_message;

@@ -67,7 +67,7 @@ PGW_API int pgw_pq_check(int *out, PGconn *conn, pgw_error *err);
 #define PGW_PQ_DEFAULT_SCHEMA "pgwitness"
 
 /** The schema version this release installs (its newest migration). */
-#define PGW_PQ_SCHEMA_VERSION 2
+#define PGW_PQ_SCHEMA_VERSION 3
 
 /**
  * Creates or upgrades the library's schema: the snapshots table, the drop
@@ -616,12 +616,213 @@ PGW_API int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema,
                                  const char *table, pgw_error *err);
 
 /* ------------------------------------------------------------------ */
+/* query invalidation: the stream (logical decoding, pgoutput)          */
+
+/**
+ * The second write source: a logical replication stream of a publication,
+ * decoded by the core (pgoutput.h) into the same write sets as the
+ * triggers, with the same text forms. Writers pay no trigger: the server
+ * decodes its write-ahead log. The stream is durable: a permanent slot
+ * keeps every committed change until pgwitness confirms it, so writes made
+ * while nothing listens are delivered when the stream resumes, and no
+ * scope reset is needed (docs/stream.md). A tenant chooses its source:
+ * pgw_pq_listener_add_tenant() for the triggers, pgw_pq_listener_add_stream()
+ * for the stream.
+ *
+ * What the stream needs of the server: wal_level = logical, a free
+ * replication slot and walsender (max_replication_slots,
+ * max_wal_senders), PostgreSQL 14 or later (the "messages" option of
+ * pgoutput), and a role with the REPLICATION attribute (or the managed
+ * services' equivalent, e.g. rds_replication) for the stream's own
+ * connection. pgw_pq_stream_watch_table() needs to own the table and the
+ * publication (or CREATE on the database to create it).
+ */
+
+/** The publication pgwitness manages and the stream reads when none is
+ *  named. */
+#define PGW_PQ_DEFAULT_PUBLICATION "pgwitness"
+
+/** Oldest server the stream supports (server_version_num): PostgreSQL 14,
+ *  whose pgoutput sends logical messages (PostgreSQL documentation,
+ *  "Logical Streaming Replication Protocol Parameters", messages). */
+#define PGW_PQ_STREAM_MIN_SERVER_VERSION 140000
+
+/** Version of pgw_pq_stream_watch_options understood by this release. */
+#define PGW_PQ_STREAM_WATCH_OPTIONS_VERSION 1
+
+/** How a table is watched for the stream. */
+typedef struct pgw_pq_stream_watch_options {
+    /** Must be PGW_PQ_STREAM_WATCH_OPTIONS_VERSION. */
+    unsigned int version;
+    /** The library's schema, where pgw_pq_install() keeps the value
+     *  columns of each watched table (<schema>.stream_tables); NULL for
+     *  PGW_PQ_DEFAULT_SCHEMA. */
+    const char *pgw_schema;
+    /** The publication, 1..63 bytes of UTF-8 (an identifier, used as is);
+     *  NULL for PGW_PQ_DEFAULT_PUBLICATION. Created when missing. */
+    const char *publication;
+    /** Columns whose old/new values the write sets carry, as for the
+     *  triggers (pgw_pq_watch_options.value_columns); names the table
+     *  lacks are skipped. Borrowed for the call; NULL with 0 for none. */
+    const char *const *value_columns;
+    /** Number of value columns, 0..PGW_PQ_MAX_VALUE_COLUMNS. */
+    size_t n_value_columns;
+} pgw_pq_stream_watch_options;
+
+/** Initialiser for pgw_pq_stream_watch_options: default schema and
+ *  publication, no value columns. */
+#define PGW_PQ_STREAM_WATCH_OPTIONS_INIT \
+    { PGW_PQ_STREAM_WATCH_OPTIONS_VERSION, NULL, NULL, NULL, 0 }
+
+/**
+ * Watches a table for the stream: adds it to the publication (created when
+ * missing, publishing INSERT, UPDATE, DELETE and TRUNCATE with
+ * publish_via_partition_root, so that a partitioned table's partitions,
+ * and rows moving between them, arrive as writes to it), together with its
+ * inheritance children, and records its value columns.
+ *
+ * Writers never fail because of it. PostgreSQL fails the UPDATE and DELETE
+ * of a published table that has no replica identity (PostgreSQL
+ * documentation, "Logical Replication", "Publication"): so the call
+ * refuses a table without a primary key, and a table, partition or child
+ * whose replica identity is NOTHING or DEFAULT without a primary key,
+ * naming it and what to set, before anything changes. A primary key is
+ * needed anyway: row IDs are its values. REPLICA IDENTITY FULL gives the
+ * stream old rows, and so changed columns and old values (docs/stream.md).
+ *
+ * Idempotent: watching a watched table again updates its value columns
+ * and adds the inheritance children created since (their writes were not
+ * published before: the call therefore also emits a table-wide write set
+ * for the table). Every call emits logical messages (prefix "pgwitness")
+ * in its transaction that tell running streams to read the configuration
+ * again at its commit, so nothing in between is reported under the wrong
+ * table. A partition cannot be watched: watch its partitioned table.
+ * Transactions as pgw_pq_watch_table(): its own when the connection is
+ * idle, a savepoint inside the caller's.
+ *
+ * @param conn    a borrowed connection; the role needs to own the table
+ *                and the publication (or CREATE on the database), and
+ *                INSERT/UPDATE on <pgw_schema>.stream_tables.
+ * @param schema  the table's schema (exact name).
+ * @param table   the table's name (exact name).
+ * @param opts    options; NULL for PGW_PQ_STREAM_WATCH_OPTIONS_INIT.
+ * @param err     optional detail on failure.
+ * @return PGW_OK;
+ *         PGW_EINVAL on a NULL or empty name, names that are not UTF-8, too
+ *         many or empty value columns, another options version, or a
+ *         relation that is not an ordinary or partitioned table (a view, a
+ *         partition: err->message names its root), or a table without a
+ *         primary key or with an unusable replica identity (err->message
+ *         names the relation and the ALTER TABLE to run);
+ *         PGW_ENOTFOUND when the table does not exist, or the library schema
+ *         is not installed (run pgw_pq_install());
+ *         PGW_EVERSION when the server is older than
+ *         PGW_PQ_STREAM_MIN_SERVER_VERSION;
+ *         PGW_ESTATE when wal_level is not logical, for a failed
+ *         transaction, or a publication that exists
+ *         but does not publish every operation or not via the partition
+ *         root (err->message says what to ALTER);
+ *         PGW_EPG (e.g. 42501 without ownership); PGW_ECONN; PGW_ENOMEM.
+ *         On failure nothing changed.
+ */
+PGW_API int pgw_pq_stream_watch_table(PGconn *conn, const char *schema, const char *table,
+                                      const pgw_pq_stream_watch_options *opts,
+                                      pgw_error *err);
+
+/**
+ * Stops watching a table for the stream: drops it (and its inheritance
+ * children) from the publication and forgets its value columns; running
+ * streams read the configuration again at the commit. Idempotent.
+ *
+ * @param out     receives true when the table was watched; may be NULL.
+ * @param conn    a borrowed connection.
+ * @param schema  the table's schema.
+ * @param table   the table's name.
+ * @param opts    options (schema and publication; value columns ignored);
+ *                NULL for the defaults.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL; PGW_ENOTFOUND when the table does not exist;
+ *         PGW_ESTATE; PGW_EPG; PGW_ECONN; PGW_ENOMEM.
+ */
+PGW_API int pgw_pq_stream_unwatch_table(bool *out, PGconn *conn, const char *schema,
+                                        const char *table,
+                                        const pgw_pq_stream_watch_options *opts,
+                                        pgw_error *err);
+
+/** A logical replication slot, as pgw_pq_slots() lists it. */
+typedef struct pgw_pq_slot_info {
+    char name[64];           /**< slot_name */
+    char database[64];       /**< its database */
+    char plugin[64];         /**< its output plugin (pgoutput) */
+    bool temporary;          /**< dropped when its session ends */
+    bool active;             /**< a walsender is streaming from it */
+    int active_pid;          /**< that walsender's process, or 0 */
+    bool pgwitness;          /**< created by a pgwitness stream (recorded in
+                                  <pgw_schema>.slots) */
+    uint64_t restart_lsn;    /**< the oldest WAL it keeps (0: none) */
+    uint64_t confirmed_lsn;  /**< confirmed_flush_lsn: changes before it
+                                  are not sent again */
+    int64_t retained_bytes;  /**< WAL the server keeps for it:
+                                  pg_current_wal_lsn() - restart_lsn */
+    int64_t lag_bytes;       /**< pg_current_wal_lsn() - confirmed_lsn */
+    char wal_status[16];     /**< reserved, extended, unreserved or lost
+                                  (lost: invalidated by
+                                  max_slot_wal_keep_size) */
+    int64_t safe_wal_size;   /**< bytes of WAL that may still be written
+                                  before it is lost; -1 when unbounded
+                                  (max_slot_wal_keep_size = -1) */
+} pgw_pq_slot_info;
+
+/**
+ * Lists the logical slots of the connection's database that use pgoutput,
+ * with what they retain: a slot that nobody streams from keeps WAL until
+ * it is confirmed or dropped, bounded only by max_slot_wal_keep_size
+ * (docs/stream.md, "WAL retention"). PostgreSQL documentation,
+ * pg_replication_slots.
+ *
+ * @param out     receives an array of *n_out entries, by name; caller
+ *                frees with pgw_free(); NULL when there are none.
+ *                Untouched on failure.
+ * @param n_out   receives the number of entries.
+ * @param conn    a borrowed connection.
+ * @param pgw_schema  the library's schema (which slots pgwitness made),
+ *                    or NULL for the default; a schema that is not
+ *                    installed marks none as pgwitness's.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL argument; PGW_EPG; PGW_ECONN;
+ *         PGW_ENOMEM.
+ */
+PGW_API int pgw_pq_slots(pgw_pq_slot_info **out, size_t *n_out, PGconn *conn,
+                         const char *pgw_schema, pgw_error *err);
+
+/**
+ * Drops a replication slot, releasing the WAL it keeps. A stream that used
+ * it reports SLOT_LOST and starts on a new one with a scope reset.
+ *
+ * @param conn  a borrowed connection (not inside a transaction).
+ * @param slot  the slot's name.
+ * @param pgw_schema  the library's schema (its record of the slot is
+ *                    removed too), or NULL for the default.
+ * @param err   optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL or empty name; PGW_ENOTFOUND when
+ *         no such slot exists; PGW_ESTATE when a walsender is using it
+ *         (55006) or inside a transaction; PGW_EPG; PGW_ECONN; PGW_ENOMEM.
+ */
+PGW_API int pgw_pq_drop_slot(PGconn *conn, const char *slot, const char *pgw_schema,
+                             pgw_error *err);
+
+/* ------------------------------------------------------------------ */
 /* query invalidation: the listener                                    */
 
 /**
- * The listener: one LISTEN connection per active tenant database, which
- * turns notifications into write sets (pgw_payload_decode()) and feeds them
- * to a pgw_index (pgw_index_match()) and/or to a callback (opaque).
+ * The listener: one connection per active tenant database, which turns
+ * what the tenant's write source sends into write sets and feeds them to a
+ * pgw_index (pgw_index_match()) and/or to a callback (opaque). Each tenant
+ * has its own source: the statement triggers' notifications, on a LISTEN
+ * connection (pgw_pq_listener_add_tenant(), described first below), or the
+ * stream, on a replication connection (pgw_pq_listener_add_stream(),
+ * described there). Both kinds share the cap, the idle close, the
+ * backoff and the event loop integration.
  *
  * Tenants are registered with a scope and a conninfo and start inactive.
  * pgw_pq_listener_touch() marks a tenant active: its connection is opened
@@ -683,8 +884,32 @@ typedef enum pgw_pq_listener_event_kind {
      *  fallback was matched like any write. */
     PGW_PQ_LISTENER_FALLBACK = 5,
     /** A notification could not be decoded for lack of memory: the
-     *  tenant's scope was reset instead. `status` is PGW_ENOMEM. */
-    PGW_PQ_LISTENER_RESET = 6
+     *  tenant's scope was reset instead. `status` is PGW_ENOMEM. On a
+     *  stream: a transaction could not be decoded (`status` PGW_ENOMEM, or
+     *  PGW_EPARSE for a malformed message, `message` naming its byte
+     *  offset), and the scope was reset in its place. */
+    PGW_PQ_LISTENER_RESET = 6,
+    /** A stream tenant is streaming from its slot, from `lsn` on. `reset`
+     *  says whether its scope was reset: only when the slot is new (a
+     *  temporary slot, which every connection makes anew; a permanent one
+     *  created now, the first time or after SLOT_LOST). A resumed
+     *  permanent slot delivers what was committed meanwhile instead. */
+    PGW_PQ_LISTENER_STREAMING = 7,
+    /** A stream tenant's permanent slot is gone: `status` is PGW_ENOTFOUND
+     *  when it was dropped, PGW_ESTATE when the server invalidated it
+     *  (wal_status "lost": it kept more WAL than max_slot_wal_keep_size);
+     *  `message` names the slot and which. Changes since its last
+     *  confirmed position are lost: pgwitness creates the slot again, and
+     *  the STREAMING that follows resets the scope (once). */
+    PGW_PQ_LISTENER_SLOT_LOST = 8,
+    /** Writes a stream tenant's connection found it cannot see, reported
+     *  at every connect: an inheritance child of a watched table that is
+     *  not in the publication (created since the watch: watch the table
+     *  again), a publication that does not publish every operation or
+     *  publishes partitions under their own names, a published table
+     *  without a primary key. `message` names the relation and what to
+     *  do; streaming goes on. */
+    PGW_PQ_LISTENER_GAP = 9
 } pgw_pq_listener_event_kind;
 
 /** An event, valid for the duration of the callback. */
@@ -695,6 +920,10 @@ typedef struct pgw_pq_listener_event {
     int status;                      /**< PGW_OK or the failure's code */
     const char *message;             /**< why, in one line; "" when none */
     uint32_t retry_ms;               /**< for LOST: delay before the next attempt */
+    bool reset;                      /**< LISTENING, STREAMING: the scope was reset */
+    uint64_t lsn;                    /**< STREAMING: where streaming starts
+                                          (0: at the slot's confirmed
+                                          position) */
 } pgw_pq_listener_event;
 
 /** Version of pgw_pq_listener_options understood by this release. */
@@ -788,6 +1017,133 @@ PGW_API int pgw_pq_listener_add_tenant(pgw_pq_tenant_id *out, pgw_pq_listener *l
                                        const pgw_scope *scope, const char *conninfo,
                                        pgw_error *err);
 
+/** Version of pgw_pq_stream_options understood by this release. */
+#define PGW_PQ_STREAM_OPTIONS_VERSION 1
+
+/** How a stream tenant reads its publication. */
+typedef struct pgw_pq_stream_options {
+    /** Must be PGW_PQ_STREAM_OPTIONS_VERSION. */
+    unsigned int version;
+    /** The publication, as pgw_pq_stream_watch_table() made it or one the
+     *  host manages (1..63 bytes); NULL for PGW_PQ_DEFAULT_PUBLICATION.
+     *  Copied. */
+    const char *publication;
+    /** A permanent slot's name (1..63 bytes of a-z, 0-9 and _): created
+     *  when missing, resumed from its confirmed position on every
+     *  connect, after a restart of the host too. NULL for a temporary
+     *  slot, which the server drops with the connection: every connect
+     *  then makes a new one and resets the scope, as LISTEN does. Copied. */
+    const char *slot;
+    /** The library's schema, where the value columns of watched tables are
+     *  kept and slots made are recorded; NULL for PGW_PQ_DEFAULT_SCHEMA.
+     *  Copied. */
+    const char *pgw_schema;
+    /** Send a standby status update at least this often, in milliseconds,
+     *  >= 10 (default 10000, as wal_receiver_status_interval). */
+    uint32_t status_interval_ms;
+    /** Most IDs in one write set (pgw_pgoutput_options; default 1000). */
+    size_t max_ids_per_write;
+    /** Bytes of rows one transaction may buffer before its write sets
+     *  degrade to unknown IDs (pgw_pgoutput_options; default 16 MiB). */
+    size_t max_txn_bytes;
+} pgw_pq_stream_options;
+
+/** Initialiser for pgw_pq_stream_options: the default publication, a
+ *  temporary slot, the documented defaults. */
+#define PGW_PQ_STREAM_OPTIONS_INIT \
+    { PGW_PQ_STREAM_OPTIONS_VERSION, NULL, NULL, NULL, 10000, 1000, (size_t)16 << 20 }
+
+/**
+ * Registers a tenant whose writes come from the stream, inactive (no
+ * connection until pgw_pq_listener_touch()).
+ *
+ * Connecting: a replication=database connection whose session settings
+ * pin the text forms the triggers use (docs/wire.md, "Text forms"); then
+ * the configuration of the publication is read (its tables, their
+ * primary keys and value columns, the inheritance children and partitions
+ * to report as their watched table) and the slot is checked (created when
+ * missing or lost); then START_REPLICATION ... LOGICAL from the position
+ * this process last handled, else from the slot's confirmed position,
+ * with pgoutput protocol version 1 (PostgreSQL documentation, "Streaming
+ * Replication Protocol"). Each step is non-blocking.
+ *
+ * Streaming: each committed transaction's write sets (pgoutput.h) are
+ * matched against the index and passed to on_write, in commit order,
+ * once its Commit has arrived; none before. Then its position is
+ * *handled*: the next standby status update (at least every
+ * status_interval_ms, and whenever the server asks) confirms it, and the
+ * slot frees the WAL before it. While nothing is in flight, keepalives
+ * advance the confirmed position too, so WAL does not pile up behind
+ * unwatched traffic.
+ *
+ * Durability: after a lost connection the stream resumes at the position
+ * this process handled, so nothing is delivered twice; after a restart of
+ * the host it resumes at the slot's confirmed position, so the write sets
+ * of the transactions handled since the last status update are delivered
+ * again (at least once; a host restarting reruns every subscription
+ * anyway). A tenant closed for idleness or by the cap keeps its slot,
+ * which keeps WAL meanwhile (docs/stream.md, "WAL retention").
+ *
+ * @param out       receives the tenant's identifier; untouched on failure.
+ * @param listener  the listener.
+ * @param scope     the scope its writes belong to (copied); two tenants
+ *                  may not have equal scopes.
+ * @param conninfo  a libpq connection string or URI for the tenant's
+ *                  database (copied), for a role that may replicate. The
+ *                  listener forces replication=database,
+ *                  client_encoding=UTF8 and the settings of the text
+ *                  forms; application_name defaults to pgwitness-stream.
+ * @param opts      options (copied); NULL for PGW_PQ_STREAM_OPTIONS_INIT.
+ * @param err       optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL argument, a string that is not
+ *         UTF-8, an empty conninfo, a bad slot or publication name, or an
+ *         option out of range or of another version; PGW_EEXISTS when a
+ *         tenant has an equal scope, or another stream tenant of this
+ *         listener uses the same permanent slot; PGW_ENOMEM.
+ */
+PGW_API int pgw_pq_listener_add_stream(pgw_pq_tenant_id *out, pgw_pq_listener *listener,
+                                       const pgw_scope *scope, const char *conninfo,
+                                       const pgw_pq_stream_options *opts, pgw_error *err);
+
+/** What a stream tenant has done since it was added. */
+typedef struct pgw_pq_stream_stats {
+    char slot[64];             /**< the slot (a temporary slot: its current
+                                    name; "" before the first connect) */
+    uint64_t received_lsn;     /**< the furthest WAL position received */
+    uint64_t handled_lsn;      /**< the position handled: every transaction
+                                    that committed before it is matched */
+    uint64_t confirmed_lsn;    /**< the flush position of the last standby
+                                    status update sent */
+    uint64_t server_lsn;       /**< how far the server had decoded, at the
+                                    last frame */
+    uint64_t lag_bytes;        /**< server_lsn - handled_lsn, 0 when caught
+                                    up */
+    int64_t lag_ms;            /**< when behind: server time of the last
+                                    frame minus the commit time of the last
+                                    handled transaction; 0 when caught up */
+    uint64_t messages;         /**< pgoutput messages decoded */
+    uint64_t transactions;     /**< transactions decoded */
+    uint64_t writes;           /**< write sets handed out */
+    uint64_t resets;           /**< resets: new slots and undecodable
+                                    transactions */
+    uint64_t status_updates;   /**< standby status updates sent */
+    size_t peak_txn_bytes;     /**< the most one transaction buffered */
+} pgw_pq_stream_stats;
+
+/**
+ * Describes a stream tenant's progress.
+ *
+ * @param out       receives the counters; untouched on failure.
+ * @param listener  the listener.
+ * @param tenant    a stream tenant.
+ * @param err       optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL argument or a tenant of the
+ *         triggers; PGW_ENOTFOUND for an unknown tenant.
+ */
+PGW_API int pgw_pq_listener_stream_stats(pgw_pq_stream_stats *out,
+                                         const pgw_pq_listener *listener,
+                                         pgw_pq_tenant_id tenant, pgw_error *err);
+
 /**
  * Unregisters a tenant and closes its connection (no event).
  *
@@ -821,7 +1177,7 @@ PGW_API int pgw_pq_listener_touch(pgw_pq_listener *listener, pgw_pq_tenant_id te
 typedef enum pgw_pq_tenant_state {
     PGW_PQ_TENANT_INACTIVE = 0,  /**< no connection (never touched, or closed) */
     PGW_PQ_TENANT_CONNECTING = 1,/**< connecting, or LISTEN not yet in effect */
-    PGW_PQ_TENANT_LISTENING = 2, /**< LISTEN in effect: notifications flow */
+    PGW_PQ_TENANT_LISTENING = 2, /**< LISTEN in effect, or streaming: writes flow */
     PGW_PQ_TENANT_RETRYING = 3   /**< waiting to retry after a failure */
 } pgw_pq_tenant_state;
 
@@ -833,7 +1189,8 @@ typedef struct pgw_pq_tenant_info {
     uint64_t connects;         /**< times LISTEN came into effect (each one
                                     reset the scope) */
     uint64_t failures;         /**< lost connections and failed attempts */
-    uint64_t notifications;    /**< notifications received */
+    uint64_t notifications;    /**< notifications received (a stream: write
+                                    sets handed out) */
     uint32_t retry_ms;         /**< when RETRYING: the delay that was chosen */
 } pgw_pq_tenant_info;
 

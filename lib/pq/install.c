@@ -19,6 +19,7 @@ typedef struct migration {
 static const migration migrations[] = {
     {1, "schema snapshots and the drop audit", pgwi_sql_migration_001},
     {2, "the statement trigger function of query invalidation", pgwi_sql_migration_002},
+    {3, "the stream's value columns and slots", pgwi_sql_migration_003},
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 

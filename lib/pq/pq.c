@@ -178,29 +178,51 @@ static char *replace_all(const char *text, const char *token, const char *with)
     return out;
 }
 
+int pgwi_pq_replace(char **out, const char *text, const char *token, const char *with,
+                    pgw_error *err)
+{
+    char *s = replace_all(text, token, with);
+    if (!s)
+        return pgwi_enomem(err);
+    *out = s;
+    return PGW_OK;
+}
+
+int pgwi_pq_sqlv(char **out, PGconn *conn, const char *tmpl, const char *const *names,
+                 const char *const *values, size_t n, pgw_error *err)
+{
+    char *sql = pgwi_strdup(tmpl);
+    if (!sql)
+        return pgwi_enomem(err);
+    for (size_t i = 0; i < n; i++) {
+        /* psql's variable forms: :"name" an identifier, :'name' a literal. */
+        char tok_ident[72], tok_lit[72];
+        snprintf(tok_ident, sizeof tok_ident, ":\"%s\"", names[i]);
+        snprintf(tok_lit, sizeof tok_lit, ":'%s'", names[i]);
+        char *ident = PQescapeIdentifier(conn, values[i], strlen(values[i]));
+        char *lit = ident ? PQescapeLiteral(conn, values[i], strlen(values[i])) : NULL;
+        char *step = lit ? replace_all(sql, tok_ident, ident) : NULL;
+        char *next = step ? replace_all(step, tok_lit, lit) : NULL;
+        int quoted = ident && lit;
+        PQfreemem(ident);
+        PQfreemem(lit);
+        pgwi_free(step);
+        pgwi_free(sql);
+        if (!quoted)
+            return pgwi_pq_conn_error(err, conn, "quoting a name");
+        if (!next)
+            return pgwi_enomem(err);
+        sql = next;
+    }
+    *out = sql;
+    return PGW_OK;
+}
+
 int pgwi_pq_sql(char **out, PGconn *conn, const char *tmpl, const char *pgw_schema,
                 pgw_error *err)
 {
-    const char *schema = pgwi_pq_schema(pgw_schema);
-    char *ident = NULL;
-    int rc;
-    if ((rc = pgwi_pq_ident(&ident, conn, NULL, schema, err)) < 0)
-        return rc;
-    char *lit = PQescapeLiteral(conn, schema, strlen(schema));
-    if (!lit) {
-        pgwi_free(ident);
-        return pgwi_pq_conn_error(err, conn, "quoting a literal");
-    }
-    /* psql's variable forms: :"schema" an identifier, :'schema' a literal. */
-    char *step = replace_all(tmpl, ":\"schema\"", ident);
-    char *sql = step ? replace_all(step, ":'schema'", lit) : NULL;
-    pgwi_free(step);
-    pgwi_free(ident);
-    PQfreemem(lit);
-    if (!sql)
-        return pgwi_enomem(err);
-    *out = sql;
-    return PGW_OK;
+    const char *names[1] = {"schema"}, *values[1] = {pgwi_pq_schema(pgw_schema)};
+    return pgwi_pq_sqlv(out, conn, tmpl, names, values, 1, err);
 }
 
 int pgwi_pq_exec(PGresult **out, PGconn *conn, const char *sql, int nparams,
@@ -274,4 +296,79 @@ int pgwi_pq_not_installed(pgw_error *err, const char *pgw_schema)
     if (err)
         memcpy(err->sqlstate, state, sizeof state);
     return PGW_ENOTFOUND;
+}
+
+int pgwi_pq_check_name(const char *what, const char *name, pgw_error *err)
+{
+    if (!name || !name[0])
+        return pgwi_error(err, PGW_EINVAL, "%s is NULL or empty", what);
+    if (!pgwi_utf8_valid(name, strlen(name)))
+        return pgwi_error(err, PGW_EINVAL, "%s is not valid UTF-8", what);
+    return PGW_OK;
+}
+
+int pgwi_pq_unit_begin(PGconn *conn, bool *own, const char *savepoint, const char *what,
+                       pgw_error *err)
+{
+    *own = PQtransactionStatus(conn) == PQTRANS_IDLE;
+    char sql[96];
+    snprintf(sql, sizeof sql, "SAVEPOINT %s", savepoint);
+    return pgwi_pq_run(conn, *own ? "BEGIN" : sql, NULL, what, err);
+}
+
+int pgwi_pq_unit_end(PGconn *conn, bool own, int rc, const char *savepoint, const char *what,
+                     pgw_error *err)
+{
+    pgw_error ignored;
+    char sql[160];
+    if (rc < 0)
+        goto undo;
+    snprintf(sql, sizeof sql, "RELEASE SAVEPOINT %s", savepoint);
+    if ((rc = pgwi_pq_run(conn, own ? "COMMIT" : sql, NULL, what, err)) < 0)
+        goto undo;
+    return PGW_OK;
+undo:
+    /* Undo; keep the first failure's detail. */
+    if (own) {
+        if (PQtransactionStatus(conn) != PQTRANS_IDLE)
+            pgwi_pq_run(conn, "ROLLBACK", NULL, "rolling back", &ignored);
+    } else if (PQstatus(conn) == CONNECTION_OK) {
+        snprintf(sql, sizeof sql, "ROLLBACK TO SAVEPOINT %s; RELEASE SAVEPOINT %s", savepoint,
+                 savepoint);
+        pgwi_pq_run(conn, sql, NULL, "rolling back to the savepoint", &ignored);
+    }
+    return rc;
+}
+
+int pgwi_pq_text_array(char **out, const char *first, const char *const *items, size_t n,
+                       pgw_error *err)
+{
+    size_t len = 3, total = n + (first ? 1 : 0);
+    for (size_t i = 0; i < total; i++) {
+        const char *s = first ? (i == 0 ? first : items[i - 1]) : items[i];
+        len += 3;
+        for (const char *p = s; *p; p++)
+            len += (*p == '"' || *p == '\\') ? 2 : 1;
+    }
+    char *lit = pgwi_malloc(len);
+    if (!lit)
+        return pgwi_enomem(err);
+    char *o = lit;
+    *o++ = '{';
+    for (size_t i = 0; i < total; i++) {
+        const char *s = first ? (i == 0 ? first : items[i - 1]) : items[i];
+        if (i)
+            *o++ = ',';
+        *o++ = '"';
+        for (const char *p = s; *p; p++) {
+            if (*p == '"' || *p == '\\')
+                *o++ = '\\';
+            *o++ = *p;
+        }
+        *o++ = '"';
+    }
+    *o++ = '}';
+    *o = '\0';
+    *out = lit;
+    return PGW_OK;
 }

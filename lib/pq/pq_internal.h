@@ -42,6 +42,18 @@ int pgwi_pq_ident(char **out, PGconn *conn, const char *schema, const char *name
  * PGW_ECONN or PGW_ENOMEM as pgwi_pq_ident; *out is untouched on failure. */
 int pgwi_pq_sql(char **out, PGconn *conn, const char *tmpl, const char *pgw_schema,
                 pgw_error *err);
+/* *out = text with every `token` replaced by `with`, as is (for the
+ * placeholders of a fragment of SQL that the .sql files document);
+ * pgwi_free. PGW_ENOMEM. */
+int pgwi_pq_replace(char **out, const char *text, const char *token, const char *with,
+                    pgw_error *err);
+
+/* The same for n variables: every :"names[i]" becomes values[i] quoted as
+ * an identifier, every :'names[i]' it quoted as a literal (names at most
+ * 64 bytes). For the statements a replication connection runs, which take
+ * no parameters (simple query protocol only). */
+int pgwi_pq_sqlv(char **out, PGconn *conn, const char *tmpl, const char *const *names,
+                 const char *const *values, size_t n, pgw_error *err);
 
 /* Runs a parameterised statement; *out = its result when it succeeded
  * (COMMAND_OK or TUPLES_OK; PQclear it). Otherwise returns
@@ -67,5 +79,24 @@ bool pgwi_pq_missing_relation(const pgw_error *err);
 /* Turns a missing-relation failure on the library's own tables into
  * PGW_ENOTFOUND with a message saying to install the schema. */
 int pgwi_pq_not_installed(pgw_error *err, const char *pgw_schema);
+
+/* PGW_OK when name is a non-empty UTF-8 string; else PGW_EINVAL naming
+ * `what` ("pq_watch_table: schema is NULL or empty"). */
+int pgwi_pq_check_name(const char *what, const char *name, pgw_error *err);
+
+/* A unit of work that changes the database: its own transaction when the
+ * connection is idle (*own), otherwise a savepoint of the given name in
+ * the caller's. pgwi_pq_unit_end() ends it whose status is rc: commits (or
+ * releases) after a success, undoes after a failure or a failed commit,
+ * keeping the first failure's detail, and returns the final status. */
+int pgwi_pq_unit_begin(PGconn *conn, bool *own, const char *savepoint, const char *what,
+                       pgw_error *err);
+int pgwi_pq_unit_end(PGconn *conn, bool own, int rc, const char *savepoint, const char *what,
+                     pgw_error *err);
+
+/* *out = a text[] literal, {"first","items[0]",...}, every element quoted
+ * (first may be NULL: items only); pgwi_free. PGW_ENOMEM. */
+int pgwi_pq_text_array(char **out, const char *first, const char *const *items, size_t n,
+                       pgw_error *err);
 
 #endif /* PGWITNESS_PQ_INTERNAL_H */

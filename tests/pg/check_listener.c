@@ -42,6 +42,9 @@ static const char *kind_name(pgw_pq_listener_event_kind k)
     case PGW_PQ_LISTENER_CLOSED_EVICTED: return "CLOSED_EVICTED";
     case PGW_PQ_LISTENER_FALLBACK: return "FALLBACK";
     case PGW_PQ_LISTENER_RESET: return "RESET";
+    case PGW_PQ_LISTENER_STREAMING: return "STREAMING";
+    case PGW_PQ_LISTENER_SLOT_LOST: return "SLOT_LOST";
+    case PGW_PQ_LISTENER_GAP: return "GAP";
     }
     return "?";
 }

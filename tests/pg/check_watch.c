@@ -37,7 +37,7 @@ static PGconn *setup(void)
     pgw_error err;
     int v = 0;
     ck_assert_int_eq(pgw_pq_install(&v, c, NULL, &err), PGW_OK);
-    ck_assert_int_eq(v, 2);
+    ck_assert_int_eq(v, PGW_PQ_SCHEMA_VERSION);
     return c;
 }
 
@@ -1244,7 +1244,8 @@ START_TEST(install_upgrades_version_1)
     int v = 0;
     ck_assert_int_eq(pgw_pq_install(&v, c, "pgw_up", &err), PGW_OK);
     pgwt_exec(c, "DROP FUNCTION pgw_up.notify_statement(); "
-                 "DELETE FROM pgw_up.schema_version WHERE version = 2; "
+                 "DELETE FROM pgw_up.schema_version WHERE version >= 2; "
+                 "DROP TABLE pgw_up.stream_tables, pgw_up.slots; "
                  "CREATE TABLE t (id int PRIMARY KEY)");
     ck_assert_int_eq(pgw_pq_schema_version(&v, c, "pgw_up", &err), PGW_OK);
     ck_assert_int_eq(v, 1);
@@ -1252,7 +1253,7 @@ START_TEST(install_upgrades_version_1)
     o.pgw_schema = "pgw_up";
     ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_ENOTFOUND);
     ck_assert_int_eq(pgw_pq_install(&v, c, "pgw_up", &err), PGW_OK);
-    ck_assert_int_eq(v, 2);
+    ck_assert_int_eq(v, PGW_PQ_SCHEMA_VERSION);
     ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_OK);
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgfoid = "
                                  "'pgw_up.notify_statement()'::regprocedure"),

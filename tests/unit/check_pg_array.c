@@ -1,6 +1,6 @@
 /*
  * tests/unit/check_pg_array.c — the array-literal parser for pg_stats value
- * lists (lib/pq/snapshot/pg_array.c), on the forms array_out prints.
+ * lists (lib/pq/pg_array.c), on the forms array_out prints.
  * SPDX-License-Identifier: MIT
  */
 #include <string.h>

@@ -1140,6 +1140,10 @@ static int on_message(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_error
         return rc;
     m->lsn = lsn;
     bool transactional = flags & 1;
+    m->prefix = prefix;
+    m->content = content;
+    m->content_len = clen;
+    m->transactional = transactional;
     if (transactional && !d->in_txn) {
         r->off = 0;
         return rd_fail(r, err, "a transactional message outside a transaction");

@@ -1,14 +1,9 @@
 /*
  * lib/pq/inval/listener.c — the listener of query invalidation (pgw_pq_listener,
- * pgwitness-pq.h): one LISTEN connection per active tenant, notifications
- * decoded with the core codec and matched against a pgw_index.
- *
- * A tenant's connection goes through these states:
- *
- *   INACTIVE --touch--> CONNECTING --PQconnectPoll OK, send LISTEN-->
- *   LISTEN_SENT --LISTEN done: reset the scope--> LISTENING
- *   any connected state --failure or timeout--> RETRYING --backoff-->
- *   CONNECTING;  any state --idle or evicted--> INACTIVE
+ * pgwitness-pq.h): one connection per active tenant, its life (the states
+ * of listener_internal.h, the cap, idle closes, backoff, the event loop),
+ * and the triggers' source: LISTEN, and notifications decoded with the core
+ * codec and matched against a pgw_index. The stream's source is stream.c.
  *
  * Nothing blocks: connections start with PQconnectStartParams and advance
  * with PQconnectPoll when their socket is ready (libpq "Connection Control
@@ -19,7 +14,7 @@
  * Notification").
  * SPDX-License-Identifier: MIT
  */
-#include "pq_internal.h"
+#include "listener_internal.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -27,43 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-typedef enum tstate {
-    T_INACTIVE,
-    T_CONNECTING,
-    T_LISTEN_SENT,
-    T_LISTENING,
-    T_RETRYING
-} tstate;
-
-typedef struct tenant {
-    pgw_pq_tenant_id id;
-    char *strs[3];      /* copies of the scope's project, tenant, database */
-    pgw_scope scope;    /* a view of strs */
-    char *conninfo;
-    PGconn *conn;
-    tstate state;
-    bool poll_read;     /* CONNECTING: PQconnectPoll wants to read (else write) */
-    bool want_write;    /* LISTEN_SENT: PQflush has more to send */
-    int64_t touched;    /* last touch, ms */
-    int64_t deadline;   /* CONNECTING, LISTEN_SENT: give up at; RETRYING: retry at */
-    uint32_t backoff;   /* the delay after the next failure, ms */
-    uint32_t retry_ms;  /* the delay chosen after the last failure */
-    uint64_t connects, failures, notifications;
-    char notice[256];   /* the last notice or unsolicited error (e.g. FATAL
-                           when the backend is terminated), one line */
-} tenant;
-
-struct pgw_pq_listener {
-    pgw_pq_listener_options o;
-    char *channel;
-    char *listen_sql;
-    tenant **t;
-    size_t n, cap;
-    struct pollfd *pfd; /* room for one per tenant, for pgw_pq_listener_run */
-    pgw_pq_tenant_id next_id;
-};
-
-static int64_t now_ms(void)
+int64_t pgwi_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -71,8 +30,9 @@ static int64_t now_ms(void)
 }
 
 /* libpq's messages end with a newline; events carry one line. */
-static void emit(pgw_pq_listener *l, tenant *t, pgw_pq_listener_event_kind kind, int status,
-                 const char *message, uint32_t retry_ms)
+void pgwi_listener_emit(pgw_pq_listener *l, pgwi_tenant *t, pgw_pq_listener_event_kind kind,
+                        int status, const char *message, uint32_t retry_ms, bool reset,
+                        uint64_t lsn)
 {
     if (!l->o.on_event)
         return;
@@ -83,19 +43,44 @@ static void emit(pgw_pq_listener *l, tenant *t, pgw_pq_listener_event_kind kind,
     ev.status = status;
     ev.message = message ? message : "";
     ev.retry_ms = retry_ms;
+    ev.reset = reset;
+    ev.lsn = lsn;
     l->o.on_event(&ev, l->o.userdata);
 }
 
-static void drop_conn(tenant *t)
+static void emit(pgw_pq_listener *l, pgwi_tenant *t, pgw_pq_listener_event_kind kind, int status,
+                 const char *message, uint32_t retry_ms)
+{
+    pgwi_listener_emit(l, t, kind, status, message, retry_ms, false, 0);
+}
+
+static void drop_conn(pgwi_tenant *t)
 {
     if (t->conn)
         PQfinish(t->conn);
     t->conn = NULL;
     t->want_write = false;
+    if (t->stream)
+        pgwi_stream_closed(t);
+}
+
+void pgwi_listener_reset_scope(pgw_pq_listener *l, pgwi_tenant *t)
+{
+    if (l->o.index)
+        pgw_index_reset_scope(NULL, l->o.index, &t->scope, NULL);
+}
+
+void pgwi_listener_deliver(pgw_pq_listener *l, pgwi_tenant *t, const pgw_write *w)
+{
+    if (l->o.index)
+        pgw_index_match(NULL, l->o.index, w, NULL);
+    if (l->o.on_write)
+        l->o.on_write(t->id, w, l->o.userdata);
 }
 
 /* A failure: close, and retry after the backoff, which doubles. */
-static void fail(pgw_pq_listener *l, tenant *t, int status, const char *why, int64_t now)
+void pgwi_listener_fail(pgw_pq_listener *l, pgwi_tenant *t, int status, const char *why,
+                        int64_t now)
 {
     char msg[PGW_ERROR_MESSAGE_SIZE];
     pgwi_pq_one_line(msg, sizeof msg, why);
@@ -104,11 +89,11 @@ static void fail(pgw_pq_listener *l, tenant *t, int status, const char *why, int
     t->retry_ms = t->backoff;
     t->deadline = now + t->backoff;
     t->backoff = t->backoff > l->o.backoff_max_ms / 2 ? l->o.backoff_max_ms : t->backoff * 2;
-    t->state = T_RETRYING;
+    t->state = PGWI_T_RETRYING;
     emit(l, t, PGW_PQ_LISTENER_LOST, status, msg, t->retry_ms);
 }
 
-static void fail_conn(pgw_pq_listener *l, tenant *t, const char *what, int64_t now)
+void pgwi_listener_fail_conn(pgw_pq_listener *l, pgwi_tenant *t, const char *what, int64_t now)
 {
     char msg[PGW_ERROR_MESSAGE_SIZE * 2];
     char reason[PGW_ERROR_MESSAGE_SIZE];
@@ -117,31 +102,51 @@ static void fail_conn(pgw_pq_listener *l, tenant *t, const char *what, int64_t n
         snprintf(msg, sizeof msg, "%s: %s (%s)", what, reason, t->notice);
     else
         snprintf(msg, sizeof msg, "%s: %s", what, reason);
-    fail(l, t, PGW_ECONN, msg, now);
+    pgwi_listener_fail(l, t, PGW_ECONN, msg, now);
 }
+
+#define fail pgwi_listener_fail
+#define fail_conn pgwi_listener_fail_conn
 
 /* libpq's default notice processor prints to stderr; the library prints
  * nothing. The server's message for an unsolicited error (such as FATAL
  * on pg_terminate_backend) arrives as a notice: kept for the LOST event. */
 static void keep_notice(void *arg, const PGresult *res)
 {
-    tenant *t = arg;
+    pgwi_tenant *t = arg;
     pgwi_pq_one_line(t->notice, sizeof t->notice, PQresultErrorMessage(res));
 }
 
-static void start_connect(pgw_pq_listener *l, tenant *t, int64_t now)
+static void start_connect(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
 {
     /* Keywords before dbname are defaults the conninfo may override; the
      * ones after it are forced (libpq, PQconnectdbParams: the last value
-     * of a repeated keyword wins). */
-    static const char *const kw[] = {"application_name", "keepalives", "keepalives_idle",
-                                     "keepalives_interval", "keepalives_count", "dbname",
-                                     "client_encoding", NULL};
-    const char *val[] = {"pgwitness-listener", "1", "30", "10", "3", t->conninfo, "UTF8", NULL};
+     * of a repeated keyword wins). A stream adds its own on both sides. */
+    const char *kw[24] = {"application_name", "keepalives", "keepalives_idle",
+                          "keepalives_interval", "keepalives_count"};
+    const char *val[24] = {"pgwitness-listener", "1", "30", "10", "3"};
+    size_t n = 5;
+    const char *skw[16], *sval[16];
+    size_t before = 0, after = 0;
+    if (t->stream)
+        pgwi_stream_conn_params(t->stream, skw, sval, &before, &after);
+    for (size_t i = 0; i < before; i++) {
+        kw[n] = skw[i];
+        val[n++] = sval[i];
+    }
+    kw[n] = "dbname";
+    val[n++] = t->conninfo;
+    kw[n] = "client_encoding";
+    val[n++] = "UTF8";
+    for (size_t i = 0; i < after; i++) {
+        kw[n] = skw[before + i];
+        val[n++] = sval[before + i];
+    }
+    kw[n] = val[n] = NULL;
     t->conn = PQconnectStartParams(kw, val, 1);
     t->deadline = now + l->o.connect_timeout_ms;
     t->poll_read = false; /* libpq: start as if PQconnectPoll said WRITING */
-    t->state = T_CONNECTING;
+    t->state = PGWI_T_CONNECTING;
     if (!t->conn) {
         fail(l, t, PGW_ECONN, "libpq could not start a connection (out of memory)", now);
         return;
@@ -152,19 +157,31 @@ static void start_connect(pgw_pq_listener *l, tenant *t, int64_t now)
         fail_conn(l, t, "connecting", now);
 }
 
-/* LISTEN is in effect: from now on every committed write is notified, so
- * a reset of the scope covers everything before (NOTIFY is not durable). */
-static void listening(pgw_pq_listener *l, tenant *t)
+void pgwi_listener_ready(pgw_pq_listener *l, pgwi_tenant *t, pgw_pq_listener_event_kind kind,
+                         bool reset, uint64_t lsn)
 {
-    t->state = T_LISTENING;
+    t->state = PGWI_T_READY;
     t->backoff = l->o.backoff_initial_ms;
     t->connects++;
-    if (l->o.index)
-        pgw_index_reset_scope(NULL, l->o.index, &t->scope, NULL);
-    emit(l, t, PGW_PQ_LISTENER_LISTENING, PGW_OK, "", 0);
+    if (reset)
+        pgwi_listener_reset_scope(l, t);
+    pgwi_listener_emit(l, t, kind, PGW_OK, "", 0, reset, lsn);
 }
 
-static void handle_notify(pgw_pq_listener *l, tenant *t, const PGnotify *n)
+void pgwi_listener_restart(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
+{
+    drop_conn(t);
+    start_connect(l, t, now);
+}
+
+/* LISTEN is in effect: from now on every committed write is notified, so
+ * a reset of the scope covers everything before (NOTIFY is not durable). */
+static void listening(pgw_pq_listener *l, pgwi_tenant *t)
+{
+    pgwi_listener_ready(l, t, PGW_PQ_LISTENER_LISTENING, true, 0);
+}
+
+static void handle_notify(pgw_pq_listener *l, pgwi_tenant *t, const PGnotify *n)
 {
     if (strcmp(n->relname, l->channel) != 0)
         return;
@@ -178,8 +195,7 @@ static void handle_notify(pgw_pq_listener *l, tenant *t, const PGnotify *n)
         /* Out of memory (the decoder is total otherwise): whatever the
          * notification said, a reset of its scope covers it and cannot
          * fail. */
-        if (l->o.index)
-            pgw_index_reset_scope(NULL, l->o.index, &t->scope, NULL);
+        pgwi_listener_reset_scope(l, t);
         emit(l, t, PGW_PQ_LISTENER_RESET, rc, de.message, 0);
         return;
     }
@@ -192,7 +208,7 @@ static void handle_notify(pgw_pq_listener *l, tenant *t, const PGnotify *n)
     pgw_write_free(w);
 }
 
-static void drain_notifies(pgw_pq_listener *l, tenant *t)
+static void drain_notifies(pgw_pq_listener *l, pgwi_tenant *t)
 {
     PGnotify *n;
     while (t->conn && (n = PQnotifies(t->conn)) != NULL) {
@@ -201,7 +217,7 @@ static void drain_notifies(pgw_pq_listener *l, tenant *t)
     }
 }
 
-static void advance_connect(pgw_pq_listener *l, tenant *t, int64_t now)
+static void advance_connect(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
 {
     switch (PQconnectPoll(t->conn)) {
     case PGRES_POLLING_READING:
@@ -216,11 +232,20 @@ static void advance_connect(pgw_pq_listener *l, tenant *t, int64_t now)
         fail_conn(l, t, "connecting", now);
         return;
     }
-    if (PQsetnonblocking(t->conn, 1) != 0 || !PQsendQuery(t->conn, l->listen_sql)) {
+    if (PQsetnonblocking(t->conn, 1) != 0) {
+        fail_conn(l, t, "connecting", now);
+        return;
+    }
+    if (t->stream) {
+        t->state = PGWI_T_SETUP;
+        pgwi_stream_connected(l, t, now);
+        return;
+    }
+    if (!PQsendQuery(t->conn, l->listen_sql)) {
         fail_conn(l, t, "sending LISTEN", now);
         return;
     }
-    t->state = T_LISTEN_SENT;
+    t->state = PGWI_T_SETUP;
     int f = PQflush(t->conn);
     if (f < 0)
         fail_conn(l, t, "sending LISTEN", now);
@@ -228,7 +253,7 @@ static void advance_connect(pgw_pq_listener *l, tenant *t, int64_t now)
         t->want_write = f == 1;
 }
 
-static void advance_listen(pgw_pq_listener *l, tenant *t, int64_t now)
+static void advance_listen(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
 {
     if (t->want_write) {
         int f = PQflush(t->conn);
@@ -262,7 +287,7 @@ static void advance_listen(pgw_pq_listener *l, tenant *t, int64_t now)
     }
 }
 
-static void read_notifies(pgw_pq_listener *l, tenant *t, int64_t now)
+static void read_notifies(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
 {
     if (!PQconsumeInput(t->conn)) {
         fail_conn(l, t, "connection lost", now);
@@ -275,15 +300,15 @@ static void read_notifies(pgw_pq_listener *l, tenant *t, int64_t now)
         fail_conn(l, t, "connection lost", now);
 }
 
-static void close_tenant(pgw_pq_listener *l, tenant *t, pgw_pq_listener_event_kind kind)
+static void close_tenant(pgw_pq_listener *l, pgwi_tenant *t, pgw_pq_listener_event_kind kind)
 {
     drop_conn(t);
-    t->state = T_INACTIVE;
+    t->state = PGWI_T_INACTIVE;
     if (kind)
         emit(l, t, kind, PGW_OK, "", 0);
 }
 
-static tenant *find(const pgw_pq_listener *l, pgw_pq_tenant_id id, size_t *at)
+static pgwi_tenant *find(const pgw_pq_listener *l, pgw_pq_tenant_id id, size_t *at)
 {
     for (size_t i = 0; i < l->n; i++)
         if (l->t[i]->id == id) {
@@ -299,11 +324,12 @@ static bool str_eq(const char *a, const char *b)
     return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-static void tenant_free(tenant *t)
+static void tenant_free(pgwi_tenant *t)
 {
     if (!t)
         return;
     drop_conn(t);
+    pgwi_stream_free(t->stream);
     for (int i = 0; i < 3; i++)
         pgwi_free(t->strs[i]);
     pgwi_free(t->conninfo);
@@ -388,42 +414,54 @@ void pgw_pq_listener_free(pgw_pq_listener *l)
     pgwi_free(l);
 }
 
-int pgw_pq_listener_add_tenant(pgw_pq_tenant_id *out, pgw_pq_listener *l,
-                               const pgw_scope *scope, const char *conninfo, pgw_error *err)
+/* Registers a tenant of either source (stream NULL: the triggers'; the
+ * tenant takes it over, also on failure). */
+static int add_tenant(pgw_pq_tenant_id *out, pgw_pq_listener *l, const pgw_scope *scope,
+                      const char *conninfo, pgwi_stream *stream, const char *fn, pgw_error *err)
 {
-    if (pgwi_check_nonnull(err, "pq_listener_add_tenant", "out, listener, scope, conninfo",
-                           (const void *const[]){out, l, scope, conninfo}, 4) < 0)
-        return PGW_EINVAL;
     const char *sp[3] = {scope->project, scope->tenant, scope->database};
+    int rc = PGW_OK;
     for (int i = 0; i < 3; i++)
-        if (sp[i] && !pgwi_utf8_valid(sp[i], strlen(sp[i])))
-            return pgwi_error(err, PGW_EINVAL,
-                              "pq_listener_add_tenant: a scope string is not valid UTF-8");
-    if (!conninfo[0] || !pgwi_utf8_valid(conninfo, strlen(conninfo)))
-        return pgwi_error(err, PGW_EINVAL,
-                          "pq_listener_add_tenant: conninfo is empty or not valid UTF-8");
+        if (sp[i] && !pgwi_utf8_valid(sp[i], strlen(sp[i]))) {
+            rc = pgwi_error(err, PGW_EINVAL, "%s: a scope string is not valid UTF-8", fn);
+            goto fail;
+        }
+    if (!conninfo[0] || !pgwi_utf8_valid(conninfo, strlen(conninfo))) {
+        rc = pgwi_error(err, PGW_EINVAL, "%s: conninfo is empty or not valid UTF-8", fn);
+        goto fail;
+    }
+    const char *slot = stream ? pgwi_stream_slot(stream) : NULL;
     for (size_t i = 0; i < l->n; i++) {
-        const pgw_scope *s = &l->t[i]->scope;
+        const pgwi_tenant *u = l->t[i];
+        const pgw_scope *s = &u->scope;
         if (str_eq(s->project, scope->project) && str_eq(s->tenant, scope->tenant) &&
-            str_eq(s->database, scope->database))
-            return pgwi_error(err, PGW_EEXISTS,
-                              "pq_listener_add_tenant: a tenant with this scope exists");
+            str_eq(s->database, scope->database)) {
+            rc = pgwi_error(err, PGW_EEXISTS, "%s: a tenant with this scope exists", fn);
+            goto fail;
+        }
+        if (slot && u->stream && str_eq(pgwi_stream_slot(u->stream), slot)) {
+            rc = pgwi_error(err, PGW_EEXISTS, "%s: tenant %llu streams from slot %.63s already",
+                            fn, (unsigned long long)u->id, slot);
+            goto fail;
+        }
     }
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 4;
-        tenant **arr = pgwi_reallocarray(l->t, cap, sizeof *arr);
+        pgwi_tenant **arr = pgwi_reallocarray(l->t, cap, sizeof *arr);
         if (!arr)
-            return pgwi_enomem(err);
+            goto nomem;
         l->t = arr;
         struct pollfd *pfd = pgwi_reallocarray(l->pfd, cap, sizeof *pfd);
         if (!pfd)
-            return pgwi_enomem(err);
+            goto nomem;
         l->pfd = pfd;
         l->cap = cap;
     }
-    tenant *t = pgwi_calloc(1, sizeof *t);
+    pgwi_tenant *t = pgwi_calloc(1, sizeof *t);
     if (!t)
-        return pgwi_enomem(err);
+        goto nomem;
+    t->stream = stream;
+    stream = NULL;
     bool ok = true;
     for (int i = 0; i < 3; i++) {
         t->strs[i] = pgwi_strdup(sp[i]);
@@ -432,16 +470,63 @@ int pgw_pq_listener_add_tenant(pgw_pq_tenant_id *out, pgw_pq_listener *l,
     t->conninfo = pgwi_strdup(conninfo);
     if (!ok || !t->conninfo) {
         tenant_free(t);
-        return pgwi_enomem(err);
+        goto nomem;
     }
     t->scope.project = t->strs[0];
     t->scope.tenant = t->strs[1];
     t->scope.database = t->strs[2];
     t->id = l->next_id++;
-    t->state = T_INACTIVE;
+    t->state = PGWI_T_INACTIVE;
     t->backoff = l->o.backoff_initial_ms;
     l->t[l->n++] = t;
     *out = t->id;
+    return PGW_OK;
+nomem:
+    rc = pgwi_enomem(err);
+fail:
+    pgwi_stream_free(stream);
+    return rc;
+}
+
+int pgw_pq_listener_add_tenant(pgw_pq_tenant_id *out, pgw_pq_listener *l,
+                               const pgw_scope *scope, const char *conninfo, pgw_error *err)
+{
+    if (pgwi_check_nonnull(err, "pq_listener_add_tenant", "out, listener, scope, conninfo",
+                           (const void *const[]){out, l, scope, conninfo}, 4) < 0)
+        return PGW_EINVAL;
+    return add_tenant(out, l, scope, conninfo, NULL, "pq_listener_add_tenant", err);
+}
+
+int pgw_pq_listener_add_stream(pgw_pq_tenant_id *out, pgw_pq_listener *l,
+                               const pgw_scope *scope, const char *conninfo,
+                               const pgw_pq_stream_options *opts, pgw_error *err)
+{
+    if (pgwi_check_nonnull(err, "pq_listener_add_stream", "out, listener, scope, conninfo",
+                           (const void *const[]){out, l, scope, conninfo}, 4) < 0)
+        return PGW_EINVAL;
+    pgwi_stream *s = NULL;
+    int rc;
+    if ((rc = pgwi_stream_new(&s, opts, scope, l->next_id, err)) < 0)
+        return rc;
+    return add_tenant(out, l, scope, conninfo, s, "pq_listener_add_stream", err);
+}
+
+int pgw_pq_listener_stream_stats(pgw_pq_stream_stats *out, const pgw_pq_listener *l,
+                                 pgw_pq_tenant_id id, pgw_error *err)
+{
+    if (pgwi_check_nonnull(err, "pq_listener_stream_stats", "out, listener",
+                           (const void *const[]){out, l}, 2) < 0)
+        return PGW_EINVAL;
+    const pgwi_tenant *t = find(l, id, NULL);
+    if (!t)
+        return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_stream_stats: no tenant %llu",
+                          (unsigned long long)id);
+    if (!t->stream)
+        return pgwi_error(err, PGW_EINVAL,
+                          "pq_listener_stream_stats: tenant %llu is fed by the triggers, not "
+                          "the stream",
+                          (unsigned long long)id);
+    pgwi_stream_stats(out, t, pgwi_now_ms());
     return PGW_OK;
 }
 
@@ -450,7 +535,7 @@ int pgw_pq_listener_remove_tenant(pgw_pq_listener *l, pgw_pq_tenant_id id, pgw_e
     if (!l)
         return pgwi_error(err, PGW_EINVAL, "pq_listener_remove_tenant: listener is NULL");
     size_t at;
-    tenant *t = find(l, id, &at);
+    pgwi_tenant *t = find(l, id, &at);
     if (!t)
         return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_remove_tenant: no tenant %llu",
                           (unsigned long long)id);
@@ -463,21 +548,21 @@ int pgw_pq_listener_touch(pgw_pq_listener *l, pgw_pq_tenant_id id, pgw_error *er
 {
     if (!l)
         return pgwi_error(err, PGW_EINVAL, "pq_listener_touch: listener is NULL");
-    tenant *t = find(l, id, NULL);
+    pgwi_tenant *t = find(l, id, NULL);
     if (!t)
         return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_touch: no tenant %llu",
                           (unsigned long long)id);
-    int64_t now = now_ms();
+    int64_t now = pgwi_now_ms();
     t->touched = now;
-    if (t->state != T_INACTIVE)
+    if (t->state != PGWI_T_INACTIVE)
         return PGW_OK;
     /* Room for one more: close the least recently touched active tenants. */
     for (;;) {
         size_t active = 0;
-        tenant *lru = NULL;
+        pgwi_tenant *lru = NULL;
         for (size_t i = 0; i < l->n; i++) {
-            tenant *u = l->t[i];
-            if (u == t || u->state == T_INACTIVE)
+            pgwi_tenant *u = l->t[i];
+            if (u == t || u->state == PGWI_T_INACTIVE)
                 continue;
             active++;
             if (!lru || u->touched < lru->touched)
@@ -497,25 +582,25 @@ int pgw_pq_listener_tenant(pgw_pq_tenant_info *out, const pgw_pq_listener *l,
     if (pgwi_check_nonnull(err, "pq_listener_tenant", "out, listener",
                            (const void *const[]){out, l}, 2) < 0)
         return PGW_EINVAL;
-    const tenant *t = find(l, id, NULL);
+    const pgwi_tenant *t = find(l, id, NULL);
     if (!t)
         return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_tenant: no tenant %llu",
                           (unsigned long long)id);
     pgw_pq_tenant_info info;
     memset(&info, 0, sizeof info);
     switch (t->state) {
-    case T_INACTIVE:
+    case PGWI_T_INACTIVE:
         info.state = PGW_PQ_TENANT_INACTIVE;
         break;
-    case T_CONNECTING:
-    case T_LISTEN_SENT:
+    case PGWI_T_CONNECTING:
+    case PGWI_T_SETUP:
         info.state = PGW_PQ_TENANT_CONNECTING;
         break;
-    case T_LISTENING:
+    case PGWI_T_READY:
         info.state = PGW_PQ_TENANT_LISTENING;
         info.backend_pid = PQbackendPID(t->conn);
         break;
-    case T_RETRYING:
+    case PGWI_T_RETRYING:
         info.state = PGW_PQ_TENANT_RETRYING;
         info.retry_ms = t->retry_ms;
         break;
@@ -528,7 +613,7 @@ int pgw_pq_listener_tenant(pgw_pq_tenant_info *out, const pgw_pq_listener *l,
 }
 
 /* The socket of a tenant and what it waits for; false when none. */
-static bool socket_of(const tenant *t, int *fd, unsigned *events)
+static bool socket_of(const pgwi_tenant *t, int *fd, unsigned *events)
 {
     if (!t->conn)
         return false;
@@ -536,14 +621,16 @@ static bool socket_of(const tenant *t, int *fd, unsigned *events)
     if (s < 0)
         return false;
     switch (t->state) {
-    case T_CONNECTING:
+    case PGWI_T_CONNECTING:
         *events = t->poll_read ? PGW_PQ_WAIT_READ : PGW_PQ_WAIT_WRITE;
         break;
-    case T_LISTEN_SENT:
-        *events = PGW_PQ_WAIT_READ | (t->want_write ? PGW_PQ_WAIT_WRITE : 0u);
-        break;
-    case T_LISTENING:
-        *events = PGW_PQ_WAIT_READ;
+    case PGWI_T_SETUP:
+    case PGWI_T_READY:
+        if (t->stream)
+            *events = pgwi_stream_events(t);
+        else
+            *events = PGW_PQ_WAIT_READ |
+                      (t->state == PGWI_T_SETUP && t->want_write ? PGW_PQ_WAIT_WRITE : 0u);
         break;
     default:
         return false;
@@ -582,7 +669,7 @@ int pgw_pq_listener_process(pgw_pq_listener *l, int fd, unsigned events, pgw_err
 {
     if (!l)
         return pgwi_error(err, PGW_EINVAL, "pq_listener_process: listener is NULL");
-    tenant *t = NULL;
+    pgwi_tenant *t = NULL;
     for (size_t i = 0; i < l->n && !t; i++) {
         int s;
         unsigned ev;
@@ -593,16 +680,19 @@ int pgw_pq_listener_process(pgw_pq_listener *l, int fd, unsigned events, pgw_err
         return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_process: no connection has socket %d",
                           fd);
     (void)events; /* libpq finds out what is ready by trying */
-    int64_t now = now_ms();
+    int64_t now = pgwi_now_ms();
     switch (t->state) {
-    case T_CONNECTING:
+    case PGWI_T_CONNECTING:
         advance_connect(l, t, now);
         break;
-    case T_LISTEN_SENT:
-        advance_listen(l, t, now);
-        break;
-    case T_LISTENING:
-        read_notifies(l, t, now);
+    case PGWI_T_SETUP:
+    case PGWI_T_READY:
+        if (t->stream)
+            pgwi_stream_process(l, t, now);
+        else if (t->state == PGWI_T_SETUP)
+            advance_listen(l, t, now);
+        else
+            read_notifies(l, t, now);
         break;
     default:
         break;
@@ -614,35 +704,40 @@ int pgw_pq_listener_tick(int64_t *out, pgw_pq_listener *l, pgw_error *err)
 {
     if (!l)
         return pgwi_error(err, PGW_EINVAL, "pq_listener_tick: listener is NULL");
-    int64_t now = now_ms();
+    int64_t now = pgwi_now_ms();
     int64_t next = INT64_MAX;
     for (size_t i = 0; i < l->n; i++) {
-        tenant *t = l->t[i];
-        if (t->state == T_INACTIVE)
+        pgwi_tenant *t = l->t[i];
+        if (t->state == PGWI_T_INACTIVE)
             continue;
         if (l->o.idle_timeout_ms && now - t->touched >= (int64_t)l->o.idle_timeout_ms) {
             close_tenant(l, t, PGW_PQ_LISTENER_CLOSED_IDLE);
             continue;
         }
         switch (t->state) {
-        case T_CONNECTING:
-        case T_LISTEN_SENT:
+        case PGWI_T_CONNECTING:
+        case PGWI_T_SETUP:
             if (now >= t->deadline)
                 fail(l, t, PGW_ECONN,
-                     t->state == T_CONNECTING ? "connecting timed out"
-                                              : "waiting for LISTEN timed out",
+                     t->state == PGWI_T_CONNECTING ? "connecting timed out"
+                     : t->stream                   ? "setting up the stream timed out"
+                                                   : "waiting for LISTEN timed out",
                      now);
             break;
-        case T_RETRYING:
+        case PGWI_T_RETRYING:
             if (now >= t->deadline)
                 start_connect(l, t, now);
+            break;
+        case PGWI_T_READY:
+            if (t->stream)
+                pgwi_stream_tick(l, t, now, &next);
             break;
         default:
             break;
         }
-        if (t->state == T_CONNECTING || t->state == T_LISTEN_SENT || t->state == T_RETRYING)
+        if (t->state == PGWI_T_CONNECTING || t->state == PGWI_T_SETUP || t->state == PGWI_T_RETRYING)
             next = t->deadline < next ? t->deadline : next;
-        if (l->o.idle_timeout_ms && t->state != T_INACTIVE) {
+        if (l->o.idle_timeout_ms && t->state != PGWI_T_INACTIVE) {
             int64_t idle_at = t->touched + (int64_t)l->o.idle_timeout_ms;
             next = idle_at < next ? idle_at : next;
         }
@@ -657,7 +752,7 @@ int pgw_pq_listener_run(pgw_pq_listener *l, int timeout_ms, pgw_error *err)
     if (!l || timeout_ms < 0)
         return pgwi_error(err, PGW_EINVAL, "pq_listener_run: %s",
                           l ? "timeout_ms is negative" : "listener is NULL");
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = pgwi_now_ms() + timeout_ms;
     for (;;) {
         int64_t next;
         pgw_pq_listener_tick(&next, l, NULL);
@@ -673,7 +768,7 @@ int pgw_pq_listener_run(pgw_pq_listener *l, int timeout_ms, pgw_error *err)
             l->pfd[n].revents = 0;
             n++;
         }
-        int64_t now = now_ms();
+        int64_t now = pgwi_now_ms();
         int64_t wait = deadline > now ? deadline - now : 0;
         if (next >= 0 && next < wait)
             wait = next;
@@ -691,7 +786,7 @@ int pgw_pq_listener_run(pgw_pq_listener *l, int timeout_ms, pgw_error *err)
              * processing: ENOTFOUND then, which is fine. */
             pgw_pq_listener_process(l, l->pfd[i].fd, ev, NULL);
         }
-        if (now_ms() >= deadline) {
+        if (pgwi_now_ms() >= deadline) {
             pgw_pq_listener_tick(NULL, l, NULL);
             return PGW_OK;
         }

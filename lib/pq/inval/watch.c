@@ -30,82 +30,15 @@ int pgwi_pq_check_channel(const char *channel, pgw_error *err)
     return PGW_OK;
 }
 
-static int check_name(const char *what, const char *name, pgw_error *err)
-{
-    if (!name || !name[0])
-        return pgwi_error(err, PGW_EINVAL, "%s is NULL or empty", what);
-    if (!pgwi_utf8_valid(name, strlen(name)))
-        return pgwi_error(err, PGW_EINVAL, "%s is not valid UTF-8", what);
-    return PGW_OK;
-}
-
-/* The unit of work: our own transaction when the connection is idle,
- * otherwise a savepoint in the caller's. */
 static int unit_begin(PGconn *conn, bool *own, pgw_error *err)
 {
-    *own = PQtransactionStatus(conn) == PQTRANS_IDLE;
-    return pgwi_pq_run(conn, *own ? "BEGIN" : "SAVEPOINT pgwitness_watch", NULL,
-                       "starting the trigger change", err);
+    return pgwi_pq_unit_begin(conn, own, "pgwitness_watch", "starting the trigger change", err);
 }
 
-/* Ends the unit of work whose status is rc: commits it after a success,
- * undoes it after a failure or a failed commit. */
 static int unit_end(PGconn *conn, bool own, int rc, pgw_error *err)
 {
-    pgw_error ignored;
-    if (rc < 0)
-        goto undo;
-    if ((rc = pgwi_pq_run(conn, own ? "COMMIT" : "RELEASE SAVEPOINT pgwitness_watch", NULL,
-                          "committing the trigger change", err)) < 0)
-        goto undo;
-    return PGW_OK;
-undo:
-    /* Undo; keep the first failure's detail. */
-    if (own) {
-        if (PQtransactionStatus(conn) != PQTRANS_IDLE)
-            pgwi_pq_run(conn, "ROLLBACK", NULL, "rolling back", &ignored);
-    } else if (PQstatus(conn) == CONNECTION_OK) {
-        pgwi_pq_run(conn,
-                    "ROLLBACK TO SAVEPOINT pgwitness_watch; RELEASE SAVEPOINT pgwitness_watch",
-                    NULL, "rolling back to the savepoint", &ignored);
-    }
-    return rc;
-}
-
-/* The channel and the value columns as a text[] literal,
- * {"channel","col",...} with every element quoted (watch.sql adds the
- * description of the table's key after the channel). */
-static int args_literal(char **out, const char *channel, const char *const *cols, size_t n,
-                        pgw_error *err)
-{
-    size_t len = 3;
-    for (size_t i = 0; i <= n; i++) {
-        const char *s = i == 0 ? channel : cols[i - 1];
-        len += 3;
-        for (const char *p = s; *p; p++)
-            len += (*p == '"' || *p == '\\') ? 2 : 1;
-    }
-    char *lit = pgwi_malloc(len);
-    if (!lit)
-        return pgwi_enomem(err);
-    char *o = lit;
-    *o++ = '{';
-    for (size_t i = 0; i <= n; i++) {
-        const char *s = i == 0 ? channel : cols[i - 1];
-        if (i)
-            *o++ = ',';
-        *o++ = '"';
-        for (const char *p = s; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                *o++ = '\\';
-            *o++ = *p;
-        }
-        *o++ = '"';
-    }
-    *o++ = '}';
-    *o = '\0';
-    *out = lit;
-    return PGW_OK;
+    return pgwi_pq_unit_end(conn, own, rc, "pgwitness_watch", "committing the trigger change",
+                            err);
 }
 
 static int check_options(const pgw_pq_watch_options *o, pgw_error *err)
@@ -116,7 +49,7 @@ static int check_options(const pgw_pq_watch_options *o, pgw_error *err)
                           o->version, (unsigned)PGW_PQ_WATCH_OPTIONS_VERSION);
     if (o->pgw_schema) {
         int rc;
-        if ((rc = check_name("watch options: the pgwitness schema name", o->pgw_schema,
+        if ((rc = pgwi_pq_check_name("watch options: the pgwitness schema name", o->pgw_schema,
                              err)) < 0)
             return rc;
     }
@@ -136,7 +69,7 @@ static int check_options(const pgw_pq_watch_options *o, pgw_error *err)
         char what[64];
         snprintf(what, sizeof what, "watch options: value column %zu", i);
         int rc;
-        if ((rc = check_name(what, o->value_columns[i], err)) < 0)
+        if ((rc = pgwi_pq_check_name(what, o->value_columns[i], err)) < 0)
             return rc;
     }
     return PGW_OK;
@@ -162,9 +95,9 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
     if (!conn)
         return pgwi_error(err, PGW_EINVAL, "pq_watch_table: conn is NULL");
     int rc;
-    if ((rc = check_name("pq_watch_table: schema", schema, err)) < 0)
+    if ((rc = pgwi_pq_check_name("pq_watch_table: schema", schema, err)) < 0)
         return rc;
-    if ((rc = check_name("pq_watch_table: table", table, err)) < 0)
+    if ((rc = pgwi_pq_check_name("pq_watch_table: table", table, err)) < 0)
         return rc;
     pgw_pq_watch_options defaults = PGW_PQ_WATCH_OPTIONS_INIT;
     const pgw_pq_watch_options *o = opts ? opts : &defaults;
@@ -174,8 +107,8 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
         return rc;
     const char *pgw_schema = pgwi_pq_schema(o->pgw_schema);
     char *args = NULL;
-    if ((rc = args_literal(&args, o->channel ? o->channel : PGW_PQ_DEFAULT_CHANNEL,
-                           o->value_columns, o->n_value_columns, err)) < 0)
+    if ((rc = pgwi_pq_text_array(&args, o->channel ? o->channel : PGW_PQ_DEFAULT_CHANNEL,
+                                 o->value_columns, o->n_value_columns, err)) < 0)
         return rc;
     bool own;
     if ((rc = unit_begin(conn, &own, err)) < 0) {
@@ -230,9 +163,9 @@ int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema, const char
     if (!conn)
         return pgwi_error(err, PGW_EINVAL, "pq_unwatch_table: conn is NULL");
     int rc;
-    if ((rc = check_name("pq_unwatch_table: schema", schema, err)) < 0)
+    if ((rc = pgwi_pq_check_name("pq_unwatch_table: schema", schema, err)) < 0)
         return rc;
-    if ((rc = check_name("pq_unwatch_table: table", table, err)) < 0)
+    if ((rc = pgwi_pq_check_name("pq_unwatch_table: table", table, err)) < 0)
         return rc;
     if ((rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;

@@ -1,5 +1,5 @@
 /*
- * lib/pq/snapshot/pg_array.h — parsing the one-dimensional array literals PostgreSQL
+ * lib/pq/pg_array.h — parsing the one-dimensional array literals PostgreSQL
  * prints (PostgreSQL documentation 8.15.6 "Array Input and Output Syntax"),
  * for the value lists of pg_stats read as anyarray::text. Pure: no libpq.
  * SPDX-License-Identifier: MIT

@@ -1,5 +1,5 @@
 /*
- * lib/pq/snapshot/pg_array.c — see pg_array.h.
+ * lib/pq/pg_array.c — see pg_array.h.
  * SPDX-License-Identifier: MIT
  */
 #include "pg_array.h"

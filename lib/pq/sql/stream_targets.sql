@@ -1,0 +1,87 @@
+-- The tables a stream reports, read after stream_config.sql on the
+-- replication connection (simple query protocol; pgwitness substitutes
+-- :'publication' as a literal, and the placeholder :values_join by a
+-- subquery on <schema>.stream_tables when stream_config.sql found it
+-- readable, else by '{}'::text[]). One row per relation whose writes the
+-- publication sends, per table it is reported as (kind 't'), and one per
+-- problem (kind 'g'):
+--   kind, relid, target_schema, target_table, key_columns (the target's
+--   primary key, in key order), value_columns, message
+-- A published table is its own target; its partitions and inheritance
+-- children are reported as it (a child published in its own right gets
+-- both). Problems: a published table without a primary key (its IDs are
+-- unknown), an inheritance child of a published table that is not
+-- published itself (its writes are not sent), a publication that does not
+-- publish every operation, or publishes the partitions of a partitioned
+-- table under their own names.
+-- By hand: psql "dbname=... replication=database" -v publication=pgwitness
+--   -v values_join="'{}'::text[]" -f lib/pq/sql/stream_targets.sql
+WITH RECURSIVE
+raw AS (
+    SELECT c.oid, c.relispartition
+      FROM pg_catalog.pg_publication_tables pt
+      JOIN pg_catalog.pg_namespace n ON n.nspname = pt.schemaname
+      JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename
+     WHERE pt.pubname = :'publication'
+),
+-- A partition is listed when the publication does not publish via the
+-- root: it is reported as its partitioned root all the same.
+published AS (
+    SELECT DISTINCT CASE WHEN r.relispartition THEN pg_catalog.pg_partition_root(r.oid)
+                         ELSE r.oid END AS relid
+      FROM raw r
+),
+keyed AS (
+    SELECT p.relid, n.nspname, c.relname, c.relkind,
+           ARRAY(SELECT a.attname::text
+                   FROM pg_catalog.pg_index x
+                   CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY k(attnum, ord)
+                   JOIN pg_catalog.pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
+                  WHERE x.indrelid = p.relid AND x.indisprimary
+                  ORDER BY k.ord) AS key_columns,
+           :values_join AS value_columns
+      FROM published p
+      JOIN pg_catalog.pg_class c ON c.oid = p.relid
+      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+),
+tree(top, relid, depth) AS (
+    SELECT relid, relid, 0 FROM keyed
+    UNION ALL
+    SELECT t.top, i.inhrelid, t.depth + 1
+      FROM pg_catalog.pg_inherits i JOIN tree t ON i.inhparent = t.relid
+)
+SELECT 't' AS kind, t.relid, k.nspname AS target_schema, k.relname AS target_table,
+       k.key_columns, k.value_columns, '' AS message
+  FROM tree t JOIN keyed k ON k.relid = t.top
+UNION ALL
+SELECT 'g', k.relid, k.nspname, k.relname, '{}', '{}',
+       format('%I.%I has no primary key: the stream reports its writes with unknown row IDs '
+              '(add a primary key)', k.nspname, k.relname)
+  FROM keyed k WHERE cardinality(k.key_columns) = 0
+UNION ALL
+SELECT 'g', c.oid, k.nspname, k.relname, '{}', '{}',
+       format('%I.%I inherits from %I.%I but is not in publication %I, so its writes are not '
+              'sent: watch %I.%I again (pgw_pq_stream_watch_table) to add it',
+              cn.nspname, c.relname, k.nspname, k.relname, :'publication', k.nspname, k.relname)
+  FROM tree t
+  JOIN keyed k ON k.relid = t.top
+  JOIN pg_catalog.pg_class c ON c.oid = t.relid
+  JOIN pg_catalog.pg_namespace cn ON cn.oid = c.relnamespace
+ WHERE t.depth > 0 AND NOT c.relispartition
+   AND NOT EXISTS (SELECT FROM raw r WHERE r.oid = c.oid)
+UNION ALL
+SELECT 'g', 0, '', '', '{}', '{}',
+       format('publication %I does not publish every operation: ALTER PUBLICATION %I SET '
+              '(publish = ''insert, update, delete, truncate'')', p.pubname, p.pubname)
+  FROM pg_catalog.pg_publication p
+ WHERE p.pubname = :'publication'
+   AND NOT (p.pubinsert AND p.pubupdate AND p.pubdelete AND p.pubtruncate)
+UNION ALL
+SELECT 'g', k.relid, k.nspname, k.relname, '{}', '{}',
+       format('publication %I publishes the partitions of %I.%I under their own names, so '
+              'partitions attached later are not reported as it: ALTER PUBLICATION %I SET '
+              '(publish_via_partition_root = true)', :'publication', k.nspname, k.relname,
+              :'publication')
+  FROM keyed k
+ WHERE k.relkind = 'p' AND NOT EXISTS (SELECT FROM pg_catalog.pg_publication p
+                                       WHERE p.pubname = :'publication' AND p.pubviaroot)
