@@ -35,9 +35,9 @@
  *    update) or the old one (delete; the old key of an update that changed
  *    it). Never from the Relation message's key flags: under FULL every
  *    column is flagged.
- *  - An update with a full old tuple ('O', REPLICA IDENTITY FULL on that
- *    very relation): the changed columns are those whose old and new text
- *    differ; a row whose every column prints the same is not listed (as
+ *  - An update with a full old tuple ('O' of a relation declared with
+ *    pgw_pgoutput_set_full_rows()): the changed columns are those whose
+ *    old and new text differ; a row whose every column prints the same is not listed (as
  *    the triggers do for UPDATE t SET x = x). Old and new values of the
  *    value columns are known.
  *  - An update without an old tuple (DEFAULT, key unchanged): the changed
@@ -45,9 +45,15 @@
  *  - A key-only old tuple ('K': DEFAULT or USING INDEX, on a key change or
  *    a delete) carries the key columns only. Its other columns are sent as
  *    'n' placeholders, which mean *unknown*, never NULL: taking them for
- *    NULL old values would make a value-based skip unsound. This holds for
- *    a partition that is not FULL itself under a FULL partitioned table:
- *    what counts is the tuple's kind byte, not the Relation message.
+ *    NULL old values would make a value-based skip unsound.
+ *  - The kind byte alone cannot be trusted: pgoutput marks an old tuple
+ *    'O' by the replica identity of the relation it *reports* (with
+ *    publish_via_partition_root, the partitioned table), while the tuple
+ *    holds what the partition that was written logged — under a FULL
+ *    partitioned table, a partition that is not FULL itself sends its key
+ *    and placeholders marked 'O'. So an 'O' tuple counts as a full row only
+ *    for a relation the host declared with pgw_pgoutput_set_full_rows();
+ *    for every other relation it is read as a key-only tuple.
  *  - An unchanged TOASTed value ('u') is known not to have changed; its
  *    value is taken from the old tuple when there is one, and never
  *    invented.
@@ -294,7 +300,28 @@ PGW_API int pgw_pgoutput_add_target(pgw_pgoutput *dec, uint32_t relid, const cha
                                     size_t n_values, pgw_error *err);
 
 /**
- * Forgets every target (the relation cache stays), so that a new
+ * Declares whether the old tuples the server sends for a relation are full
+ * rows: true when the relation has REPLICA IDENTITY FULL and, for a
+ * partitioned table published via its root, so has every partition under
+ * it (PostgreSQL documentation, ALTER TABLE, REPLICA IDENTITY; "Logical
+ * Replication Message Formats", Update and Delete). Only then does an 'O'
+ * old tuple give changed columns and old values; otherwise it is read as a
+ * key-only tuple, its 'n' columns unknown (see above). Relations not
+ * declared are not full. Takes effect for the next transaction.
+ *
+ * @param dec    the decoder, outside a transaction.
+ * @param relid  the relation's OID, as change messages name it.
+ * @param full   whether its old tuples are full rows.
+ * @param err    optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL decoder or relid 0; PGW_ESTATE inside
+ *         a transaction; PGW_ENOMEM (nothing changed).
+ */
+PGW_API int pgw_pgoutput_set_full_rows(pgw_pgoutput *dec, uint32_t relid, bool full,
+                                       pgw_error *err);
+
+/**
+ * Forgets every target and every relation declared full
+ * (pgw_pgoutput_set_full_rows(); the relation cache stays), so that a new
  * configuration can be given after the publication changed.
  *
  * @param dec  the decoder, outside a transaction.

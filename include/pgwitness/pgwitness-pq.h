@@ -696,7 +696,8 @@ typedef struct pgw_pq_stream_watch_options {
  * for the table). Every call emits logical messages (prefix "pgwitness")
  * in its transaction that tell running streams to read the configuration
  * again at its commit, so nothing in between is reported under the wrong
- * table. A partition cannot be watched: watch its partitioned table.
+ * table: they reconnect there (a stream on a temporary slot makes a new
+ * one, and resets its scope). A partition cannot be watched: watch its partitioned table.
  * Transactions as pgw_pq_watch_table(): its own when the connection is
  * idle, a savepoint inside the caller's.
  *

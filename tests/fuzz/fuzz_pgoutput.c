@@ -4,7 +4,8 @@
  * length and that many bytes: a chunk that parses as a replication frame
  * ('w' XLogData, 'k' keepalive) is taken as one, and an XLogData frame's
  * data is decoded; any other chunk is decoded as a pgoutput message as it
- * is. The first byte picks small or default limits.
+ * is. The first byte's bits pick small limits (1) and declare the tasks
+ * relation's old tuples full rows (2).
  *
  * Every call must return PGW_OK, PGW_EPARSE or PGW_ENOMEM, never crash;
  * every change taken must be a reset or a valid write set within
@@ -107,6 +108,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (pgw_pgoutput_add_target(dec, 16384, "public", "tasks", key, 1, vals, 2, NULL) < 0 ||
         pgw_pgoutput_add_target(dec, 16400, "public", "tasks", key2, 2, vals, 1, NULL) < 0 ||
         pgw_pgoutput_add_target(dec, 16400, "public", "items", key, 1, NULL, 0, NULL) < 0) {
+        pgw_pgoutput_free(dec);
+        return 0;
+    }
+    if ((data[0] & 2) && pgw_pgoutput_set_full_rows(dec, 16384, true, NULL) < 0) {
         pgw_pgoutput_free(dec);
         return 0;
     }

@@ -2,8 +2,9 @@
  * tests/fuzz/seeds_pgoutput.c — writes the seed corpus of fuzz_pgoutput
  * (tests/fuzz/corpus/pgoutput/) from messages built with pgo_build.h:
  *   build/tests/fuzz/seeds-pgoutput tests/fuzz/corpus/pgoutput
- * Each seed is the fuzz target's input: a limits byte, then chunks of a
- * 2-byte big-endian length and the bytes.
+ * Each seed is the fuzz target's input: a byte of flags (1: small limits,
+ * 2: tasks' old tuples are full rows), then chunks of a 2-byte big-endian
+ * length and the bytes.
  * SPDX-License-Identifier: MIT
  */
 #include <stdio.h>
@@ -106,6 +107,9 @@ int main(int argc, char **argv)
     txn(0);
     txn(0);
     save(dir, "txn_small_limits");
+    start(2); /* tasks declared full rows */
+    txn(1);
+    save(dir, "txn_full_rows");
     /* Many rows: chunking and the memory bound under small limits. */
     start(1);
     pgo_relation(&m, 16384, "public", "tasks", 'd', 4, tcols);

@@ -62,6 +62,14 @@ static pgw_pgoutput *tasks_dec(void)
     return d;
 }
 
+/* The same, its old tuples declared full rows (REPLICA IDENTITY FULL). */
+static pgw_pgoutput *full_dec(void)
+{
+    pgw_pgoutput *d = tasks_dec();
+    ck_assert_int_eq(pgw_pgoutput_set_full_rows(d, T_OID, true, NULL), PGW_OK);
+    return d;
+}
+
 static void begin(pgw_pgoutput *d, uint64_t lsn)
 {
     pgo_msg m;
@@ -247,7 +255,7 @@ END_TEST
  * row); a row that prints the same is not listed. */
 START_TEST(update_full)
 {
-    pgw_pgoutput *d = tasks_dec();
+    pgw_pgoutput *d = full_dec();
     begin(d, 0x3000);
     pgo_msg m;
     const char *o1[] = {"1", "write", "open", "long notes"};
@@ -349,28 +357,59 @@ START_TEST(placeholders_never_null)
 }
 END_TEST
 
-/* A FULL partitioned table over a partition that is not FULL: the
- * partition's old tuples are key-only, whatever the Relation message of
- * the root says. The kind byte decides. */
+/* A FULL partitioned table over a partition that is not FULL: pgoutput
+ * marks the partition's key-and-placeholders old tuple 'O' (the root is
+ * FULL). Unless the relation is declared full, an 'O' tuple is read as a
+ * key tuple: its 'n' columns are unknown, and a delete of an open row
+ * refreshes the open count. Declared full, the same bytes are a full row. */
 START_TEST(partition_key_only_under_full_root)
 {
-    pgw_pgoutput *d = new_dec(NULL);
-    const char *key[] = {"id"}, *vals[] = {"status"};
-    ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, vals, 1, NULL),
-                     PGW_OK);
+    pgw_pgoutput *d = tasks_dec();
     pgo_msg m;
     pgo_relation(&m, T_OID, "public", "tasks", 'f', 4, TASK_COLS);
     feed(d, &m);
     begin(d, 0x5100);
     const char *oldk[] = {"4", PGO_NULL, PGO_NULL, PGO_NULL};
     const char *newr[] = {"4", "t", "done", PGO_NULL};
-    pgo_update(&m, T_OID, 4, 'K', oldk, newr);
+    pgo_update(&m, T_OID, 4, 'O', oldk, newr);
+    feed(d, &m);
+    pgo_delete(&m, T_OID, 4, 'O', oldk);
     feed(d, &m);
     commit(d, 0x5100);
     EXPECT_NEXT(d, 0x5100,
                 "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\",\"ids\":[\"4\"],"
                 "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
                 "\"new\":[{\"status\":\"done\"}],\"pk_changed\":false}");
+    EXPECT_NEXT(d, 0x5100,
+                "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"delete\",\"ids\":[\"4\"],"
+                "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                "\"pk_changed\":false}");
+    /* Declared full (every partition FULL), the 'O' tuple is a full row. */
+    ck_assert_int_eq(pgw_pgoutput_set_full_rows(d, T_OID, true, NULL), PGW_OK);
+    begin(d, 0x5200);
+    pgo_delete(&m, T_OID, 4, 'O', oldk);
+    feed(d, &m);
+    commit(d, 0x5200);
+    EXPECT_NEXT(d, 0x5200,
+                "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"delete\",\"ids\":[\"4\"],"
+                "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                "\"old\":[{\"status\":null}],\"pk_changed\":false}");
+    /* And undeclared again. */
+    ck_assert_int_eq(pgw_pgoutput_set_full_rows(d, T_OID, false, NULL), PGW_OK);
+    begin(d, 0x5300);
+    pgo_delete(&m, T_OID, 4, 'O', oldk);
+    feed(d, &m);
+    commit(d, 0x5300);
+    EXPECT_NEXT(d, 0x5300,
+                "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"delete\",\"ids\":[\"4\"],"
+                "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                "\"pk_changed\":false}");
+    begin(d, 0x5400);
+    pgw_error e;
+    ck_assert_int_eq(pgw_pgoutput_set_full_rows(d, T_OID, true, &e), PGW_ESTATE);
+    commit(d, 0x5400);
+    ck_assert_int_eq(pgw_pgoutput_set_full_rows(d, 0, true, &e), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pgoutput_set_full_rows(NULL, 1, true, &e), PGW_EINVAL);
     pgw_pgoutput_free(d);
 }
 END_TEST
@@ -378,7 +417,7 @@ END_TEST
 /* Deletes: a full old row gives the old values, NULL included. */
 START_TEST(delete_full)
 {
-    pgw_pgoutput *d = tasks_dec();
+    pgw_pgoutput *d = full_dec();
     begin(d, 0x5200);
     pgo_msg m;
     const char *o[] = {"5", "t", PGO_NULL, "n"};
@@ -574,6 +613,7 @@ START_TEST(memory_bound)
     const char *key[] = {"id"}, *vals[] = {"status"};
     ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, vals, 1, NULL),
                      PGW_OK);
+    ck_assert_int_eq(pgw_pgoutput_set_full_rows(d, T_OID, true, NULL), PGW_OK);
     pgo_msg m;
     pgo_relation(&m, T_OID, "public", "tasks", 'f', 4, TASK_COLS);
     feed(d, &m);
@@ -935,6 +975,7 @@ START_TEST(allocation_failure)
     const char *key[] = {"id"}, *vals[] = {"status", "notes"};
     ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, vals, 2, NULL),
                      PGW_OK);
+    ck_assert_int_eq(pgw_pgoutput_set_full_rows(d, T_OID, true, NULL), PGW_OK);
     size_t before = pgwt_alloc_get().calls;
     scenario(d, &full_resets, &full_writes);
     size_t calls = pgwt_alloc_get().calls - before;
@@ -947,6 +988,7 @@ START_TEST(allocation_failure)
         ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, vals, 2,
                                                  NULL),
                          PGW_OK);
+        ck_assert_int_eq(pgw_pgoutput_set_full_rows(d, T_OID, true, NULL), PGW_OK);
         size_t writes = 0, resets = 0;
         pgwt_alloc_fail_at(n);
         scenario(d, &resets, &writes);

@@ -278,6 +278,7 @@ typedef struct rel {
     uint16_t ncols;
     rcol *cols;
     uint64_t gen; /* the target generation rt was resolved for */
+    bool full_rows; /* its 'O' old tuples are full rows (declared) */
     uint32_t n_rt;
     rtarget rt[PGW_PGOUTPUT_MAX_TARGETS];
 } rel;
@@ -334,6 +335,8 @@ struct pgw_pgoutput {
 
     target *targets;
     uint32_t n_targets, cap_targets;
+    uint32_t *full;      /* relations whose old tuples are full rows */
+    uint32_t n_full, cap_full;
     uint64_t gen; /* bumped whenever the targets change */
 
     rel **rels; /* open addressing by oid, cap_rels a power of two */
@@ -441,6 +444,10 @@ static void rel_resolve(const pgw_pgoutput *d, rel *r)
 {
     if (r->gen == d->gen)
         return;
+    r->full_rows = false;
+    for (uint32_t k = 0; k < d->n_full; k++)
+        if (d->full[k] == r->oid)
+            r->full_rows = true;
     r->n_rt = 0;
     for (uint32_t k = 0; k < d->n_targets && r->n_rt < PGW_PGOUTPUT_MAX_TARGETS; k++) {
         const target *t = &d->targets[k];
@@ -1064,8 +1071,12 @@ static int on_change(pgw_pgoutput *d, rd *r, char type, pgw_pgoutput_message *m,
     d->st.rows++;
     if (d->spoiled)
         return PGW_OK;
-    /* Everything is read: now buffer it, for each target. */
+    /* Everything is read: now buffer it, for each target. An 'O' tuple of
+     * a relation not declared full may be a partition's key and
+     * placeholders (pgoutput.h): read it as the key tuple it may be. */
     rel_resolve(d, rl);
+    if (oldt.kind == 'O' && !rl->full_rows)
+        oldt.kind = 'K';
     uint8_t op = type == 'I' ? PGW_OP_INSERT : type == 'U' ? PGW_OP_UPDATE : PGW_OP_DELETE;
     if (rl->n_rt == 0) {
         /* No target: its own name, unknown IDs (an update still tells its
@@ -1486,6 +1497,7 @@ void pgw_pgoutput_free(pgw_pgoutput *d)
     for (uint32_t i = 0; i < d->n_targets; i++)
         target_free(&d->targets[i]);
     pgwi_free(d->targets);
+    pgwi_free(d->full);
     pgwi_free(d->scratch[0]);
     pgwi_free(d->scratch[1]);
     for (pgw_write *w = d->q_head; w;) {
@@ -1603,6 +1615,38 @@ int pgw_pgoutput_add_target(pgw_pgoutput *d, uint32_t relid, const char *schema,
     return PGW_OK;
 }
 
+int pgw_pgoutput_set_full_rows(pgw_pgoutput *d, uint32_t relid, bool full, pgw_error *err)
+{
+    if (!d || relid == 0)
+        return pgwi_error(err, PGW_EINVAL, "pgoutput_set_full_rows: %s",
+                          d ? "relid is 0" : "decoder is NULL");
+    if (d->in_txn)
+        return pgwi_error(err, PGW_ESTATE,
+                          "pgoutput_set_full_rows: inside a transaction (between Begin and "
+                          "Commit)");
+    for (uint32_t k = 0; k < d->n_full; k++)
+        if (d->full[k] == relid) {
+            if (!full) {
+                d->full[k] = d->full[--d->n_full];
+                d->gen++;
+            }
+            return PGW_OK;
+        }
+    if (!full)
+        return PGW_OK;
+    if (d->n_full == d->cap_full) {
+        uint32_t cap = d->cap_full ? d->cap_full * 2 : 8;
+        uint32_t *a = pgwi_reallocarray(d->full, cap, sizeof *a);
+        if (!a)
+            return pgwi_enomem(err);
+        d->full = a;
+        d->cap_full = cap;
+    }
+    d->full[d->n_full++] = relid;
+    d->gen++;
+    return PGW_OK;
+}
+
 int pgw_pgoutput_clear_targets(pgw_pgoutput *d, pgw_error *err)
 {
     if (!d)
@@ -1614,6 +1658,7 @@ int pgw_pgoutput_clear_targets(pgw_pgoutput *d, pgw_error *err)
     for (uint32_t i = 0; i < d->n_targets; i++)
         target_free(&d->targets[i]);
     d->n_targets = 0;
+    d->n_full = 0;
     d->gen++;
     return PGW_OK;
 }

@@ -460,7 +460,7 @@ static bool took_targets(pgw_pq_listener *l, pgwi_tenant *t, const PGresult *r, 
     pgwi_stream *s = t->stream;
     pgw_error e;
     pgw_error_clear(&e);
-    if (PQnfields(r) != 7) {
+    if (PQnfields(r) != 9) {
         pgwi_listener_fail(l, t, PGW_EPG, "setting up the stream: unexpected targets", now);
         return false;
     }
@@ -485,6 +485,9 @@ static bool took_targets(pgw_pq_listener *l, pgwi_tenant *t, const PGresult *r, 
                                          (const char *const *)vals.items, nv, &e);
             if (rc == PGW_EEXISTS || rc == PGW_ELIMIT)
                 rc = PGW_OK; /* reported twice, or too many: the first ones serve */
+            if (rc >= 0 && strcmp(PQgetvalue(r, i, 8), "t") == 0)
+                rc = pgw_pgoutput_set_full_rows(
+                    s->dec, (uint32_t)strtoul(PQgetvalue(r, i, 1), NULL, 10), true, &e);
         }
         pgwi_pg_array_free(&key);
         pgwi_pg_array_free(&vals);
@@ -730,7 +733,10 @@ static void read_stream(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
         if (s->reconfigure && !pgw_pgoutput_in_transaction(s->dec)) {
             /* The configuration changed at this commit: confirm what is
              * handled, then read the configuration again on a new
-             * connection, which resumes right after it. */
+             * connection, which resumes right after it. (Not on this one:
+             * a walsender of PostgreSQL 15 ends a second logical
+             * START_REPLICATION of its session at once. A temporary slot
+             * therefore ends with it, and the new one resets the scope.) */
             s->reconfigure = false;
             send_status(l, t, now, false);
             if (t->conn) {

@@ -332,8 +332,8 @@ static int can_use(bool *out, PGconn *conn, const char *pgw_schema, const char *
     PGresult *r;
     int rc;
     if ((rc = pgwi_pq_exec(&r, conn,
-                           "SELECT coalesce(has_table_privilege(to_regclass(format('%I.%I', $1, "
-                           "$2)), $3), false)",
+                           "SELECT coalesce(has_table_privilege(to_regclass(format('%I.%I', $1::text, "
+                           "$2::text)), $3::text), false)",
                            3, params, "reading the library schema", err)) < 0)
         return rc;
     *out = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
@@ -429,11 +429,12 @@ int pgw_pq_drop_slot(PGconn *conn, const char *slot, const char *pgw_schema, pgw
     pgw_error_clear(&de);
     if ((rc = pgwi_pq_exec(&r, conn, "SELECT pg_catalog.pg_drop_replication_slot($1)", 1, params,
                            "dropping the replication slot", &de)) < 0) {
+        /* undefined_object: no such slot; object_in_use: a walsender
+         * streams from it. The server's message says which. */
         if (strcmp(de.sqlstate, "42704") == 0)
-            rc = pgwi_error(&de, PGW_ENOTFOUND, "no replication slot %.63s", slot);
+            rc = de.code = PGW_ENOTFOUND;
         else if (strcmp(de.sqlstate, "55006") == 0)
-            rc = pgwi_error(&de, PGW_ESTATE, "replication slot %.63s is in use: %.300s", slot,
-                            de.message);
+            rc = de.code = PGW_ESTATE;
         if (err)
             *err = de;
         return rc;

@@ -6,7 +6,10 @@
 -- publication sends, per table it is reported as (kind 't'), and one per
 -- problem (kind 'g'):
 --   kind, relid, target_schema, target_table, key_columns (the target's
---   primary key, in key order), value_columns, message
+--   primary key, in key order), value_columns, message, depth (how far
+--   below its target the relation is: 0 for itself), full_rows (the old
+--   tuples the server sends for it are full rows: REPLICA IDENTITY FULL on
+--   it and on every partition under it, pgw_pgoutput_set_full_rows())
 -- A published table is its own target; its partitions and inheritance
 -- children are reported as it (a child published in its own right gets
 -- both). Problems: a published table without a primary key (its IDs are
@@ -50,19 +53,24 @@ tree(top, relid, depth) AS (
     SELECT t.top, i.inhrelid, t.depth + 1
       FROM pg_catalog.pg_inherits i JOIN tree t ON i.inhparent = t.relid
 )
+SELECT * FROM (
 SELECT 't' AS kind, t.relid, k.nspname AS target_schema, k.relname AS target_table,
-       k.key_columns, k.value_columns, '' AS message
+       k.key_columns, k.value_columns, '' AS message, t.depth,
+       NOT EXISTS (SELECT FROM pg_catalog.pg_partition_tree(t.relid) pt
+                     JOIN pg_catalog.pg_class l ON l.oid = pt.relid
+                    WHERE pt.isleaf AND l.relreplident <> 'f') AS full_rows
   FROM tree t JOIN keyed k ON k.relid = t.top
 UNION ALL
 SELECT 'g', k.relid, k.nspname, k.relname, '{}', '{}',
        format('%I.%I has no primary key: the stream reports its writes with unknown row IDs '
-              '(add a primary key)', k.nspname, k.relname)
+              '(add a primary key)', k.nspname, k.relname), 0, false
   FROM keyed k WHERE cardinality(k.key_columns) = 0
 UNION ALL
 SELECT 'g', c.oid, k.nspname, k.relname, '{}', '{}',
        format('%I.%I inherits from %I.%I but is not in publication %I, so its writes are not '
               'sent: watch %I.%I again (pgw_pq_stream_watch_table) to add it',
-              cn.nspname, c.relname, k.nspname, k.relname, :'publication', k.nspname, k.relname)
+              cn.nspname, c.relname, k.nspname, k.relname, :'publication', k.nspname, k.relname),
+       t.depth, false
   FROM tree t
   JOIN keyed k ON k.relid = t.top
   JOIN pg_catalog.pg_class c ON c.oid = t.relid
@@ -72,7 +80,7 @@ SELECT 'g', c.oid, k.nspname, k.relname, '{}', '{}',
 UNION ALL
 SELECT 'g', 0, '', '', '{}', '{}',
        format('publication %I does not publish every operation: ALTER PUBLICATION %I SET '
-              '(publish = ''insert, update, delete, truncate'')', p.pubname, p.pubname)
+              '(publish = ''insert, update, delete, truncate'')', p.pubname, p.pubname), 0, false
   FROM pg_catalog.pg_publication p
  WHERE p.pubname = :'publication'
    AND NOT (p.pubinsert AND p.pubupdate AND p.pubdelete AND p.pubtruncate)
@@ -81,7 +89,11 @@ SELECT 'g', k.relid, k.nspname, k.relname, '{}', '{}',
        format('publication %I publishes the partitions of %I.%I under their own names, so '
               'partitions attached later are not reported as it: ALTER PUBLICATION %I SET '
               '(publish_via_partition_root = true)', :'publication', k.nspname, k.relname,
-              :'publication')
+              :'publication'), 0, false
   FROM keyed k
  WHERE k.relkind = 'p' AND NOT EXISTS (SELECT FROM pg_catalog.pg_publication p
                                        WHERE p.pubname = :'publication' AND p.pubviaroot)
+) rows
+-- Targets first, each relation's in order from its topmost watched table
+-- down (a child's parent before itself), then the problems.
+ORDER BY kind DESC, relid, depth DESC, target_schema, target_table, message

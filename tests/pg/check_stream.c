@@ -1,0 +1,641 @@
+/*
+ * tests/pg/check_stream.c — the stream (logical decoding with pgoutput)
+ * against the real server: exact write sets under REPLICA IDENTITY DEFAULT
+ * and FULL, the triggers' text forms, unchanged TOASTed values, partitioned
+ * tables and inheritance children reported as their watched table, tables
+ * refused because publishing them would fail their writers, key-only
+ * placeholders never yielding a skip the re-run query contradicts, a
+ * 200,000-row transaction in bounded memory, and the boundaries: rollbacks,
+ * two tenant databases, unwatched tables, replica role, two-phase commit,
+ * nothing before commit, confirmed positions, slots listed and dropped.
+ * (Durability — terminated walsenders, killed hosts, lost slots — is
+ * check_stream_durability.c.)
+ * SPDX-License-Identifier: MIT
+ */
+#define _DEFAULT_SOURCE
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pgw_test.h"
+#include "pgwitness/pgwitness-pq.h"
+#include "pgwt_notify.h"
+#include "pgwt_stream.h"
+
+static double test_scale(void)
+{
+    const char *s = getenv("PGW_TEST_SCALE");
+    double f = s ? atof(s) : 1.0;
+    return f > 0 && f <= 1.0 ? f : 1.0;
+}
+
+/* A clean public schema, no publication or slot of ours, the library
+ * installed. */
+static PGconn *setup(void)
+{
+    PGconn *c = pgwt_connect();
+    pgwt_exec(c, "SET client_min_messages = warning; "
+                 "DROP PUBLICATION IF EXISTS pgwitness; "
+                 "DROP SCHEMA IF EXISTS pgwitness CASCADE; DROP SCHEMA public CASCADE; "
+                 "CREATE SCHEMA public; GRANT ALL ON SCHEMA public TO PUBLIC; "
+                 "RESET client_min_messages");
+    pgw_error err;
+    ck_assert_msg(pgw_pq_install(NULL, c, NULL, &err) == PGW_OK, "%s", err.message);
+    return c;
+}
+
+/* Drops a slot once its walsender is gone (it ends a moment after its
+ * connection closes). */
+static void drop_slot(PGconn *c, const char *slot)
+{
+    pgw_error err;
+    int rc;
+    for (int i = 0; i < 500; i++) {
+        if ((rc = pgw_pq_drop_slot(c, slot, NULL, &err)) != PGW_ESTATE)
+            break;
+        usleep(10000);
+    }
+    ck_assert_msg(rc == PGW_OK, "dropping %s: %s", slot, err.message);
+}
+
+static void stream_watch(PGconn *c, const char *table, const char *values)
+{
+    const char *cols[16];
+    size_t n = 0;
+    char buf[256];
+    if (values) {
+        snprintf(buf, sizeof buf, "%s", values);
+        for (char *p = strtok(buf, ","); p && n < 16; p = strtok(NULL, ","))
+            cols[n++] = p;
+    }
+    pgw_pq_stream_watch_options o = PGW_PQ_STREAM_WATCH_OPTIONS_INIT;
+    o.value_columns = cols;
+    o.n_value_columns = n;
+    pgw_error err;
+    ck_assert_msg(pgw_pq_stream_watch_table(c, "public", table, &o, &err) == PGW_OK, "%s: %s",
+                  table, err.message);
+}
+
+/* The next write set must be `want` (its JSON, scope left out). */
+#define EXPECT_WRITE(s, want)                                                                 \
+    do {                                                                                      \
+        const char *got_ = pgwt_stream_take((s), NULL);                                       \
+        ck_assert_msg(got_ != NULL, "no write set; expected %s", (want));                     \
+        ck_assert_str_eq(got_, (want));                                                       \
+    } while (0)
+#define EXPECT_NO_WRITE(s)                                                                    \
+    do {                                                                                      \
+        const char *got_ = pgwt_stream_take((s), NULL);                                       \
+        ck_assert_msg(got_ == NULL, "unexpected write set %s", got_);                         \
+    } while (0)
+
+/* ------------------------------------------------------------------ */
+
+/* Every operation under REPLICA IDENTITY DEFAULT, then FULL. */
+START_TEST(writes_as_write_sets)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE tasks (id int PRIMARY KEY, title text, status text, notes text)");
+    stream_watch(c, "tasks", "status");
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_int_eq(pgwt_stream_count(s, "STREAMING 0 1"), 1); /* a new slot: reset */
+    pgwt_exec(c, "INSERT INTO tasks VALUES (1, 'a', 'open', NULL), (2, 'b', 'open', 'x')");
+    pgwt_exec(c, "UPDATE tasks SET status = 'done' WHERE id = 1");
+    pgwt_exec(c, "DELETE FROM tasks WHERE id = 2");
+    pgwt_exec(c, "UPDATE tasks SET id = 3 WHERE id = 1");
+    pgwt_exec(c, "TRUNCATE tasks");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\","
+                    "\"ids\":[\"1\",\"2\"],\"ids_truncated\":false,\"columns\":null,"
+                    "\"columns_truncated\":false,\"new\":[{\"status\":\"open\"},"
+                    "{\"status\":\"open\"}],\"pk_changed\":false}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\",\"ids\":[\"1\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"new\":[{\"status\":\"done\"}],\"pk_changed\":false}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"delete\",\"ids\":[\"2\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\","
+                    "\"ids\":[\"1\",\"3\"],\"ids_truncated\":false,\"columns\":null,"
+                    "\"columns_truncated\":false,\"new\":[null,{\"status\":\"done\"}],"
+                    "\"pk_changed\":true}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"truncate\",\"ids\":null,"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    EXPECT_NO_WRITE(s);
+    /* FULL: old rows, so changed columns and old values. */
+    pgwt_exec(c, "ALTER TABLE tasks REPLICA IDENTITY FULL");
+    pgwt_exec(c, "INSERT INTO tasks VALUES (5, 'e', 'open', NULL)");
+    pgwt_exec(c, "UPDATE tasks SET status = 'done', notes = 'n' WHERE id = 5");
+    pgwt_exec(c, "UPDATE tasks SET title = title WHERE id = 5");
+    pgwt_exec(c, "DELETE FROM tasks WHERE id = 5");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\",\"ids\":[\"5\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"new\":[{\"status\":\"open\"}],\"pk_changed\":false}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\",\"ids\":[\"5\"],"
+                    "\"ids_truncated\":false,\"columns\":[\"status\",\"notes\"],"
+                    "\"columns_truncated\":false,\"old\":[{\"status\":\"open\"}],"
+                    "\"new\":[{\"status\":\"done\"}],\"pk_changed\":false}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\",\"ids\":[],"
+                    "\"ids_truncated\":false,\"columns\":[],\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"delete\",\"ids\":[\"5\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"old\":[{\"status\":\"done\"}],\"pk_changed\":false}");
+    EXPECT_NO_WRITE(s);
+    ck_assert_int_eq(s->resets, 1);
+    pgwt_stream_close(s);
+    PQfinish(c);
+}
+END_TEST
+
+/* Both sources print a value the same way, whatever the writer's session
+ * says: the walsender runs with the triggers' fixed settings. */
+START_TEST(text_forms_match_the_triggers)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE kinds (at timestamptz, n numeric, d date, f float8, b boolean, "
+                 "y bytea, i interval, ch char(4), t text, PRIMARY KEY (at, n))");
+    pgwt_exec(c, "ALTER TABLE kinds REPLICA IDENTITY FULL");
+    static const char *const cols[] = {"d", "f", "b", "y", "i", "ch", "t"};
+    pgw_pq_watch_options wo = PGW_PQ_WATCH_OPTIONS_INIT;
+    wo.channel = "kinds";
+    wo.value_columns = cols;
+    wo.n_value_columns = 7;
+    pgw_error err;
+    ck_assert_msg(pgw_pq_watch_table(c, "public", "kinds", &wo, &err) == PGW_OK, "%s",
+                  err.message);
+    stream_watch(c, "kinds", "d,f,b,y,i,ch,t");
+    PGconn *lc = pgwt_listen("kinds");
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    pgwt_exec(c, "SET DateStyle = 'German, DMY'; SET TimeZone = 'Asia/Tokyo'; "
+                 "SET extra_float_digits = 0; SET bytea_output = 'escape'; "
+                 "SET IntervalStyle = 'sql_standard'");
+    const char *stmts[] = {
+        "INSERT INTO kinds VALUES ('2024-02-29 23:59:59.123456+05:30', 1.50, '2024-01-31', "
+        "0.1, true, '\\x00ff', '1 day 02:03:04.5', 'ab', 'x')",
+        "UPDATE kinds SET f = 1e300, b = false, y = 'ab', i = '-3 months', ch = NULL, "
+        "t = 'été' WHERE n = 1.50",
+        "DELETE FROM kinds",
+    };
+    for (size_t k = 0; k < sizeof stmts / sizeof *stmts; k++) {
+        pgwt_exec(c, stmts[k]);
+        pgwt_stream_sync(s, c);
+        char *payload = pgwt_next_payload(lc, 5000, NULL);
+        ck_assert_ptr_nonnull(payload);
+        int fb = 0;
+        char *trig = pgwt_write_json(payload, &fb);
+        ck_assert_int_eq(fb, PGW_OK);
+        const char *stream = pgwt_stream_take(s, NULL);
+        ck_assert_ptr_nonnull(stream);
+        /* pgwt_write_json leaves out `{"scope":...,`; the recorder `"scope":...,`. */
+        ck_assert_str_eq(stream + 1, trig);
+        free(trig);
+        free(payload);
+    }
+    EXPECT_NO_WRITE(s);
+    pgwt_stream_close(s);
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* A large TOASTed value that an update does not touch is not reported as
+ * changed (pgoutput sends it as 'u'), and its value is never invented. */
+START_TEST(unchanged_toast_is_not_a_change)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE docs (id int PRIMARY KEY, title text, body text)");
+    pgwt_exec(c, "ALTER TABLE docs REPLICA IDENTITY FULL");
+    pgwt_exec(c, "ALTER TABLE docs ALTER body SET STORAGE EXTERNAL");
+    stream_watch(c, "docs", "title");
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    pgwt_exec(c, "INSERT INTO docs SELECT 1, 'draft', string_agg(md5(i::text), '') "
+                 "FROM generate_series(1, 4000) i");
+    ck_assert_int_gt(pgwt_int(c, "SELECT pg_column_size(body) FROM docs"), 100000);
+    pgwt_exec(c, "UPDATE docs SET title = 'final' WHERE id = 1");
+    pgwt_stream_sync(s, c);
+    const char *ins = pgwt_stream_take(s, NULL);
+    ck_assert_ptr_nonnull(ins);
+    ck_assert_ptr_nonnull(strstr(ins, "\"op\":\"insert\""));
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"docs\",\"op\":\"update\",\"ids\":[\"1\"],"
+                    "\"ids_truncated\":false,\"columns\":[\"title\"],\"columns_truncated\":false,"
+                    "\"old\":[{\"title\":\"draft\"}],\"new\":[{\"title\":\"final\"}],"
+                    "\"pk_changed\":false}");
+    pgwt_stream_close(s);
+    PQfinish(c);
+}
+END_TEST
+
+/* publish_via_partition_root: an insert through the root, one straight
+ * into a partition and an update that moves a row across partitions are
+ * all writes to the partitioned table. A partition cannot be watched. */
+START_TEST(partitioned_table_as_its_root)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE m (id int, k int, v text, PRIMARY KEY (id, k)) "
+                 "PARTITION BY RANGE (k); "
+                 "CREATE TABLE m1 PARTITION OF m FOR VALUES FROM (0) TO (10); "
+                 "CREATE TABLE m2 PARTITION OF m FOR VALUES FROM (10) TO (20)");
+    stream_watch(c, "m", "v");
+    pgw_pq_stream_watch_options o = PGW_PQ_STREAM_WATCH_OPTIONS_INIT;
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "m1", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "public.m1 is a partition: watch its partitioned table "
+                                  "public.m, whose writes include it (published via the "
+                                  "partition root)");
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    pgwt_exec(c, "INSERT INTO m VALUES (1, 5, 'a')");
+    pgwt_exec(c, "INSERT INTO m2 VALUES (2, 12, 'b')");
+    pgwt_exec(c, "UPDATE m SET k = 15 WHERE id = 1");
+    /* A partition attached after the watch is covered too. */
+    pgwt_exec(c, "CREATE TABLE m3 PARTITION OF m FOR VALUES FROM (20) TO (30)");
+    pgwt_exec(c, "INSERT INTO m3 VALUES (3, 25, 'c')");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"m\",\"op\":\"insert\","
+                    "\"ids\":[[\"1\",\"5\"]],\"ids_truncated\":false,\"columns\":null,"
+                    "\"columns_truncated\":false,\"new\":[{\"v\":\"a\"}],\"pk_changed\":false}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"m\",\"op\":\"insert\","
+                    "\"ids\":[[\"2\",\"12\"]],\"ids_truncated\":false,\"columns\":null,"
+                    "\"columns_truncated\":false,\"new\":[{\"v\":\"b\"}],\"pk_changed\":false}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"m\",\"op\":\"delete\","
+                    "\"ids\":[[\"1\",\"5\"]],\"ids_truncated\":false,\"columns\":null,"
+                    "\"columns_truncated\":false,\"pk_changed\":false}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"m\",\"op\":\"insert\","
+                    "\"ids\":[[\"1\",\"15\"]],\"ids_truncated\":false,\"columns\":null,"
+                    "\"columns_truncated\":false,\"new\":[{\"v\":\"a\"}],\"pk_changed\":false}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"m\",\"op\":\"insert\","
+                    "\"ids\":[[\"3\",\"25\"]],\"ids_truncated\":false,\"columns\":null,"
+                    "\"columns_truncated\":false,\"new\":[{\"v\":\"c\"}],\"pk_changed\":false}");
+    EXPECT_NO_WRITE(s);
+    pgwt_stream_close(s);
+    PQfinish(c);
+}
+END_TEST
+
+/* An inheritance child's rows are the parent's too; a child made after
+ * the watch is reported as a gap until the parent is watched again, which
+ * adds it (and refreshes the parent table-wide, for what it missed). */
+START_TEST(inheritance_children)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE par (id int PRIMARY KEY, v text); "
+                 "CREATE TABLE ch1 (extra int) INHERITS (par); "
+                 "ALTER TABLE ch1 ADD PRIMARY KEY (id)");
+    stream_watch(c, "par", "v");
+    /* A permanent slot: the reconnects below resume it (a temporary one
+     * would be made anew, with a reset, each time). */
+    char slot[64];
+    snprintf(slot, sizeof slot, "pgwt_inh_%d", (int)getpid());
+    pgwt_stream *s = pgwt_stream_open(slot, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_int_eq(s->gaps, 0);
+    pgwt_exec(c, "INSERT INTO ch1 VALUES (7, 'x', 1)");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"par\",\"op\":\"insert\",\"ids\":[\"7\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"new\":[{\"v\":\"x\"}],\"pk_changed\":false}");
+    /* ch1 is published in its own right (ADD TABLE ONLY ch1): its own
+     * write set too, keyed by its own key. */
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"ch1\",\"op\":\"insert\",\"ids\":[\"7\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    EXPECT_NO_WRITE(s);
+    /* A child made after the watch: its writes are not sent... */
+    pgwt_exec(c, "CREATE TABLE ch2 () INHERITS (par); ALTER TABLE ch2 ADD PRIMARY KEY (id)");
+    pgwt_exec(c, "INSERT INTO ch2 VALUES (8, 'y')");
+    pgwt_stream_sync(s, c);
+    EXPECT_NO_WRITE(s);
+    /* ...which the next connect reports. */
+    pgwt_exec(c, "SELECT pg_terminate_backend(pid) FROM pg_stat_replication "
+                 "WHERE application_name = 'pgwitness-stream' AND pid IN (SELECT active_pid "
+                 "FROM pg_replication_slots WHERE database = current_database())");
+    pgwt_stream_until_streaming(s, 2);
+    ck_assert_int_eq(s->gaps, 1);
+    ck_assert_int_eq(pgwt_stream_count(s, "GAP 0 0 public.ch2 inherits from public.par but is "
+                                          "not in publication pgwitness, so its writes are not "
+                                          "sent: watch public.par again"),
+                     1);
+    /* Watching the parent again adds ch2; running streams refresh par
+     * table-wide and read the configuration again at that commit. */
+    stream_watch(c, "par", "v");
+    pgwt_exec(c, "INSERT INTO ch2 VALUES (9, 'z')");
+    pgwt_stream_sync(s, c);
+    pgwt_stream_until_streaming(s, 3);
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"par\",\"op\":\"update\",\"ids\":null,"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"par\",\"op\":\"insert\",\"ids\":[\"9\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"new\":[{\"v\":\"z\"}],\"pk_changed\":false}");
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"ch2\",\"op\":\"insert\",\"ids\":[\"9\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    EXPECT_NO_WRITE(s);
+    ck_assert_int_eq(s->resets, 1); /* only the first, new slot */
+    pgwt_stream_close(s);
+    drop_slot(c, slot);
+    PQfinish(c);
+}
+END_TEST
+
+/* What would fail a writer is refused, naming the relation; nothing is
+ * published, and the writers go on. */
+START_TEST(refusals_keep_writers_working)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE nokey (a int, b text); INSERT INTO nokey VALUES (1, 'x');"
+                 "CREATE TABLE nothing (id int PRIMARY KEY, v text); "
+                 "ALTER TABLE nothing REPLICA IDENTITY NOTHING; INSERT INTO nothing VALUES (1, 'x');"
+                 "CREATE TABLE par (id int PRIMARY KEY); CREATE TABLE kid () INHERITS (par);"
+                 "CREATE VIEW vw AS SELECT 1 AS x");
+    pgw_pq_stream_watch_options o = PGW_PQ_STREAM_WATCH_OPTIONS_INIT;
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "nokey", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "public.nokey has no primary key: the stream needs one for row IDs, and "
+                     "PostgreSQL fails the UPDATE and DELETE of a published table without a "
+                     "replica identity (add a primary key)");
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "nothing", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "cannot publish public.nothing without failing writers: public.nothing has "
+                     "no usable replica identity (REPLICA IDENTITY NOTHING): add a primary key, "
+                     "or run ALTER TABLE public.nothing REPLICA IDENTITY FULL");
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "par", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "cannot publish public.par without failing writers: public.kid has no "
+                     "usable replica identity (REPLICA IDENTITY DEFAULT without a primary key): "
+                     "add a primary key, or run ALTER TABLE public.kid REPLICA IDENTITY FULL");
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "vw", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "public.vw is a view: only tables can be watched");
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "none", &o, &err), PGW_ENOTFOUND);
+    ck_assert_str_eq(err.message, "no table public.none");
+    /* Nothing changed: no publication was even made. */
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_publication"), 0);
+    pgwt_exec(c, "UPDATE nokey SET b = 'y'; DELETE FROM nokey; UPDATE nothing SET v = 'y'; "
+                 "DELETE FROM nothing; INSERT INTO kid VALUES (1); UPDATE kid SET id = 2; "
+                 "DELETE FROM kid");
+    /* The same inside the caller's transaction: it stays usable. */
+    pgwt_exec(c, "BEGIN");
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "nokey", &o, &err), PGW_EINVAL);
+    pgwt_exec(c, "INSERT INTO nokey VALUES (2, 'z'); COMMIT");
+    /* Bad arguments. */
+    ck_assert_int_eq(pgw_pq_stream_watch_table(NULL, "public", "t", &o, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "", "t", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "pq_stream_watch_table: schema is NULL or empty");
+    o.version = 7;
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "t", &o, &err), PGW_EINVAL);
+    PQfinish(c);
+}
+END_TEST
+
+/* A publication made by hand that does not publish every operation is
+ * refused rather than silently missing deletes. */
+START_TEST(incomplete_publication_refused)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY); "
+                 "CREATE PUBLICATION pgwitness WITH (publish = 'insert, update')");
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "t", NULL, &err), PGW_ESTATE);
+    ck_assert_str_eq(err.message, "publication pgwitness does not publish every operation: "
+                                  "ALTER PUBLICATION pgwitness SET (publish = 'insert, update, "
+                                  "delete, truncate')");
+    PQfinish(c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* placeholders against the re-run query                                */
+
+typedef struct psub {
+    const char *sql;     /* its SQL; a list's first column is its row ID */
+    const char *tables;  /* its declaration's "tables" */
+    bool list;           /* acknowledged with its IDs (else as unknown) */
+    pgw_runner_id runner;
+    char *result;
+} psub;
+
+static char *result_of(PGconn *c, const char *sql)
+{
+    PGresult *r = PQexec(c, sql);
+    ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s: %s", sql, PQerrorMessage(c));
+    size_t len = 1;
+    for (int i = 0; i < PQntuples(r); i++)
+        for (int j = 0; j < PQnfields(r); j++)
+            len += (size_t)PQgetlength(r, i, j) + 2;
+    char *out = calloc(1, len);
+    ck_assert_ptr_nonnull(out);
+    for (int i = 0; i < PQntuples(r); i++)
+        for (int j = 0; j < PQnfields(r); j++) {
+            strcat(out, PQgetvalue(r, i, j));
+            strcat(out, j + 1 < PQnfields(r) ? "," : ";");
+        }
+    PQclear(r);
+    return out;
+}
+
+static void ack(pgw_index *idx, PGconn *c, psub *sb)
+{
+    if (!sb->list) {
+        ck_assert_int_eq(pgw_index_ack_unknown(idx, sb->runner, NULL), PGW_OK);
+        return;
+    }
+    PGresult *r = PQexec(c, sb->sql);
+    ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+    int n = PQntuples(r);
+    const char **parts = calloc((size_t)n + 1, sizeof *parts);
+    pgw_rowid *ids = calloc((size_t)n + 1, sizeof *ids);
+    for (int i = 0; i < n; i++) {
+        parts[i] = PQgetvalue(r, i, 0);
+        ids[i].parts = &parts[i];
+        ids[i].n_parts = 1;
+    }
+    pgw_error err;
+    ck_assert_msg(pgw_index_ack(idx, sb->runner, ids, (size_t)n, &err) == PGW_OK, "%s",
+                  err.message);
+    free(parts);
+    free(ids);
+    PQclear(r);
+}
+
+/* Under DEFAULT, and on a DEFAULT partition of a FULL partitioned table,
+ * the old tuples of deletes and key changes carry only the key: random
+ * writes, every subscription re-run after each, and a changed result
+ * whose runner was not marked is a missed refresh. */
+START_TEST(placeholders_never_skip_wrongly)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE acc (id int PRIMARY KEY, owner text, status text);"
+                 "CREATE TABLE prt (id int, k int, owner text, status text, PRIMARY KEY (id, k)) "
+                 "PARTITION BY RANGE (k);"
+                 "ALTER TABLE prt REPLICA IDENTITY FULL;"
+                 "CREATE TABLE prt1 PARTITION OF prt FOR VALUES FROM (0) TO (50);"
+                 "CREATE TABLE prt2 PARTITION OF prt FOR VALUES FROM (50) TO (100);"
+                 "ALTER TABLE prt2 REPLICA IDENTITY FULL");
+    ck_assert_str_eq(pgwt_value(c, "SELECT string_agg(relname || '=' || relreplident::text, ',' "
+                                   "ORDER BY relname) FROM pg_class WHERE relname LIKE 'prt%' "
+                                   "AND relkind IN ('r', 'p')"),
+                     "prt=f,prt1=d,prt2=f");
+    stream_watch(c, "acc", "owner,status");
+    stream_watch(c, "prt", "owner,status");
+    pgw_index *idx = NULL;
+    ck_assert_int_eq(pgw_index_new(&idx, NULL, NULL), PGW_OK);
+    psub subs[] = {
+        {"SELECT count(*) FROM acc WHERE status = 'open'",
+         "[{\"schema\":\"public\",\"table\":\"acc\",\"columns\":[],"
+         "\"filters\":[{\"column\":\"status\",\"op\":\"eq\",\"values\":[\"open\"]}]}]", false},
+        {"SELECT id FROM acc WHERE status = 'open' ORDER BY id",
+         "[{\"schema\":\"public\",\"table\":\"acc\",\"columns\":[\"id\"],"
+         "\"filters\":[{\"column\":\"status\",\"op\":\"eq\",\"values\":[\"open\"]}]}]", true},
+        {"SELECT id FROM acc WHERE owner = 'ann' ORDER BY id",
+         "[{\"schema\":\"public\",\"table\":\"acc\",\"columns\":[\"id\"],"
+         "\"filters\":[{\"column\":\"owner\",\"op\":\"eq\",\"values\":[\"ann\"]}]}]", true},
+        {"SELECT id, status FROM acc ORDER BY id LIMIT 3",
+         "[{\"schema\":\"public\",\"table\":\"acc\",\"columns\":[\"id\",\"status\"],"
+         "\"order_by\":[\"id\"],\"limit\":3}]", true},
+        {"SELECT count(*) FROM prt WHERE status = 'open'",
+         "[{\"schema\":\"public\",\"table\":\"prt\",\"columns\":[],"
+         "\"filters\":[{\"column\":\"status\",\"op\":\"eq\",\"values\":[\"open\"]}]}]", false},
+        {"SELECT sum(k) FROM prt WHERE owner = 'ann'",
+         "[{\"schema\":\"public\",\"table\":\"prt\",\"columns\":[\"k\"],"
+         "\"filters\":[{\"column\":\"owner\",\"op\":\"eq\",\"values\":[\"ann\"]}]}]", false},
+        {"SELECT count(*) FROM prt WHERE owner = 'bob' AND status = 'done'",
+         "[{\"schema\":\"public\",\"table\":\"prt\",\"columns\":[],"
+         "\"filters\":[{\"column\":\"owner\",\"op\":\"eq\",\"values\":[\"bob\"]},"
+         "{\"column\":\"status\",\"op\":\"eq\",\"values\":[\"done\"]}]}]", false},
+    };
+    size_t n_subs = sizeof subs / sizeof *subs;
+    for (size_t i = 0; i < n_subs; i++) {
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"scope\":{\"project\":\"p\",\"tenant\":\"acme\",\"database\":\"db\"},"
+                 "\"query\":\"q%zu\",\"tables\":%s}",
+                 i, subs[i].tables);
+        pgw_deps *d = NULL;
+        pgw_error err;
+        ck_assert_msg(pgw_deps_from_json(&d, json, strlen(json), &err) == PGW_OK, "%s",
+                      err.message);
+        ck_assert_int_eq(pgw_index_register(&subs[i].runner, idx, d, &err), PGW_OK);
+        pgw_deps_free(d);
+    }
+    pgwt_stream *s = pgwt_stream_open(NULL, idx, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    /* The new slot reset the scope: every runner is dirty; rerun all. */
+    pgw_dirty dd;
+    while (pgw_index_pop_dirty(&dd, idx) == PGW_OK)
+        ;
+    for (size_t i = 0; i < n_subs; i++) {
+        subs[i].result = result_of(c, subs[i].sql);
+        ack(idx, c, &subs[i]);
+    }
+    static const char *const owners[] = {"ann", "bob", "cy"};
+    static const char *const stats[] = {"open", "done"};
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    int writes = (int)(400 * test_scale()), skips = 0, refreshes = 0;
+    for (int w = 0; w < writes; w++) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        const char *tbl = (seed >> 60) & 1 ? "prt" : "acc";
+        int id = (int)(seed % 24), op = (int)((seed >> 8) % 6);
+        int k = (int)((seed >> 16) % 100);
+        const char *ow = owners[(seed >> 24) % 3], *st = stats[(seed >> 28) % 2];
+        char sql[256];
+        bool part = strcmp(tbl, "prt") == 0;
+        switch (op) {
+        case 0:
+        case 1:
+            if (part)
+                snprintf(sql, sizeof sql,
+                         "INSERT INTO prt VALUES (%d, %d, '%s', '%s') ON CONFLICT DO NOTHING", id,
+                         k, ow, st);
+            else
+                snprintf(sql, sizeof sql,
+                         "INSERT INTO acc VALUES (%d, '%s', '%s') ON CONFLICT DO NOTHING", id,
+                         ow, st);
+            break;
+        case 2:
+            snprintf(sql, sizeof sql, "UPDATE %s SET status = '%s' WHERE id %% 3 = %d", tbl, st,
+                     id % 3);
+            break;
+        case 3: /* a key change: under DEFAULT, a key-only old tuple */
+            snprintf(sql, sizeof sql,
+                     part ? "UPDATE prt SET k = (k + 37) %% 100 WHERE id = %d"
+                          : "UPDATE acc SET id = id + 24 WHERE id = %d AND NOT EXISTS (SELECT "
+                            "FROM acc a WHERE a.id = %d + 24)",
+                     id, id);
+            break;
+        case 4: /* deletes: a key-only old tuple under DEFAULT */
+            snprintf(sql, sizeof sql, "DELETE FROM %s WHERE owner = '%s' AND id %% 4 = %d", tbl,
+                     ow, id % 4);
+            break;
+        default:
+            snprintf(sql, sizeof sql, "UPDATE %s SET owner = '%s' WHERE id = %d", tbl, ow, id);
+            break;
+        }
+        pgwt_exec(c, sql);
+        pgwt_stream_sync(s, c);
+        bool dirty[16] = {false};
+        while (pgw_index_pop_dirty(&dd, idx) == PGW_OK)
+            for (size_t i = 0; i < n_subs; i++)
+                if (subs[i].runner == dd.runner)
+                    dirty[i] = true;
+        for (size_t i = 0; i < n_subs; i++) {
+            char *now = result_of(c, subs[i].sql);
+            bool changed = strcmp(now, subs[i].result) != 0;
+            ck_assert_msg(!changed || dirty[i],
+                          "missed refresh of %s after %s: %s -> %s", subs[i].sql, sql,
+                          subs[i].result, now);
+            free(subs[i].result);
+            subs[i].result = now;
+            if (dirty[i]) {
+                refreshes++;
+                ack(idx, c, &subs[i]);
+            } else {
+                skips++;
+            }
+        }
+    }
+    /* Something was skipped, or the test proves nothing. */
+    ck_assert_int_gt(skips, 0);
+    ck_assert_int_gt(refreshes, 0);
+    for (size_t i = 0; i < n_subs; i++)
+        free(subs[i].result);
+    pgwt_stream_close(s);
+    pgw_index_free(idx);
+    PQfinish(c);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("stream");
+    TCase *tc = tcase_create("stream");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, writes_as_write_sets);
+    tcase_add_test(tc, text_forms_match_the_triggers);
+    tcase_add_test(tc, unchanged_toast_is_not_a_change);
+    tcase_add_test(tc, partitioned_table_as_its_root);
+    tcase_add_test(tc, inheritance_children);
+    tcase_add_test(tc, refusals_keep_writers_working);
+    tcase_add_test(tc, incomplete_publication_refused);
+    tcase_add_test(tc, placeholders_never_skip_wrongly);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    (void)test_scale;
+    pgwt_pg_setup("stream");
+    return pgwt_main(suite());
+}
