@@ -72,7 +72,9 @@
  * unknown IDs (the changed columns stay known where they were), and further
  * rows are counted, not kept: memory stays bounded whatever the
  * transaction's size, and every subscription reading those tables still
- * refreshes. There is no 500-ID cap: no NOTIFY budget applies here.
+ * refreshes. A committed transaction's write sets are built one at a time
+ * as they are taken, so the decoder holds about max_txn_bytes and one write
+ * set at a time. There is no 500-ID cap: no NOTIFY budget applies here.
  *
  * Bad input. A malformed message gives PGW_EPARSE with a message naming the
  * message type and the byte offset (err->message), and never crashes (a
@@ -227,7 +229,7 @@ typedef struct pgw_pgoutput_options {
      *  of one table and operation are cut into write sets of this many. */
     size_t max_ids_per_write;
     /** Bytes of buffered rows one transaction may hold, >= 1024 (default
-     *  16 MiB); past it its write sets degrade to unknown IDs. */
+     *  64 MiB); past it its write sets degrade to unknown IDs. */
     size_t max_txn_bytes;
     /** The prefix of logical messages read as notification payloads, 1..63
      *  bytes of UTF-8; NULL for PGW_PGOUTPUT_MESSAGE_PREFIX. Copied. */
@@ -236,7 +238,7 @@ typedef struct pgw_pgoutput_options {
 
 /** Initialiser for pgw_pgoutput_options: the documented defaults. */
 #define PGW_PGOUTPUT_OPTIONS_INIT \
-    { PGW_PGOUTPUT_OPTIONS_VERSION, 1000, (size_t)16 << 20, NULL }
+    { PGW_PGOUTPUT_OPTIONS_VERSION, 1000, (size_t)64 << 20, NULL }
 
 /**
  * Creates a decoder without targets, outside any transaction.
@@ -412,7 +414,12 @@ typedef struct pgw_pgoutput_change {
 /**
  * Takes the oldest change ready: the write sets of committed transactions,
  * in commit order and, within one, in the order their groups first
- * appeared. Never allocates.
+ * appeared. The write sets of the last committed transaction are built as
+ * they are taken, so that its buffered rows and all its write sets are not
+ * in memory at once (take them before decoding the next Begin, or they are
+ * built all at once then); a write set that cannot be built for lack of
+ * memory is handed out as a reset instead, which stands for the rest of
+ * its transaction.
  *
  * @param out  receives the change; untouched when none is ready.
  * @param dec  the decoder.

@@ -1045,14 +1045,14 @@ typedef struct pgw_pq_stream_options {
     /** Most IDs in one write set (pgw_pgoutput_options; default 1000). */
     size_t max_ids_per_write;
     /** Bytes of rows one transaction may buffer before its write sets
-     *  degrade to unknown IDs (pgw_pgoutput_options; default 16 MiB). */
+     *  degrade to unknown IDs (pgw_pgoutput_options; default 64 MiB). */
     size_t max_txn_bytes;
 } pgw_pq_stream_options;
 
 /** Initialiser for pgw_pq_stream_options: the default publication, a
  *  temporary slot, the documented defaults. */
 #define PGW_PQ_STREAM_OPTIONS_INIT \
-    { PGW_PQ_STREAM_OPTIONS_VERSION, NULL, NULL, NULL, 10000, 1000, (size_t)16 << 20 }
+    { PGW_PQ_STREAM_OPTIONS_VERSION, NULL, NULL, NULL, 10000, 1000, (size_t)64 << 20 }
 
 /**
  * Registers a tenant whose writes come from the stream, inactive (no

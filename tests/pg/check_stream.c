@@ -616,6 +616,329 @@ START_TEST(placeholders_never_skip_wrongly)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* boundaries                                                           */
+
+/* What never reaches the stream, and what does only at its commit. */
+START_TEST(boundaries)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY, v text); CREATE TABLE other (id int "
+                 "PRIMARY KEY)");
+    stream_watch(c, "t", NULL);
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    PGconn *w = pgwt_connect();
+    /* A rollback is invisible. */
+    pgwt_exec(w, "BEGIN; INSERT INTO t VALUES (1, 'a'); ROLLBACK");
+    pgwt_stream_sync(s, w);
+    EXPECT_NO_WRITE(s);
+    /* Nothing before the commit: an open transaction's write is not
+     * delivered, even after the stream read past it. */
+    pgwt_exec(w, "BEGIN; INSERT INTO t VALUES (2, 'b')");
+    pgwt_stream_sync(s, c);
+    EXPECT_NO_WRITE(s);
+    pgwt_exec(w, "COMMIT");
+    pgwt_stream_sync(s, w);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"t\",\"op\":\"insert\",\"ids\":[\"2\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    /* An unwatched table's writes are never delivered. */
+    pgwt_exec(w, "INSERT INTO other VALUES (1); UPDATE other SET id = 2; DELETE FROM other");
+    pgwt_stream_sync(s, w);
+    EXPECT_NO_WRITE(s);
+    /* Under session_replication_role = replica (which silences triggers)
+     * the write is in the WAL all the same. */
+    pgwt_exec(w, "SET session_replication_role = replica; INSERT INTO t VALUES (3, 'c'); "
+                 "RESET session_replication_role");
+    pgwt_stream_sync(s, w);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"t\",\"op\":\"insert\",\"ids\":[\"3\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    /* Two-phase commit: delivered when, and only when, COMMIT PREPARED
+     * runs; a ROLLBACK PREPARED never. */
+    char gid[64];
+    snprintf(gid, sizeof gid, "pgwt_2pc_%d", (int)getpid());
+    char sql[256];
+    snprintf(sql, sizeof sql, "BEGIN; INSERT INTO t VALUES (4, 'd'); PREPARE TRANSACTION '%s'",
+             gid);
+    pgwt_exec(w, sql);
+    pgwt_stream_sync(s, w);
+    EXPECT_NO_WRITE(s);
+    snprintf(sql, sizeof sql, "COMMIT PREPARED '%s'", gid);
+    pgwt_exec(w, sql);
+    pgwt_stream_sync(s, w);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"t\",\"op\":\"insert\",\"ids\":[\"4\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    snprintf(sql, sizeof sql, "BEGIN; INSERT INTO t VALUES (5, 'e'); PREPARE TRANSACTION '%s'",
+             gid);
+    pgwt_exec(w, sql);
+    snprintf(sql, sizeof sql, "ROLLBACK PREPARED '%s'", gid);
+    pgwt_exec(w, sql);
+    pgwt_stream_sync(s, w);
+    EXPECT_NO_WRITE(s);
+    /* A truncate of the watched table is delivered. */
+    pgwt_exec(w, "TRUNCATE t");
+    pgwt_stream_sync(s, w);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"t\",\"op\":\"truncate\",\"ids\":null,"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    EXPECT_NO_WRITE(s);
+    ck_assert_int_eq(s->resets, 1);
+    ck_assert_int_eq(s->lost, 0);
+    PQfinish(w);
+    pgwt_stream_close(s);
+    PQfinish(c);
+}
+END_TEST
+
+/* Two tenant databases, each with its stream: their writes never mix. */
+START_TEST(two_tenant_databases_never_mix)
+{
+    PGconn *c = setup();
+    char other[64], sql[256];
+    snprintf(other, sizeof other, "%s_b", pgwt_dbname());
+    PGconn *a = pgwt_connect_opts("dbname=postgres");
+    ck_assert_ptr_nonnull(a);
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS \"%s\" WITH (FORCE)", other);
+    pgwt_exec(a, sql);
+    snprintf(sql, sizeof sql, "CREATE DATABASE \"%s\"", other);
+    pgwt_exec(a, sql);
+    snprintf(sql, sizeof sql, "dbname=%s", other);
+    PGconn *b = pgwt_connect_opts(sql);
+    ck_assert_ptr_nonnull(b);
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_install(NULL, b, NULL, &err), PGW_OK);
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY)");
+    pgwt_exec(b, "CREATE TABLE t (id int PRIMARY KEY)");
+    stream_watch(c, "t", NULL);
+    ck_assert_int_eq(pgw_pq_stream_watch_table(b, "public", "t", NULL, &err), PGW_OK);
+    pgwt_stream *sa = pgwt_stream_open(NULL, NULL, NULL);
+    pgw_scope globex = {"p", "globex", "db"};
+    pgwt_stream *sb = pgwt_stream_open_db(other, &globex, NULL, NULL, NULL);
+    pgwt_stream_until_streaming(sa, 1);
+    pgwt_stream_until_streaming(sb, 1);
+    pgwt_exec(c, "INSERT INTO t VALUES (1)");
+    pgwt_exec(b, "INSERT INTO t VALUES (2)");
+    pgwt_stream_sync(sa, c);
+    pgwt_stream_sync(sb, b);
+    pgwt_stream_sync(sa, b); /* WAL is cluster-wide: sa reads past b's write too */
+    EXPECT_WRITE(sa, "{\"schema\":\"public\",\"table\":\"t\",\"op\":\"insert\",\"ids\":[\"1\"],"
+                     "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                     "\"pk_changed\":false}");
+    EXPECT_NO_WRITE(sa);
+    EXPECT_WRITE(sb, "{\"schema\":\"public\",\"table\":\"t\",\"op\":\"insert\",\"ids\":[\"2\"],"
+                     "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                     "\"pk_changed\":false}");
+    EXPECT_NO_WRITE(sb);
+    pgwt_stream_close(sa);
+    pgwt_stream_close(sb);
+    PQfinish(b);
+    /* Its walsender ends a moment after the stream closed; until then its
+     * temporary slot keeps the database in use. */
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS \"%s\" WITH (FORCE)", other);
+    bool dropped = false;
+    for (int i = 0; i < 500 && !dropped; i++) {
+        PGresult *r = PQexec(a, sql);
+        dropped = PQresultStatus(r) == PGRES_COMMAND_OK;
+        PQclear(r);
+        if (!dropped)
+            usleep(10000);
+    }
+    ck_assert(dropped);
+    PQfinish(a);
+    PQfinish(c);
+}
+END_TEST
+
+/* A transaction of 200,000 rows: every write set delivered, in bounded
+ * memory (the decoder's buffer, measured through the allocator hook), and,
+ * past a small budget, as one table-wide write set. */
+START_TEST(large_transaction_bounded)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE big (id int PRIMARY KEY, v text)");
+    stream_watch(c, "big", "v");
+    int rows = (int)(200000 * test_scale());
+    char sql[256];
+    /* The default budget (64 MiB): 1000 IDs a write set, all delivered. */
+    pgwt_alloc_install();
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    size_t base = pgwt_alloc_get().live_bytes;
+    pgwt_alloc_reset();
+    snprintf(sql, sizeof sql, "INSERT INTO big SELECT i, 'v' || i FROM generate_series(1, %d) i",
+             rows);
+    pgwt_exec(c, sql);
+    pgwt_stream_sync(s, c);
+    size_t peak = pgwt_alloc_get().peak_bytes;
+    size_t writes = 0, ids = 0;
+    const char *j;
+    while ((j = pgwt_stream_take(s, NULL)) != NULL) {
+        writes++;
+        ck_assert_ptr_nonnull(strstr(j, "\"op\":\"insert\""));
+        for (const char *p = strstr(j, "\"ids\":["); p && *p != ']'; p++)
+            ids += *p == ',' || (p[0] == '[' && p[1] == '"');
+    }
+    ck_assert_uint_eq(writes, (size_t)(rows + 999) / 1000);
+    ck_assert_uint_eq(ids, (size_t)rows);
+    pgw_pq_stream_stats st;
+    ck_assert_int_eq(pgw_pq_listener_stream_stats(&st, s->l, s->tenant, NULL), PGW_OK);
+    ck_assert_uint_le(st.peak_txn_bytes, (size_t)64 << 20);
+    fprintf(stderr, "# %d rows: %zu write sets, decoder buffer peak %zu bytes, allocator peak "
+                    "%zu bytes above %zu\n",
+            rows, writes, st.peak_txn_bytes, peak, base);
+    ck_assert_uint_le(peak, (size_t)96 << 20);
+    pgwt_stream_close(s);
+    /* A 1 MiB budget: one write set with unknown IDs, memory bounded by
+     * the budget whatever the transaction's size. */
+    pgw_pq_stream_options so = PGW_PQ_STREAM_OPTIONS_INIT;
+    so.status_interval_ms = 100;
+    so.max_txn_bytes = (size_t)1 << 20;
+    s = pgwt_stream_open(NULL, NULL, &so);
+    pgwt_stream_until_streaming(s, 1);
+    pgwt_alloc_reset();
+    snprintf(sql, sizeof sql, "UPDATE big SET v = v || '!'");
+    pgwt_exec(c, sql);
+    pgwt_stream_sync(s, c);
+    peak = pgwt_alloc_get().peak_bytes;
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"big\",\"op\":\"update\",\"ids\":null,"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    EXPECT_NO_WRITE(s);
+    ck_assert_int_eq(pgw_pq_listener_stream_stats(&st, s->l, s->tenant, NULL), PGW_OK);
+    fprintf(stderr, "# %d rows under a 1 MiB budget: decoder buffer peak %zu bytes, allocator "
+                    "peak %zu bytes\n",
+            rows, st.peak_txn_bytes, peak);
+    ck_assert_uint_le(peak, 3u << 20);
+    pgwt_stream_close(s);
+    ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+    pgwt_alloc_uninstall();
+    PQfinish(c);
+}
+END_TEST
+
+/* The slot's confirmed position follows what was handled, and, while
+ * nothing is in flight, the server's position too: WAL does not pile up
+ * behind writes to unwatched tables. */
+START_TEST(confirmed_position_advances)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY); CREATE TABLE other (id int)");
+    stream_watch(c, "t", NULL);
+    char slot[64], sql[256];
+    snprintf(slot, sizeof slot, "pgwt_conf_%d", (int)getpid());
+    pgwt_stream *s = pgwt_stream_open(slot, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    pgwt_exec(c, "INSERT INTO t VALUES (1)");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"t\",\"op\":\"insert\",\"ids\":[\"1\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    /* Unwatched traffic only. */
+    pgwt_exec(c, "INSERT INTO other SELECT generate_series(1, 20000)");
+    char *target = pgwt_value(c, "SELECT pg_current_wal_insert_lsn()");
+    snprintf(sql, sizeof sql,
+             "SELECT confirmed_flush_lsn >= '%s'::pg_lsn FROM pg_replication_slots "
+             "WHERE slot_name = '%s'",
+             target, slot);
+    free(target);
+    bool reached = false;
+    for (int i = 0; i < 400 && !reached; i++) {
+        pgwt_stream_run(s, 10);
+        char *v = pgwt_value(c, sql);
+        reached = strcmp(v, "t") == 0;
+        free(v);
+    }
+    ck_assert_msg(reached, "the slot's confirmed position did not pass unwatched traffic");
+    pgw_pq_stream_stats st;
+    ck_assert_int_eq(pgw_pq_listener_stream_stats(&st, s->l, s->tenant, NULL), PGW_OK);
+    ck_assert_str_eq(st.slot, slot);
+    ck_assert_uint_ge(st.confirmed_lsn, st.handled_lsn > 0 ? 1 : 0);
+    ck_assert_uint_gt(st.status_updates, 0);
+    ck_assert_uint_eq(st.writes, 1);
+    ck_assert_uint_eq(st.resets, 1);
+    /* pgw_pq_slots lists it as pgwitness's, active; it cannot be dropped
+     * while in use; closed, it keeps its WAL until dropped. */
+    pgw_pq_slot_info *slots = NULL;
+    size_t n = 0;
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_slots(&slots, &n, c, NULL, &err), PGW_OK);
+    const pgw_pq_slot_info *mine = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(slots[i].name, slot) == 0)
+            mine = &slots[i];
+    ck_assert_ptr_nonnull(mine);
+    ck_assert(mine->pgwitness);
+    ck_assert(mine->active);
+    ck_assert(!mine->temporary);
+    ck_assert_str_eq(mine->plugin, "pgoutput");
+    ck_assert_str_eq(mine->database, pgwt_dbname());
+    ck_assert_str_eq(mine->wal_status, "reserved");
+    ck_assert_int_eq(mine->safe_wal_size, -1);
+    ck_assert_int_gt(mine->confirmed_lsn, 0);
+    pgw_free(slots);
+    ck_assert_int_eq(pgw_pq_drop_slot(c, slot, NULL, &err), PGW_ESTATE);
+    ck_assert_msg(strstr(err.message, "is active for PID"), "%s", err.message);
+    pgwt_stream_close(s);
+    drop_slot(c, slot);
+    ck_assert_int_eq(pgw_pq_drop_slot(c, slot, NULL, &err), PGW_ENOTFOUND);
+    ck_assert_msg(strstr(err.message, "does not exist"), "%s", err.message);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.slots"), 0);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(bad_arguments)
+{
+    pgw_pq_listener *l = NULL;
+    ck_assert_int_eq(pgw_pq_listener_new(&l, NULL, NULL), PGW_OK);
+    pgw_scope sc = {"p", "acme", "db"};
+    pgw_pq_tenant_id t = 0, t2;
+    pgw_pq_stream_options o = PGW_PQ_STREAM_OPTIONS_INIT;
+    pgw_error err;
+    o.slot = "Bad-Name";
+    ck_assert_int_eq(pgw_pq_listener_add_stream(&t, l, &sc, "dbname=x", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "pq_listener_add_stream: slot name \"Bad-Name\" must be 1..63 "
+                                  "bytes of a-z, 0-9 and _ (PostgreSQL's rule for replication "
+                                  "slots)");
+    o = (pgw_pq_stream_options)PGW_PQ_STREAM_OPTIONS_INIT;
+    o.status_interval_ms = 1;
+    ck_assert_int_eq(pgw_pq_listener_add_stream(&t, l, &sc, "dbname=x", &o, &err), PGW_EINVAL);
+    o = (pgw_pq_stream_options)PGW_PQ_STREAM_OPTIONS_INIT;
+    o.max_txn_bytes = 5;
+    ck_assert_int_eq(pgw_pq_listener_add_stream(&t, l, &sc, "dbname=x", &o, &err), PGW_EINVAL);
+    o = (pgw_pq_stream_options)PGW_PQ_STREAM_OPTIONS_INIT;
+    o.version = 0;
+    ck_assert_int_eq(pgw_pq_listener_add_stream(&t, l, &sc, "dbname=x", &o, &err), PGW_EINVAL);
+    o = (pgw_pq_stream_options)PGW_PQ_STREAM_OPTIONS_INIT;
+    o.slot = "s1";
+    ck_assert_int_eq(pgw_pq_listener_add_stream(&t, l, &sc, "", &o, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_listener_add_stream(&t, l, &sc, "dbname=x", &o, &err), PGW_OK);
+    pgw_scope other = {"p", "globex", "db"};
+    ck_assert_int_eq(pgw_pq_listener_add_stream(&t2, l, &other, "dbname=x", &o, &err),
+                     PGW_EEXISTS);
+    ck_assert_str_eq(err.message, "pq_listener_add_stream: tenant 1 streams from slot s1 already");
+    ck_assert_int_eq(pgw_pq_listener_add_stream(&t2, l, &sc, "dbname=x", NULL, &err),
+                     PGW_EEXISTS);
+    ck_assert_int_eq(pgw_pq_listener_add_stream(NULL, l, &sc, "dbname=x", NULL, &err),
+                     PGW_EINVAL);
+    pgw_pq_stream_stats st;
+    ck_assert_int_eq(pgw_pq_listener_stream_stats(&st, l, 99, &err), PGW_ENOTFOUND);
+    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t2, l, &other, "dbname=x", &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_listener_stream_stats(&st, l, t2, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_listener_stream_stats(&st, l, t, &err), PGW_OK);
+    ck_assert_str_eq(st.slot, "");
+    pgw_pq_listener_free(l);
+    pgw_pq_slot_info *slots;
+    size_t n;
+    ck_assert_int_eq(pgw_pq_slots(NULL, &n, NULL, NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_slots(&slots, NULL, NULL, NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_drop_slot(NULL, "x", NULL, &err), PGW_EINVAL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("stream");
@@ -629,13 +952,17 @@ static Suite *suite(void)
     tcase_add_test(tc, refusals_keep_writers_working);
     tcase_add_test(tc, incomplete_publication_refused);
     tcase_add_test(tc, placeholders_never_skip_wrongly);
+    tcase_add_test(tc, boundaries);
+    tcase_add_test(tc, two_tenant_databases_never_mix);
+    tcase_add_test(tc, large_transaction_bounded);
+    tcase_add_test(tc, confirmed_position_advances);
+    tcase_add_test(tc, bad_arguments);
     suite_add_tcase(s, tc);
     return s;
 }
 
 int main(void)
 {
-    (void)test_scale;
     pgwt_pg_setup("stream");
     return pgwt_main(suite());
 }

@@ -14,9 +14,13 @@
  * of the message's text) and in its rows array; its names (changed columns,
  * a relation's own name) in meta_arena, which is small and survives the
  * degradation past max_txn_bytes, when rows_arena and the rows arrays are
- * released. At Commit every item becomes one or more write sets, queued on
- * an intrusive list (pgw_write.qnext) that pgw_pgoutput_next() pops without
- * allocating. A spoiled transaction (a malformed message, or memory ran
+ * released. At Commit the buffer becomes the `done` one, whose items
+ * pgw_pgoutput_next() turns into write sets one at a time (so the rows and
+ * all their write sets are never in memory together); anything else ready
+ * (a message outside a transaction, a reset) waits on an intrusive list
+ * (pgw_write.qnext), and is queued only after what is left of `done` has
+ * been built into it, which keeps commit order. A spoiled transaction (a
+ * malformed message, or memory ran
  * out) becomes a reset instead: a node kept inside the decoder, so that
  * queuing it cannot fail. A second reset while the first is still queued
  * moves it to the tail and drops the write sets it passes (they are
@@ -327,6 +331,17 @@ typedef struct item {
     pgw_write *w;
 } item;
 
+/* A transaction's buffer: its items, in order of first appearance; their
+ * rows' keys and values in rows_arena (and the rows arrays, counted in
+ * rows_bytes); names in meta_arena. */
+typedef struct txbuf {
+    item *items;
+    uint32_t n_items, cap_items;
+    uint32_t last_item; /* a hint: the item the last row went to */
+    pgwi_arena rows_arena, meta_arena;
+    size_t rows_bytes;
+} txbuf;
+
 struct pgw_pgoutput {
     pgw_pgoutput_options o;
     char *prefix;
@@ -349,11 +364,15 @@ struct pgw_pgoutput {
     bool in_txn, spoiled, degraded;
     bool recovered; /* the failing message already set the state right */
     uint64_t final_lsn;
-    item *items;
-    uint32_t n_items, cap_items;
-    uint32_t last_item; /* a hint: the item the last row went to */
-    pgwi_arena rows_arena, meta_arena;
-    size_t rows_bytes; /* bytes of the rows arrays */
+    txbuf cur;
+
+    /* the last committed transaction, whose write sets are built one at a
+     * time as they are taken (so that its rows and its write sets are not
+     * all in memory at once) */
+    txbuf done;
+    bool done_active;
+    uint64_t done_lsn;
+    uint32_t done_item, done_row; /* where the next write set starts */
 
     /* ready write sets, among them at most once the reset node */
     pgw_write *q_head, *q_tail;
@@ -366,7 +385,7 @@ struct pgw_pgoutput {
 
 static size_t txn_bytes(const pgw_pgoutput *d)
 {
-    return d->rows_arena.total + d->meta_arena.total + d->rows_bytes;
+    return d->cur.rows_arena.total + d->cur.meta_arena.total + d->cur.rows_bytes;
 }
 
 /* ------------------------------------------------------------------ */
@@ -482,7 +501,7 @@ static int scratch_reserve(pgw_pgoutput *d, uint32_t n)
 /* ------------------------------------------------------------------ */
 /* the queue of ready write sets                                       */
 
-static void q_push(pgw_pgoutput *d, pgw_write *w)
+static void q_add(pgw_pgoutput *d, pgw_write *w)
 {
     w->qnext = NULL;
     if (d->q_tail)
@@ -491,14 +510,13 @@ static void q_push(pgw_pgoutput *d, pgw_write *w)
         d->q_head = w;
     d->q_tail = w;
     d->q_len++;
-    d->st.writes++;
 }
 
 /* Queues the reset: the one node kept for it inside the decoder, so that
  * queuing it never allocates. Queued already, it moves to the tail and
  * the write sets it passes are dropped: they are committed, so the reset
  * that now follows them covers them. */
-static void q_reset(pgw_pgoutput *d, uint64_t lsn)
+static void q_add_reset(pgw_pgoutput *d, uint64_t lsn)
 {
     pgw_write *r = &d->reset_node;
     if (d->reset_queued) {
@@ -512,36 +530,125 @@ static void q_reset(pgw_pgoutput *d, uint64_t lsn)
         d->q_tail = r;
     } else {
         d->reset_queued = true;
-        q_push(d, r);
-        d->st.writes--;
+        q_add(d, r);
     }
     d->st.resets++;
     r->lsn = lsn;
 }
 
+static void txbuf_clear(txbuf *b)
+{
+    for (uint32_t i = 0; i < b->n_items; i++) {
+        pgwi_free(b->items[i].rows);
+        pgwi_free(b->items[i].changed);
+        pgw_write_free(b->items[i].w);
+    }
+    b->n_items = 0;
+    b->last_item = 0;
+    pgwi_arena_free(&b->rows_arena);
+    pgwi_arena_free(&b->meta_arena);
+    b->rows_bytes = 0;
+}
+
+static void txn_clear(pgw_pgoutput *d)
+{
+    txbuf_clear(&d->cur);
+    d->in_txn = d->spoiled = d->degraded = false;
+    d->st.txn_bytes = 0;
+}
+
+/* Builds the write set of a group that starts at row *at (advanced past
+ * it); *last tells whether it was the group's last. */
+static int build_chunk(pgw_write **out, pgw_pgoutput *d, item *it, uint64_t lsn,
+                       uint32_t *at, bool *last);
+
+/* The next change of the committed transaction, built now; false when it
+ * has none left (its buffer is then released). A write set that cannot be
+ * built for lack of memory gives a reset instead, for it and the rest of
+ * the transaction. */
+static bool done_next(pgw_pgoutput *d, pgw_pgoutput_change *out)
+{
+    while (d->done_active && d->done_item < d->done.n_items) {
+        item *it = &d->done.items[d->done_item];
+        pgw_write *w = NULL;
+        if (it->kind == ITEM_WRITE) {
+            w = it->w;
+            it->w = NULL;
+            w->lsn = d->done_lsn;
+            d->done_item++;
+        } else {
+            bool last = false;
+            if (build_chunk(&w, d, it, d->done_lsn, &d->done_row, &last) < 0) {
+                txbuf_clear(&d->done);
+                d->done_active = false;
+                d->st.resets++;
+                out->write = NULL;
+                out->reset = true;
+                out->lsn = d->done_lsn;
+                return true;
+            }
+            if (last) {
+                d->done_item++;
+                d->done_row = 0;
+            }
+        }
+        d->st.writes++;
+        out->write = w;
+        out->reset = false;
+        out->lsn = d->done_lsn;
+        return true;
+    }
+    txbuf_clear(&d->done);
+    d->done_active = false;
+    return false;
+}
+
+/* Builds what is left of the committed transaction into the queue: done
+ * before anything else is queued, so that the order stays commit order. */
+static void flush_done(pgw_pgoutput *d)
+{
+    pgw_pgoutput_change c;
+    while (d->done_active && done_next(d, &c)) {
+        if (c.reset)
+            q_add_reset(d, c.lsn);
+        else
+            q_add(d, c.write);
+    }
+}
+
+static void q_push(pgw_pgoutput *d, pgw_write *w)
+{
+    flush_done(d);
+    q_add(d, w);
+    d->st.writes++;
+}
+
+static void q_reset(pgw_pgoutput *d, uint64_t lsn)
+{
+    flush_done(d);
+    q_add_reset(d, lsn);
+}
+
+/* The write sets a group gives from row `from` on. */
+static size_t chunks_left(const pgw_pgoutput *d, const item *it, uint32_t from)
+{
+    if (it->kind == ITEM_WRITE || !(it->ids_known && it->t))
+        return 1;
+    uint32_t left = it->n_rows > from ? it->n_rows - from : 0;
+    return left == 0 ? (from == 0 ? 1 : 0) : (left + d->o.max_ids_per_write - 1) /
+                                                 d->o.max_ids_per_write;
+}
+
 static size_t ready(const pgw_pgoutput *d)
 {
-    return d->q_len;
+    size_t n = d->q_len;
+    for (uint32_t i = d->done_item; d->done_active && i < d->done.n_items; i++)
+        n += chunks_left(d, &d->done.items[i], i == d->done_item ? d->done_row : 0);
+    return n;
 }
 
 /* ------------------------------------------------------------------ */
 /* the transaction's buffer                                            */
-
-static void txn_clear(pgw_pgoutput *d)
-{
-    for (uint32_t i = 0; i < d->n_items; i++) {
-        pgwi_free(d->items[i].rows);
-        pgwi_free(d->items[i].changed);
-        pgw_write_free(d->items[i].w);
-    }
-    d->n_items = 0;
-    d->last_item = 0;
-    pgwi_arena_free(&d->rows_arena);
-    pgwi_arena_free(&d->meta_arena);
-    d->rows_bytes = 0;
-    d->in_txn = d->spoiled = d->degraded = false;
-    d->st.txn_bytes = 0;
-}
 
 /* A failure inside a transaction: its write sets are lost, so at its
  * Commit a reset takes their place; nothing more of it is kept. */
@@ -563,15 +670,15 @@ static void spoil(pgw_pgoutput *d)
  * on); changed columns and everything else stay. */
 static void degrade(pgw_pgoutput *d)
 {
-    for (uint32_t i = 0; i < d->n_items; i++) {
-        item *it = &d->items[i];
+    for (uint32_t i = 0; i < d->cur.n_items; i++) {
+        item *it = &d->cur.items[i];
         pgwi_free(it->rows);
         it->rows = NULL;
         it->n_rows = it->cap_rows = 0;
         it->ids_known = false;
     }
-    pgwi_arena_free(&d->rows_arena);
-    d->rows_bytes = 0;
+    pgwi_arena_free(&d->cur.rows_arena);
+    d->cur.rows_bytes = 0;
     d->degraded = true;
     d->st.degraded++;
 }
@@ -590,14 +697,14 @@ static void note_bytes(pgw_pgoutput *d)
 
 static int items_reserve(pgw_pgoutput *d)
 {
-    if (d->n_items < d->cap_items)
+    if (d->cur.n_items < d->cur.cap_items)
         return PGW_OK;
-    uint32_t cap = d->cap_items ? d->cap_items * 2 : 8;
-    item *a = pgwi_reallocarray(d->items, cap, sizeof *a);
+    uint32_t cap = d->cur.cap_items ? d->cur.cap_items * 2 : 8;
+    item *a = pgwi_reallocarray(d->cur.items, cap, sizeof *a);
     if (!a)
         return PGW_ENOMEM;
-    d->items = a;
-    d->cap_items = cap;
+    d->cur.items = a;
+    d->cur.cap_items = cap;
     return PGW_OK;
 }
 
@@ -606,20 +713,20 @@ static int items_reserve(pgw_pgoutput *d)
 static int group_get(item **out, pgw_pgoutput *d, const target *t, const rel *r, uint8_t op,
                      bool pk_changed)
 {
-    uint32_t h = d->last_item;
-    for (uint32_t k = 0; k < d->n_items; k++) {
-        uint32_t i = (h + k) % d->n_items;
-        item *it = &d->items[i];
+    uint32_t h = d->cur.last_item;
+    for (uint32_t k = 0; k < d->cur.n_items; k++) {
+        uint32_t i = (h + k) % d->cur.n_items;
+        item *it = &d->cur.items[i];
         if (it->kind == ITEM_GROUP && it->t == t && it->op == op &&
             it->pk_changed == pk_changed && (t || it->relid == r->oid)) {
-            d->last_item = i;
+            d->cur.last_item = i;
             *out = it;
             return PGW_OK;
         }
     }
     if (items_reserve(d) < 0)
         return PGW_ENOMEM;
-    item *it = &d->items[d->n_items];
+    item *it = &d->cur.items[d->cur.n_items];
     memset(it, 0, sizeof *it);
     it->kind = ITEM_GROUP;
     it->t = t;
@@ -632,12 +739,12 @@ static int group_get(item **out, pgw_pgoutput *d, const target *t, const rel *r,
         it->table = t->table;
     } else {
         it->relid = r->oid;
-        it->schema = pgwi_arena_strdup(&d->meta_arena, r->nsp[0] ? r->nsp : "pg_catalog");
-        it->table = pgwi_arena_strdup(&d->meta_arena, r->name);
+        it->schema = pgwi_arena_strdup(&d->cur.meta_arena, r->nsp[0] ? r->nsp : "pg_catalog");
+        it->table = pgwi_arena_strdup(&d->cur.meta_arena, r->name);
         if (!it->schema || !it->table)
             return PGW_ENOMEM;
     }
-    d->last_item = d->n_items++;
+    d->cur.last_item = d->cur.n_items++;
     *out = it;
     note_bytes(d);
     return PGW_OK;
@@ -657,58 +764,18 @@ static int group_changed(pgw_pgoutput *d, item *it, const char *name)
         it->changed = a;
         it->cap_changed = cap;
     }
-    const char *s = pgwi_arena_strdup(&d->meta_arena, name);
+    const char *s = pgwi_arena_strdup(&d->cur.meta_arena, name);
     if (!s)
         return PGW_ENOMEM;
     it->changed[it->n_changed++] = s;
     return PGW_OK;
 }
 
-/* A new row of a group (cells unknown, present on both sides). */
-static int group_row(row **out, pgw_pgoutput *d, item *it)
-{
-    if (it->n_rows == it->cap_rows) {
-        uint32_t cap = it->cap_rows ? it->cap_rows * 2 : 16;
-        row *a = pgwi_reallocarray(it->rows, cap, sizeof *a);
-        if (!a)
-            return PGW_ENOMEM;
-        d->rows_bytes += (size_t)(cap - it->cap_rows) * sizeof *a;
-        it->rows = a;
-        it->cap_rows = cap;
-    }
-    const target *t = it->t;
-    row *rw = &it->rows[it->n_rows];
-    rw->absent = 0;
-    rw->key = pgwi_arena_calloc(&d->rows_arena, t->n_key, sizeof *rw->key);
-    rw->v = t->n_vals ? pgwi_arena_calloc(&d->rows_arena, (size_t)t->n_vals * 2, sizeof *rw->v)
-                      : NULL;
-    if (!rw->key || (t->n_vals && !rw->v))
-        return PGW_ENOMEM;
-    it->n_rows++;
-    *out = rw;
-    return PGW_OK;
-}
-
-/* A kept copy of a text value: NULL (unknown) when it is not valid UTF-8
- * or not text at all; SQLNULL for SQL NULL. `ok` turns false on ENOMEM. */
-static const char *keep(pgw_pgoutput *d, const tval *v, bool *ok)
-{
-    switch (v->kind) {
-    case TV_NULL:
-        return SQLNULL;
-    case TV_TEXT:
-        if (!pgwi_utf8_valid(v->p, v->len))
-            return NULL;
-        {
-            char *s = pgwi_arena_strndup(&d->rows_arena, v->p, v->len);
-            if (!s)
-                *ok = false;
-            return s;
-        }
-    default:
-        return NULL; /* unchanged TOAST, binary: no text */
-    }
-}
+/* The value cells of one side of a row: for each value column, the
+ * column's value in a tuple, or NULL when unknown. */
+typedef struct cells {
+    const tval *v[MAX_VALUES];
+} cells;
 
 /* ------------------------------------------------------------------ */
 /* what a row tells                                                    */
@@ -740,8 +807,39 @@ static bool old_known(const tuple *oldt, uint32_t i)
     return oldt->kind == 'O' || (oldt->kind == 'K' && oldt->v[i].kind == TV_TEXT);
 }
 
-/* The key of a row on one side into parts[], NULL parts where unknown;
- * true when every part is known text. */
+/* A cell worth keeping: SQL NULL, or text that is valid UTF-8; else NULL
+ * (unknown: unchanged TOAST, binary, bytes that are not UTF-8). */
+static const tval *cell_of(const tval *v)
+{
+    if (v->kind == TV_NULL)
+        return v;
+    if (v->kind == TV_TEXT && pgwi_utf8_valid(v->p, v->len))
+        return v;
+    return NULL;
+}
+
+/* The cells of one side from a tuple (the old side of a key-only tuple:
+ * its key columns only); the new side of an update takes unchanged
+ * TOASTed values from a full old tuple. */
+static void side_cells(cells *out, const rtarget *rt, const tuple *oldt, const tuple *newt,
+                       int side)
+{
+    const target *t = rt->t;
+    for (uint32_t j = 0; j < t->n_vals; j++) {
+        int32_t i = rt->val_pos[j];
+        const tval *v = NULL;
+        if (i >= 0) {
+            if (side == PGW_SIDE_OLD)
+                v = old_known(oldt, (uint32_t)i) ? cell_of(&oldt->v[i]) : NULL;
+            else
+                v = cell_of(after(oldt, newt, (uint32_t)i));
+        }
+        out->v[j] = v;
+    }
+}
+
+/* The key of a row on one side into parts[]; true when every part is
+ * known text in UTF-8. */
 static bool key_of(const tval **parts, const rtarget *rt, const tuple *oldt, const tuple *newt,
                    bool new_side)
 {
@@ -766,61 +864,81 @@ static bool keys_equal(const tval **a, const tval **b, uint32_t n)
     return true;
 }
 
-static int put_key(pgw_pgoutput *d, row *rw, const tval **parts, uint32_t n)
+/* Copies text into a row's block: NUL-terminated, advancing *at. */
+static const char *pack(char **at, const tval *v)
 {
-    for (uint32_t k = 0; k < n; k++)
-        if (!(rw->key[k] = pgwi_arena_strndup(&d->rows_arena, parts[k]->p, parts[k]->len)))
-            return PGW_ENOMEM;
-    return PGW_OK;
+    char *s = *at;
+    memcpy(s, v->p, v->len);
+    s[v->len] = '\0';
+    *at += v->len + 1;
+    return s;
 }
 
-/* Fills one side of a row's value cells from a tuple. side_old: from an old
- * tuple (key-only: key columns only). For the new side of an update, `oldt`
- * supplies unchanged TOASTed values. */
-static int put_values(pgw_pgoutput *d, row *rw, const rtarget *rt, const tuple *oldt,
-                      const tuple *newt, int side)
+/* Appends a row to a group: its key, its cells on each side (NULL: none
+ * known on that side), whether it is absent on a side. One arena block
+ * holds its pointers and its text, so a row costs one allocation. */
+static int row_add(pgw_pgoutput *d, item *it, const tval **key, const cells *oldc,
+                   const cells *newc, uint8_t absent)
 {
-    bool ok = true;
-    const target *t = rt->t;
-    for (uint32_t j = 0; j < t->n_vals; j++) {
-        int32_t i = rt->val_pos[j];
-        if (i < 0)
-            continue;
-        const char *cell = NULL;
-        if (side == PGW_SIDE_OLD) {
-            if (old_known(oldt, (uint32_t)i))
-                cell = keep(d, &oldt->v[i], &ok);
-        } else {
-            cell = keep(d, after(oldt, newt, (uint32_t)i), &ok);
-        }
-        rw->v[(size_t)side * t->n_vals + j] = cell;
+    if (it->n_rows == it->cap_rows) {
+        uint32_t cap = it->cap_rows ? it->cap_rows * 2 : 16;
+        row *a = pgwi_reallocarray(it->rows, cap, sizeof *a);
+        if (!a)
+            return PGW_ENOMEM;
+        d->cur.rows_bytes += (size_t)(cap - it->cap_rows) * sizeof *a;
+        it->rows = a;
+        it->cap_rows = cap;
     }
-    return ok ? PGW_OK : PGW_ENOMEM;
+    const target *t = it->t;
+    size_t n_cells = (size_t)t->n_vals * 2, text = 0;
+    for (uint32_t k = 0; k < t->n_key; k++)
+        text += key[k]->len + 1;
+    const cells *side[2] = {oldc, newc};
+    for (int sd = 0; sd < 2; sd++)
+        for (uint32_t j = 0; side[sd] && j < t->n_vals; j++)
+            if (side[sd]->v[j] && side[sd]->v[j]->kind == TV_TEXT)
+                text += side[sd]->v[j]->len + 1;
+    size_t ptrs = (t->n_key + n_cells) * sizeof(const char *);
+    char *block = pgwi_arena_alloc(&d->cur.rows_arena, ptrs + text);
+    if (!block)
+        return PGW_ENOMEM;
+    row *rw = &it->rows[it->n_rows];
+    rw->key = (const char **)(void *)block;
+    rw->v = n_cells ? rw->key + t->n_key : NULL;
+    rw->absent = absent;
+    char *at = block + ptrs;
+    for (uint32_t k = 0; k < t->n_key; k++)
+        rw->key[k] = pack(&at, key[k]);
+    for (int sd = 0; sd < 2; sd++)
+        for (uint32_t j = 0; j < t->n_vals; j++) {
+            const tval *v = side[sd] ? side[sd]->v[j] : NULL;
+            rw->v[(size_t)sd * t->n_vals + j] =
+                !v ? NULL : v->kind == TV_NULL ? SQLNULL : pack(&at, v);
+        }
+    it->n_rows++;
+    note_bytes(d);
+    return PGW_OK;
 }
 
 /* An insert (oldt none) or a delete (newt none) for one target. */
 static int add_plain(pgw_pgoutput *d, const rel *r, const rtarget *rt, uint8_t op,
                      const tuple *oldt, const tuple *newt)
 {
-    const target *t = rt->t;
     item *it;
     int rc;
-    if ((rc = group_get(&it, d, t, r, op, false)) < 0)
+    if ((rc = group_get(&it, d, rt->t, r, op, false)) < 0)
         return rc;
     if (!it->ids_known)
         return PGW_OK;
     const tval *parts[PGW_ROWID_MAX_PARTS];
-    if (!key_of(parts, rt, oldt, newt, op == PGW_OP_INSERT)) {
+    bool ins = op == PGW_OP_INSERT;
+    if (!key_of(parts, rt, oldt, newt, ins)) {
         it->ids_known = false;
         return PGW_OK;
     }
-    row *rw;
-    if ((rc = group_row(&rw, d, it)) < 0 || (rc = put_key(d, rw, parts, t->n_key)) < 0 ||
-        (rc = put_values(d, rw, rt, oldt, newt,
-                         op == PGW_OP_INSERT ? PGW_SIDE_NEW : PGW_SIDE_OLD)) < 0)
-        return rc;
-    note_bytes(d);
-    return PGW_OK;
+    cells c;
+    side_cells(&c, rt, oldt, newt, ins ? PGW_SIDE_NEW : PGW_SIDE_OLD);
+    return row_add(d, it, parts, ins ? NULL : &c, ins ? &c : NULL, 0);
 }
 
 /* An update for one target (rt NULL: an own-name group). */
@@ -832,25 +950,23 @@ static int add_update(pgw_pgoutput *d, const rel *r, const rtarget *rt, const tu
     bool nk = rt && key_of(nkey, rt, oldt, newt, true);
     bool has_old = oldt->kind == 'K' || oldt->kind == 'O';
     bool ok_old = has_old && rt && key_of(okey, rt, oldt, newt, false);
+    cells oc, nc;
     item *it;
     int rc;
+    if (rt) {
+        side_cells(&nc, rt, oldt, newt, PGW_SIDE_NEW);
+        if (has_old)
+            side_cells(&oc, rt, oldt, newt, PGW_SIDE_OLD);
+    }
     if (nk && ok_old && !keys_equal(okey, nkey, t->n_key)) {
         /* The key changed: the old row goes, the new one comes. */
         if ((rc = group_get(&it, d, t, r, PGW_OP_UPDATE, true)) < 0)
             return rc;
         if (!it->ids_known)
             return PGW_OK;
-        row *a, *b;
-        if ((rc = group_row(&a, d, it)) < 0 || (rc = put_key(d, a, okey, t->n_key)) < 0 ||
-            (rc = put_values(d, a, rt, oldt, newt, PGW_SIDE_OLD)) < 0)
+        if ((rc = row_add(d, it, okey, &oc, NULL, ABSENT_NEW)) < 0 || !it->ids_known)
             return rc;
-        a->absent = ABSENT_NEW;
-        if ((rc = group_row(&b, d, it)) < 0 || (rc = put_key(d, b, nkey, t->n_key)) < 0 ||
-            (rc = put_values(d, b, rt, oldt, newt, PGW_SIDE_NEW)) < 0)
-            return rc;
-        b->absent = ABSENT_OLD;
-        note_bytes(d);
-        return PGW_OK;
+        return row_add(d, it, nkey, NULL, &nc, ABSENT_OLD);
     }
     if ((rc = group_get(&it, d, t, r, PGW_OP_UPDATE, false)) < 0)
         return rc;
@@ -878,13 +994,7 @@ static int add_update(pgw_pgoutput *d, const rel *r, const rtarget *rt, const tu
         it->ids_known = false;
         return PGW_OK;
     }
-    row *rw;
-    if ((rc = group_row(&rw, d, it)) < 0 || (rc = put_key(d, rw, nkey, t->n_key)) < 0 ||
-        (rc = put_values(d, rw, rt, oldt, newt, PGW_SIDE_NEW)) < 0 ||
-        (has_old && (rc = put_values(d, rw, rt, oldt, newt, PGW_SIDE_OLD)) < 0))
-        return rc;
-    note_bytes(d);
-    return PGW_OK;
+    return row_add(d, it, nkey, has_old ? &oc : NULL, &nc, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1175,7 +1285,7 @@ static int on_message(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_error
         pgw_write_free(w);
         return PGW_ENOMEM;
     }
-    item *it = &d->items[d->n_items++];
+    item *it = &d->cur.items[d->cur.n_items++];
     memset(it, 0, sizeof *it);
     it->kind = ITEM_WRITE;
     it->w = w;
@@ -1185,76 +1295,71 @@ static int on_message(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_error
 /* ------------------------------------------------------------------ */
 /* commit: the transaction's write sets                                */
 
-static int build_group(pgw_pgoutput *d, item *it, uint64_t lsn)
+/* Builds the write set of a group that starts at row *row (advanced
+ * past it); *last tells whether it was the group's last. */
+static int build_chunk(pgw_write **out, pgw_pgoutput *d, item *it, uint64_t lsn,
+                       uint32_t *at, bool *last)
 {
     pgw_write *w = NULL;
     int rc;
-    uint32_t done = 0;
     bool ids = it->ids_known && it->t;
-    do {
-        uint32_t n = ids ? it->n_rows - done : 0;
-        if (n > d->o.max_ids_per_write)
-            n = (uint32_t)d->o.max_ids_per_write;
-        if ((rc = pgw_write_new(&w, &d->scope, it->schema, it->table, (pgw_op)it->op, NULL)) < 0)
-            return rc;
-        w->lsn = lsn;
-        const target *t = it->t;
-        if (ids) {
-            pgw_rowid stack[64];
-            pgw_rowid *rids = n <= 64 ? stack : pgwi_calloc(n, sizeof *rids);
-            if (!rids)
-                goto nomem;
-            for (uint32_t i = 0; i < n; i++) {
-                rids[i].parts = it->rows[done + i].key;
-                rids[i].n_parts = t->n_key;
-            }
-            rc = pgw_write_set_ids(w, rids, n, false, NULL);
-            if (rids != stack)
-                pgwi_free(rids);
-            if (rc < 0)
-                goto fail;
+    uint32_t done = *at;
+    uint32_t n = ids ? it->n_rows - done : 0;
+    if (n > d->o.max_ids_per_write)
+        n = (uint32_t)d->o.max_ids_per_write;
+    if ((rc = pgw_write_new(&w, &d->scope, it->schema, it->table, (pgw_op)it->op, NULL)) < 0)
+        return rc;
+    w->lsn = lsn;
+    const target *t = it->t;
+    if (ids) {
+        pgw_rowid stack[64];
+        pgw_rowid *rids = n <= 64 ? stack : pgwi_calloc(n, sizeof *rids);
+        if (!rids)
+            goto nomem;
+        for (uint32_t i = 0; i < n; i++) {
+            rids[i].parts = it->rows[done + i].key;
+            rids[i].n_parts = t->n_key;
         }
-        if (it->op == PGW_OP_UPDATE && it->pk_changed)
-            w->pk_changed = true;
-        if (it->op == PGW_OP_UPDATE && it->cols_known && !it->pk_changed &&
-            (rc = pgw_write_set_columns(w, it->changed, it->n_changed, false, NULL)) < 0)
+        rc = pgw_write_set_ids(w, rids, n, false, NULL);
+        if (rids != stack)
+            pgwi_free(rids);
+        if (rc < 0)
             goto fail;
-        if (ids && n && t->n_vals) {
-            /* The value columns the relation has, in the target's order. */
-            const char *names[MAX_VALUES];
-            uint32_t nv = 0;
-            for (uint32_t j = 0; j < t->n_vals; j++)
-                names[nv++] = t->vals[j];
-            if (pgwi_write_vcols(w, names, nv) < 0)
-                goto nomem;
-            for (uint32_t i = 0; i < n; i++) {
-                const row *rw = &it->rows[done + i];
-                for (int side = 0; side < 2; side++) {
-                    if (rw->absent & (side == PGW_SIDE_OLD ? ABSENT_OLD : ABSENT_NEW)) {
-                        if (pgwi_write_absent(w, i, side) < 0)
-                            goto nomem;
-                        continue;
-                    }
-                    for (uint32_t j = 0; j < t->n_vals; j++) {
-                        const char *cell = rw->v[(size_t)side * t->n_vals + j];
-                        if (cell &&
-                            pgwi_write_put(w, i, side, j, cell == SQLNULL ? NULL : cell) < 0)
-                            goto nomem;
-                    }
+    }
+    if (it->op == PGW_OP_UPDATE && it->pk_changed)
+        w->pk_changed = true;
+    if (it->op == PGW_OP_UPDATE && it->cols_known && !it->pk_changed &&
+        (rc = pgw_write_set_columns(w, it->changed, it->n_changed, false, NULL)) < 0)
+        goto fail;
+    if (ids && n && t->n_vals) {
+        if (pgwi_write_vcols(w, (const char *const *)t->vals, t->n_vals) < 0)
+            goto nomem;
+        for (uint32_t i = 0; i < n; i++) {
+            const row *rw = &it->rows[done + i];
+            for (int side = 0; side < 2; side++) {
+                if (rw->absent & (side == PGW_SIDE_OLD ? ABSENT_OLD : ABSENT_NEW)) {
+                    if (pgwi_write_absent(w, i, side) < 0)
+                        goto nomem;
+                    continue;
+                }
+                for (uint32_t j = 0; j < t->n_vals; j++) {
+                    const char *cell = rw->v[(size_t)side * t->n_vals + j];
+                    if (cell && pgwi_write_put(w, i, side, j, cell == SQLNULL ? NULL : cell) < 0)
+                        goto nomem;
                 }
             }
-        } else if (ids && n && it->pk_changed) {
-            for (uint32_t i = 0; i < n; i++) {
-                const row *rw = &it->rows[done + i];
-                if ((rw->absent & ABSENT_OLD && pgwi_write_absent(w, i, PGW_SIDE_OLD) < 0) ||
-                    (rw->absent & ABSENT_NEW && pgwi_write_absent(w, i, PGW_SIDE_NEW) < 0))
-                    goto nomem;
-            }
         }
-        q_push(d, w);
-        w = NULL;
-        done += n;
-    } while (ids && done < it->n_rows);
+    } else if (ids && n && it->pk_changed) {
+        for (uint32_t i = 0; i < n; i++) {
+            const row *rw = &it->rows[done + i];
+            if ((rw->absent & ABSENT_OLD && pgwi_write_absent(w, i, PGW_SIDE_OLD) < 0) ||
+                (rw->absent & ABSENT_NEW && pgwi_write_absent(w, i, PGW_SIDE_NEW) < 0))
+                goto nomem;
+        }
+    }
+    *at = done + n;
+    *last = !ids || *at >= it->n_rows;
+    *out = w;
     return PGW_OK;
 nomem:
     rc = PGW_ENOMEM;
@@ -1295,35 +1400,15 @@ static int on_commit(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_error 
         txn_clear(d);
         return PGW_OK;
     }
-    /* Build everything first: a transaction's write sets are handed out
-     * whole or replaced by a reset, never in part. */
-    pgw_write *head = d->q_head, *tail = d->q_tail;
-    size_t len = d->q_len;
-    uint64_t writes = d->st.writes;
-    for (uint32_t i = 0; i < d->n_items; i++) {
-        item *it = &d->items[i];
-        if (it->kind == ITEM_WRITE) {
-            it->w->lsn = lsn;
-            q_push(d, it->w);
-            it->w = NULL;
-        } else if ((rc = build_group(d, it, lsn)) < 0) {
-            /* Out of memory: take back what this commit queued. */
-            pgw_write *w = tail ? tail->qnext : d->q_head;
-            while (w) {
-                pgw_write *next = w->qnext;
-                pgw_write_free(w);
-                w = next;
-            }
-            d->q_head = head;
-            d->q_tail = tail;
-            if (tail)
-                tail->qnext = NULL;
-            d->q_len = len;
-            d->st.writes = writes;
-            q_reset(d, lsn);
-            break;
-        }
-    }
+    /* Its write sets are built as they are taken (pgw_pgoutput_next()):
+     * what was left of the one before goes to the queue first. */
+    flush_done(d);
+    txbuf spare = d->done;
+    d->done = d->cur;
+    d->cur = spare;
+    d->done_active = d->done.n_items > 0;
+    d->done_lsn = lsn;
+    d->done_item = d->done_row = 0;
     txn_clear(d);
     return PGW_OK;
 }
@@ -1337,6 +1422,9 @@ static int on_begin(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_error *
         (rc = rd_u64(r, &t, "the commit time", err)) < 0 ||
         (rc = rd_u32(r, &xid, "the transaction ID", err)) < 0 || (rc = rd_end(r, err)) < 0)
         return rc;
+    /* One transaction buffered at a time: what is left of the last
+     * committed one is built into the queue before this one is kept. */
+    flush_done(d);
     rc = PGW_OK;
     if (d->in_txn) {
         /* The last transaction never committed here: a reset stands for
@@ -1492,7 +1580,9 @@ void pgw_pgoutput_free(pgw_pgoutput *d)
     if (!d)
         return;
     txn_clear(d);
-    pgwi_free(d->items);
+    txbuf_clear(&d->done);
+    pgwi_free(d->cur.items);
+    pgwi_free(d->done.items);
     forget_rels(d);
     for (uint32_t i = 0; i < d->n_targets; i++)
         target_free(&d->targets[i]);
@@ -1701,19 +1791,22 @@ int pgw_pgoutput_next(pgw_pgoutput_change *out, pgw_pgoutput *d)
     if (!out || !d)
         return PGW_EINVAL;
     pgw_write *w = d->q_head;
-    if (!w)
-        return PGW_ENOTFOUND;
-    d->q_head = w->qnext;
-    if (!d->q_head)
-        d->q_tail = NULL;
-    d->q_len--;
-    w->qnext = NULL;
-    out->reset = w == &d->reset_node;
-    out->write = out->reset ? NULL : w;
-    out->lsn = w->lsn;
-    if (out->reset)
-        d->reset_queued = false;
-    return PGW_OK;
+    if (w) {
+        d->q_head = w->qnext;
+        if (!d->q_head)
+            d->q_tail = NULL;
+        d->q_len--;
+        w->qnext = NULL;
+        out->reset = w == &d->reset_node;
+        out->write = out->reset ? NULL : w;
+        out->lsn = w->lsn;
+        if (out->reset)
+            d->reset_queued = false;
+        return PGW_OK;
+    }
+    if (done_next(d, out))
+        return PGW_OK;
+    return PGW_ENOTFOUND;
 }
 
 bool pgw_pgoutput_in_transaction(const pgw_pgoutput *d)
