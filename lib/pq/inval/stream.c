@@ -45,6 +45,7 @@ typedef enum phase {
     P_IDLE,
     P_CONFIG,
     P_TARGETS,
+    P_REGISTRY,
     P_DROP,
     P_CREATE,
     P_RECORD,
@@ -66,6 +67,8 @@ struct pgwi_stream {
     /* set-up */
     bool slot_new;      /* the slot was made on this connection */
     bool ever_streamed; /* this process streamed from the permanent slot */
+    bool registry_read; /* this connection asked <schema>.slots about it */
+    bool registered;    /* ...and found that a pgwitness stream made it */
     /* positions */
     uint64_t received, handled, confirmed, server_lsn, start_lsn;
     int64_t last_status_ms;
@@ -282,6 +285,7 @@ void pgwi_stream_connected(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
     pgwi_stream *s = t->stream;
     pgw_pgoutput_restart(s->dec);
     s->slot_new = false;
+    s->registry_read = s->registered = false;
     s->reconfigure = false;
     char *sql = config_sql(l, t, pgwi_sql_stream_config, now);
     if (!sql)
@@ -373,7 +377,24 @@ static void slot_step(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
         return;
     }
     if (!s->slot_exists) {
-        if (s->ever_streamed) {
+        if (!s->ever_streamed && s->slots_writable && !s->registry_read) {
+            /* Did a pgwitness stream make it, and someone drop it? */
+            char tmpl[256], *tbl = NULL, *sql = NULL;
+            pgw_error e;
+            if (pgwi_pq_ident(&tbl, t->conn, s->pgw_schema, "slots", &e) >= 0) {
+                snprintf(tmpl, sizeof tmpl,
+                         "SELECT count(*) FROM %.150s WHERE slot_name = :'slot'", tbl);
+                pgwi_free(tbl);
+                const char *names[1] = {"slot"}, *vals[1] = {s->slot};
+                if (pgwi_pq_sqlv(&sql, t->conn, tmpl, names, vals, 1, &e) >= 0) {
+                    s->registry_read = true;
+                    send_step(l, t, sql, P_REGISTRY, now);
+                    pgwi_free(sql);
+                    return;
+                }
+            }
+        }
+        if (s->ever_streamed || s->registered) {
             char msg[200];
             snprintf(msg, sizeof msg, "replication slot %s was dropped: making it again",
                      s->slot);
@@ -558,10 +579,15 @@ static void advance_setup(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
                     PQclear(r);
                     continue;
                 }
-                static const char *const what[] = {
-                    "", "reading the stream's configuration", "reading the stream's tables",
-                    "dropping the lost slot", "making the replication slot",
-                    "recording the replication slot", "starting replication", ""};
+                static const char *const what[] = {"",
+                                                   "reading the stream's configuration",
+                                                   "reading the stream's tables",
+                                                   "reading the slots pgwitness made",
+                                                   "dropping the lost slot",
+                                                   "making the replication slot",
+                                                   "recording the replication slot",
+                                                   "starting replication",
+                                                   ""};
                 fail_result(l, t, r, what[ph], now);
                 PQclear(r);
                 return;
@@ -571,6 +597,8 @@ static void advance_setup(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
                 ok = took_config(l, t, r, now);
             else if (ph == P_TARGETS)
                 ok = took_targets(l, t, r, now);
+            else if (ph == P_REGISTRY)
+                s->registered = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "0") != 0;
             else if (ph == P_CREATE)
                 s->slot_new = true;
             PQclear(r);
@@ -589,6 +617,7 @@ static void advance_setup(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
             return;
         }
         case P_TARGETS:
+        case P_REGISTRY:
             slot_step(l, t, now);
             return;
         case P_DROP:
