@@ -148,6 +148,23 @@ START_TEST(writes_as_write_sets)
                     "\"old\":[{\"status\":\"done\"}],\"pk_changed\":false}");
     EXPECT_NO_WRITE(s);
     ck_assert_int_eq(s->resets, 1);
+    /* Unwatched: its writes are no longer sent; the stream renewed its
+     * configuration at that commit (a temporary slot: with a reset). */
+    bool was = false;
+    pgw_error err;
+    ck_assert_msg(pgw_pq_stream_unwatch_table(&was, c, "public", "tasks", NULL, &err) == PGW_OK,
+                  "%s", err.message);
+    ck_assert(was);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_publication_tables"), 0);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.stream_tables"), 0);
+    pgwt_stream_until_streaming(s, 2);
+    pgwt_exec(c, "INSERT INTO tasks VALUES (9, 'i', 'open', NULL)");
+    pgwt_stream_sync(s, c);
+    EXPECT_NO_WRITE(s);
+    ck_assert_int_eq(pgw_pq_stream_unwatch_table(&was, c, "public", "tasks", NULL, &err), PGW_OK);
+    ck_assert(!was);
+    ck_assert_int_eq(pgw_pq_stream_unwatch_table(&was, c, "public", "nope", NULL, &err),
+                     PGW_ENOTFOUND);
     pgwt_stream_close(s);
     PQfinish(c);
 }
@@ -481,10 +498,11 @@ START_TEST(placeholders_never_skip_wrongly)
                  "CREATE TABLE prt1 PARTITION OF prt FOR VALUES FROM (0) TO (50);"
                  "CREATE TABLE prt2 PARTITION OF prt FOR VALUES FROM (50) TO (100);"
                  "ALTER TABLE prt2 REPLICA IDENTITY FULL");
-    ck_assert_str_eq(pgwt_value(c, "SELECT string_agg(relname || '=' || relreplident::text, ',' "
-                                   "ORDER BY relname) FROM pg_class WHERE relname LIKE 'prt%' "
-                                   "AND relkind IN ('r', 'p')"),
-                     "prt=f,prt1=d,prt2=f");
+    char *idents = pgwt_value(c, "SELECT string_agg(relname || '=' || relreplident::text, ',' "
+                                 "ORDER BY relname) FROM pg_class WHERE relname LIKE 'prt%' "
+                                 "AND relkind IN ('r', 'p')");
+    ck_assert_str_eq(idents, "prt=f,prt1=d,prt2=f");
+    free(idents);
     stream_watch(c, "acc", "owner,status");
     stream_watch(c, "prt", "owner,status");
     pgw_index *idx = NULL;

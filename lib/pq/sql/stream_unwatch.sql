@@ -13,7 +13,7 @@ tbl AS (
     SELECT c.oid
       FROM pg_catalog.pg_class c
       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-     WHERE n.nspname = $1 AND c.relname = $2
+     WHERE n.nspname = $1::text AND c.relname = $2::text
 ),
 tree(relid, depth) AS (
     SELECT oid, 0 FROM tbl
@@ -23,7 +23,7 @@ tree(relid, depth) AS (
 )
 SELECT tbl.oid AS relid,
        array_to_string(ARRAY(
-           SELECT format('ALTER PUBLICATION %I DROP TABLE %s%I.%I', $3,
+           SELECT format('ALTER PUBLICATION %I DROP TABLE %s%I.%I', $3::text,
                          CASE WHEN c.relkind = 'p' THEN '' ELSE 'ONLY ' END,
                          n.nspname, c.relname)
              FROM tree t
@@ -31,6 +31,6 @@ SELECT tbl.oid AS relid,
              JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
             WHERE EXISTS (SELECT FROM pg_catalog.pg_publication_rel pr
                             JOIN pg_catalog.pg_publication p ON p.oid = pr.prpubid
-                           WHERE p.pubname = $3 AND pr.prrelid = c.oid)
+                           WHERE p.pubname = $3::text AND pr.prrelid = c.oid)
             ORDER BY t.depth DESC, n.nspname, c.relname), '; ') AS ddl
   FROM tbl

@@ -31,7 +31,7 @@ tbl AS (
     SELECT c.oid, c.relkind, c.relispartition
       FROM pg_catalog.pg_class c
       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-     WHERE n.nspname = $1 AND c.relname = $2
+     WHERE n.nspname = $1::text AND c.relname = $2::text
 ),
 tree(relid, depth) AS (
     SELECT oid, 0 FROM tbl
@@ -43,7 +43,7 @@ members AS (
     SELECT c.oid, c.relkind, c.relreplident, c.relname, n.nspname, t.depth,
            EXISTS (SELECT FROM pg_catalog.pg_publication_rel pr
                      JOIN pg_catalog.pg_publication p ON p.oid = pr.prpubid
-                    WHERE p.pubname = $3 AND pr.prrelid = c.oid) AS published,
+                    WHERE p.pubname = $3::text AND pr.prrelid = c.oid) AS published,
            c.relkind = 'p'                                   -- holds no rows itself
            OR c.relreplident = 'f'
            OR (c.relreplident = 'd' AND EXISTS (SELECT FROM pg_catalog.pg_index x
@@ -56,7 +56,7 @@ members AS (
       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 ),
 pub AS (
-    SELECT p.* FROM pg_catalog.pg_publication p WHERE p.pubname = $3
+    SELECT p.* FROM pg_catalog.pg_publication p WHERE p.pubname = $3::text
 )
 SELECT tbl.oid AS relid,
        tbl.relkind::text AS relkind,
@@ -101,10 +101,10 @@ SELECT tbl.oid AS relid,
        array_to_string(
            CASE WHEN NOT EXISTS (SELECT FROM pub)
                 THEN ARRAY[format('CREATE PUBLICATION %I WITH (publish = ''insert, update, '
-                                  'delete, truncate'', publish_via_partition_root = true)', $3)]
+                                  'delete, truncate'', publish_via_partition_root = true)', $3::text)]
                 ELSE '{}'::text[] END
            || CASE WHEN coalesce((SELECT puballtables FROM pub), false) THEN '{}'::text[]
-                   ELSE ARRAY(SELECT format('ALTER PUBLICATION %I ADD TABLE %s%I.%I', $3,
+                   ELSE ARRAY(SELECT format('ALTER PUBLICATION %I ADD TABLE %s%I.%I', $3::text,
                                             CASE WHEN m.relkind = 'p' THEN '' ELSE 'ONLY ' END,
                                             m.nspname, m.relname)
                                 FROM members m
