@@ -31,12 +31,14 @@
  * set ready (pgw_pgoutput_next()) and freeing it (no index: matching is
  * bench-index's). A pass decodes about 50,000 rows (PGW_BENCH_ROWS); each
  * case runs 11 passes (PGW_BENCH_PASSES) over the same bytes, without and
- * with value columns interleaved (a decoder each), and prints the fastest, the one least disturbed by the other processes
- * of a shared machine (the code is CPU-bound: what slows a pass is
- * someone else's time slice), as messages/s (pgoutput messages: Begin, Commit and the
- * changes), rows/s, MB/s of the frames (what PQgetCopyData hands over,
- * 25 bytes of XLogData header each, in 10^6 bytes), ns per row and write
- * sets/s. The first pass is checked: every row counted, no error or reset.
+ * with value columns interleaved (a decoder each), and prints the fastest
+ * pass, the one least disturbed by the other processes of a shared machine
+ * (the code is CPU-bound: what slows a pass is someone else's time slice),
+ * as messages/s (pgoutput messages: Begin, Commit and the changes),
+ * rows/s, MB/s of the frames (what PQgetCopyData hands over, 25 bytes of
+ * XLogData header each, in 10^6 bytes), ns per row and write sets/s. The
+ * first pass is checked: every row and transaction counted, no error,
+ * reset or degraded transaction.
  * SPDX-License-Identifier: MIT
  */
 #include <stdbool.h>

@@ -33,8 +33,10 @@
  * temporary slot, so no round's WAL is kept for the next one. Every round
  * starts with a CHECKPOINT.
  *
- * Prints every round's TPS, the medians per source and their ratios to
- * no source. On Linux each round also says where the CPU went, per
+ * Prints every round's TPS and its ratio to that round's no source, the
+ * medians per source with their ratios to no source, and the median of
+ * each source's per-round ratios (steadier when the load of a shared
+ * machine drifts between rounds). On Linux each round also says where the CPU went, per
  * transaction: the backends that served pgbench (what the postmaster
  * reaped, less the source's own process), the source's server process
  * (the walsender, or the LISTEN backend), the listener (this process) and
@@ -304,13 +306,24 @@ int main(void)
         }
     }
     set_source(b.c, NONE);
-    double med[N_SOURCES];
+    /* The load of a shared machine drifts between rounds: each round's
+     * ratio compares sources that ran seconds apart. */
+    double ratio[N_SOURCES][MAX_ROUNDS];
+    for (source s = STREAM_DEFAULT; s < N_SOURCES; s++)
+        for (int k = 0; k < rounds; k++)
+            ratio[s][k] = tps[s][k] / tps[NONE][k];
+    double med[N_SOURCES]; /* sorts tps[s] */
     for (source s = NONE; s < N_SOURCES; s++)
         med[s] = bench_median(tps[s], (size_t)rounds);
     printf("median: no source %.0f tps; stream DEFAULT %.0f tps, ratio %.2f (target >= 0.90); "
            "stream FULL %.0f tps, ratio %.2f (target >= 0.85); triggers %.0f tps, ratio %.2f\n",
            med[NONE], med[STREAM_DEFAULT], med[STREAM_DEFAULT] / med[NONE], med[STREAM_FULL],
            med[STREAM_FULL] / med[NONE], med[TRIGGERS], med[TRIGGERS] / med[NONE]);
+    printf("median of the rounds' own ratios: stream DEFAULT %.2f, stream FULL %.2f, triggers "
+           "%.2f\n",
+           bench_median(ratio[STREAM_DEFAULT], (size_t)rounds),
+           bench_median(ratio[STREAM_FULL], (size_t)rounds),
+           bench_median(ratio[TRIGGERS], (size_t)rounds));
     unlink(b.log);
     pgw_pq_listener_free(b.l);
     pgw_index_free(b.idx);

@@ -247,7 +247,8 @@ int main(void)
         char *v = NULL;
         postmaster_pid = bench_parent_pid(PQbackendPID(c));
         PGresult *r = PQexec(c, "SELECT pid FROM pg_stat_activity "
-                      "WHERE application_name = 'pgwitness-listener' AND datname = current_database()");
+                                "WHERE application_name = 'pgwitness-listener' "
+                                "AND datname = current_database()");
         if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
             v = PQgetvalue(r, 0, 0);
         listen_backend_pid = v ? atol(v) : 0;
