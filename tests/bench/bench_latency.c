@@ -335,23 +335,9 @@ int main(void)
                  "\"bench_latency\",\"columns\":[\"id\",\"v\"],\"filters\":[{\"column\":\"id\","
                  "\"op\":\"eq\",\"values\":[\"%d\"]}]}],\"result_ids\":[\"%d\"]}",
                  b.db, i, i, i);
-        pgw_deps *d = NULL;
-        pgw_runner_id runner;
-        if (pgw_deps_from_json(&d, json, strlen(json), &err) != PGW_OK ||
-            pgw_index_register(&runner, b.idx, d, &err) != PGW_OK) {
-            fprintf(stderr, "bench-latency: %s\n", err.message);
-            return 1;
-        }
-        pgw_deps_free(d);
+        bench_subscribe(b.idx, json);
     }
-    pgw_pq_listener_options o = PGW_PQ_LISTENER_OPTIONS_INIT;
-    o.index = b.idx;
-    o.on_write = on_write;
-    o.idle_timeout_ms = 0;
-    if (pgw_pq_listener_new(&b.l, &o, &err) != PGW_OK) {
-        fprintf(stderr, "bench-latency: %s\n", err.message);
-        return 1;
-    }
+    b.l = bench_listener_new(b.idx, on_write, NULL);
 
     printf("commit -> runner dirty: %d single-row UPDATEs per second for %d s per run; "
            "latency = t_dirty - t_commit (t_commit: the writer's clock as soon as its "

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench_pq.h"
 #include "bench_util.h"
@@ -16,6 +17,52 @@ void bench_drain(pgw_index *idx)
     pgw_dirty d;
     while (idx && pgw_index_pop_dirty(&d, idx) == PGW_OK)
         pgw_index_ack_unknown(idx, d.runner, NULL);
+}
+
+pgw_pq_listener *bench_listener_new(pgw_index *idx,
+                                    void (*on_write)(pgw_pq_tenant_id, const pgw_write *,
+                                                     void *),
+                                    void *userdata)
+{
+    pgw_pq_listener_options o = PGW_PQ_LISTENER_OPTIONS_INIT;
+    o.index = idx;
+    o.on_write = on_write;
+    o.userdata = userdata;
+    o.idle_timeout_ms = 0;
+    pgw_pq_listener *l = NULL;
+    pgw_error err;
+    if (pgw_pq_listener_new(&l, &o, &err) != PGW_OK) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        exit(1);
+    }
+    return l;
+}
+
+pgw_runner_id bench_subscribe(pgw_index *idx, const char *json)
+{
+    pgw_deps *d = NULL;
+    pgw_runner_id r = 0;
+    pgw_error err;
+    if (pgw_deps_from_json(&d, json, strlen(json), &err) != PGW_OK ||
+        pgw_index_register(&r, idx, d, &err) != PGW_OK) {
+        fprintf(stderr, "bench: subscribing %s: %s\n", json, err.message);
+        exit(1);
+    }
+    pgw_deps_free(d);
+    return r;
+}
+
+void bench_subscribe_tables(pgw_index *idx, const char *db, const char *const *tables,
+                            size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char json[512];
+        snprintf(json, sizeof json,
+                 "{\"scope\":{\"project\":\"b\",\"tenant\":\"t\",\"database\":\"%s\"},"
+                 "\"query\":\"q%zu\",\"tables\":[{\"schema\":\"public\",\"table\":\"%s\"}]}",
+                 db, i, tables[i]);
+        bench_subscribe(idx, json);
+    }
 }
 
 pgw_pq_tenant_id bench_tenant_open(pgw_pq_listener *l, pgw_index *idx, bench_source src,

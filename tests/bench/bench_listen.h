@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pgwitness/pgwitness-pq.h"
@@ -37,6 +38,22 @@ long bench_tenant_backend(const pgw_pq_listener *l, pgw_pq_tenant_id t);
  * gone, reaped by the postmaster: its CPU is then in the postmaster's
  * children's, and a temporary slot is dropped. False when it did not go. */
 bool bench_tenant_close(pgw_pq_listener *l, pgw_pq_tenant_id t, long backend);
+
+/* A listener feeding idx that never closes an idle tenant, with on_write
+ * (may be NULL) called with userdata; exits 1 on failure. */
+pgw_pq_listener *bench_listener_new(pgw_index *idx,
+                                    void (*on_write)(pgw_pq_tenant_id, const pgw_write *,
+                                                     void *),
+                                    void *userdata);
+
+/* Registers the subscription a dependency declaration (JSON, inval.h)
+ * describes; exits 1 when it does not parse or register. */
+pgw_runner_id bench_subscribe(pgw_index *idx, const char *json);
+
+/* One subscription per table (public.<table>, scope {"b", "t", db}), a
+ * query reading the whole table. */
+void bench_subscribe_tables(pgw_index *idx, const char *db, const char *const *tables,
+                            size_t n);
 
 /* Takes every dirty runner of idx and acknowledges it with unknown IDs:
  * what a host does once it has rerun the subscription. */

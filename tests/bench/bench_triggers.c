@@ -215,23 +215,8 @@ int main(void)
 
     ctx x = {NULL, NULL, 0};
     pgw_index_new(&x.idx, NULL, NULL);
-    for (int i = 0; i < 4; i++) {
-        char json[512];
-        snprintf(json, sizeof json,
-                 "{\"scope\":{\"project\":\"b\",\"tenant\":\"t\",\"database\":\"%s\"},"
-                 "\"query\":\"q%d\",\"tables\":[{\"schema\":\"public\",\"table\":\"%s\"}]}",
-                 db, i, TABLES[i]);
-        pgw_deps *d = NULL;
-        pgw_runner_id r;
-        pgw_deps_from_json(&d, json, strlen(json), NULL);
-        pgw_index_register(&r, x.idx, d, NULL);
-        pgw_deps_free(d);
-    }
-    pgw_pq_listener_options o = PGW_PQ_LISTENER_OPTIONS_INIT;
-    o.index = x.idx;
-    o.on_write = on_write;
-    o.userdata = &x;
-    pgw_pq_listener_new(&x.l, &o, NULL);
+    bench_subscribe_tables(x.idx, db, TABLES, 4);
+    x.l = bench_listener_new(x.idx, on_write, &x);
     pgw_scope scope = {"b", "t", db};
     pgw_pq_tenant_id t;
     pgw_pq_listener_add_tenant(&t, x.l, &scope, "dbname=pgw_bench_triggers", NULL);
