@@ -46,9 +46,13 @@
  * same cores the writers use.
  *
  * PGW_BENCH_SECONDS and PGW_BENCH_ROUNDS override the defaults (8 s, 3
- * rounds). bench-triggers keeps its own comparison (the triggers against
- * none, and the floor of any PL/pgSQL statement trigger); this one puts
- * the stream beside them.
+ * rounds). A program of its own rather than more rounds of bench-triggers:
+ * the stream needs what would change the workload bench-triggers has
+ * always measured (a primary key on pgbench_history, replica identities,
+ * a publication, a slot per round), and bench-triggers' rounds (none, the
+ * triggers, only pg_notify, the floor of any PL/pgSQL statement trigger)
+ * keep their meaning and their length; the triggers run here too, so the
+ * two sources compare in one run.
  * SPDX-License-Identifier: MIT
  */
 #define _DEFAULT_SOURCE
