@@ -28,10 +28,14 @@
  * Both threads read one clock. t_dirty can precede t_commit (counted as
  * "early"): the listener can be told of the commit before the writer's
  * thread has run again. Also printed: the latency from just before the
- * writer sent the UPDATE, an upper bound that includes executing it.
+ * writer sent the UPDATE, an upper bound that includes executing it; which
+ * write had the maximum (a stall of the machine shows as a run of late
+ * writes around it); and the writes the writer started over one period
+ * late ("late": the writer, not the source, fell behind the rate).
  *
  * Runs, each PGW_BENCH_SECONDS (default 5) at PGW_BENCH_RATE (default 1000)
- * writes/s, the triggers then the stream for each setting:
+ * writes/s after 100 ms of writes not counted (the tenant's first writes),
+ * the triggers then the stream for each setting:
  *   synchronous_commit = on  for the writer (SET in its session), with the
  *                            server's wal_writer_delay at 10 ms and 200 ms
  *   synchronous_commit = off the same
@@ -83,17 +87,18 @@ static void on_write(pgw_pq_tenant_id t, const pgw_write *w, void *ud)
     if (pgw_write_to_json(&json, NULL, w, NULL) != PGW_OK)
         return;
     const char *v = strstr(json, "\"new\":[{\"v\":\"");
-    if (v) {
-        long k = atol(v + 13);
-        if (k >= 0 && k < r->n) {
-            /* Confirm the runner is marked, then take it, as a host would. */
-            pgw_dirty d;
-            while (pgw_index_pop_dirty(&d, r->idx) == PGW_OK) {
-                r->t_marked[k] = now;
-                pgw_index_ack_unknown(r->idx, d.runner, NULL);
-            }
-            atomic_fetch_add(&r->seen, 1);
-        }
+    /* Confirm the runner is marked, then take it, as a host would. */
+    bool marked = false;
+    pgw_dirty d;
+    while (pgw_index_pop_dirty(&d, r->idx) == PGW_OK) {
+        marked = true;
+        pgw_index_ack_unknown(r->idx, d.runner, NULL);
+    }
+    long k = v ? atol(v + 13) : -1;
+    if (k >= 0 && k < r->n) {
+        if (marked)
+            r->t_marked[k] = now;
+        atomic_fetch_add(&r->seen, 1);
     }
     pgw_free(json);
 }
@@ -160,6 +165,7 @@ static void restore_wal_writer_delay(void)
 
 typedef struct figures {
     size_t marked, early;
+    long max_at; /* the write of the maximum, counted from the first measured one */
     long late;
     double rate;
     double p50, p90, p99, max;     /* from the commit acknowledgement, ms */
@@ -215,7 +221,8 @@ static figures run_one(bench *b, bench_source src, const char *sync)
 
     run r;
     memset(&r, 0, sizeof r);
-    r.n = (long)b->rate * b->seconds;
+    long warm = b->rate / 10; /* 100 ms of writes, not counted */
+    r.n = warm + (long)b->rate * b->seconds;
     r.idx = b->idx;
     r.t_sent = calloc((size_t)r.n, sizeof *r.t_sent);
     r.t_acked = calloc((size_t)r.n, sizeof *r.t_acked);
@@ -233,7 +240,7 @@ static figures run_one(bench *b, bench_source src, const char *sync)
         uint64_t due = start + (uint64_t)k * period;
         if (bench_now_ns() < due)
             sleep_until(due);
-        else if (bench_now_ns() > due + period)
+        else if (bench_now_ns() > due + period && k >= warm)
             f.late++;
         snprintf(sql, sizeof sql, "UPDATE bench_latency SET v = %ld WHERE id = %ld", k,
                  k % ROWS + 1);
@@ -253,14 +260,16 @@ static figures run_one(bench *b, bench_source src, const char *sync)
 
     double *from_ack = calloc((size_t)r.n, sizeof(double));
     double *from_sent = calloc((size_t)r.n, sizeof(double));
-    for (long k = 0; k < r.n; k++) {
+    for (long k = warm; k < r.n; k++) {
         if (!r.t_marked[k])
             continue;
         from_ack[f.marked] = ((double)r.t_marked[k] - (double)r.t_acked[k]) / 1e6;
         from_sent[f.marked] = ((double)r.t_marked[k] - (double)r.t_sent[k]) / 1e6;
         f.early += from_ack[f.marked] < 0;
-        if (from_ack[f.marked] > f.max)
+        if (from_ack[f.marked] > f.max) {
             f.max = from_ack[f.marked];
+            f.max_at = k - warm;
+        }
         f.marked++;
     }
     if (f.marked) {
@@ -275,9 +284,9 @@ static figures run_one(bench *b, bench_source src, const char *sync)
     free(r.t_sent);
     free(r.t_acked);
     free(r.t_marked);
-    if (f.marked != (size_t)r.n)
+    if (f.marked != (size_t)(r.n - warm))
         fprintf(stderr, "bench-latency: %s: only %zu of %ld writes marked a runner\n",
-                SOURCE_NAME[src], f.marked, r.n);
+                SOURCE_NAME[src], f.marked, r.n - warm);
     return f;
 }
 
@@ -344,8 +353,10 @@ int main(void)
            "autocommit UPDATE returned; t_dirty: the listener thread's clock on entering "
            "on_write, right after pgw_index_match marked the row's runner), in ms\n",
            b.rate, b.seconds);
-    printf("  synchronous_commit, wal_writer_delay, source: from the commit p50 p90 p99 max | "
-           "from sending p50 p99 | marked, early, achieved rate\n");
+    printf("  synchronous_commit, wal_writer_delay, source: from the commit p50 p90 p99 max "
+           "(#write) | from sending p50 p99 | marked, early, achieved rate, late writes; after "
+           "%d writes of warm-up per run, not counted\n",
+           b.rate / 10);
     static const char *const delays[] = {"10ms", "200ms"};
     static const char *const syncs[] = {"on", "off"};
     figures fig[2][2][2]; /* [sync][delay][source] */
@@ -363,9 +374,10 @@ int main(void)
                 figures *f = &fig[s][d][src];
                 *f = run_one(&b, (bench_source)src, syncs[s]);
                 complete &= f->marked == (size_t)b.rate * (size_t)b.seconds;
-                printf("  %-3s %-5s %-8s  p50 %7.3f  p90 %7.3f  p99 %7.3f  max %7.3f | "
+                printf("  %-3s %-5s %-8s  p50 %7.3f  p90 %7.3f  p99 %7.3f  max %7.3f (#%ld) | "
                        "%7.3f %7.3f | %zu/%ld, %zu early, %.0f/s, %ld late\n",
                        syncs[s], delay, SOURCE_NAME[src], f->p50, f->p90, f->p99, f->max,
+                       f->max_at,
                        f->s50, f->s99, f->marked, (long)b.rate * b.seconds, f->early, f->rate,
                        f->late);
                 fflush(stdout);
