@@ -26,10 +26,8 @@
  * SPDX-License-Identifier: MIT
  */
 #define _DEFAULT_SOURCE
-#include <fcntl.h>
 #include <libpq-fe.h>
 #include <poll.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,89 +35,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench_listen.h"
 #include "bench_pq.h"
 #include "bench_util.h"
 #include "pgwitness/pgwitness-pq.h"
 
-extern char **environ;
-
 static const char *const TABLES[] = {"pgbench_accounts", "pgbench_tellers", "pgbench_branches",
                                      "pgbench_history"};
-
-static const char *pgbench_path(void)
-{
-    static char path[512];
-    const char *dir = getenv("PGW_PG_BINDIR");
-    snprintf(path, sizeof path, "%s%spgbench", dir ? dir : "", dir ? "/" : "");
-    return path;
-}
-
-static pid_t spawn(char *const *args, const char *log)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid;
-    if (posix_spawnp(&pid, args[0], &fa, NULL, args, environ) != 0) {
-        fprintf(stderr, "bench-triggers: cannot run %s\n", args[0]);
-        exit(1);
-    }
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
-}
-
-/* TPS and transactions of a pgbench log. */
-static double tps_of(const char *log, long *tx)
-{
-    FILE *f = fopen(log, "r");
-    char line[512];
-    double tps = -1;
-    *tx = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        if (strncmp(line, "tps = ", 6) == 0)
-            tps = atof(line + 6);
-        else if (strncmp(line, "number of transactions actually processed: ", 43) == 0)
-            *tx = atol(line + 43);
-    }
-    if (f)
-        fclose(f);
-    return tps;
-}
-
-/* CPU seconds of a process from /proc/<pid>/stat: its own (utime + stime)
- * or its reaped children's (cutime + cstime); 0 when unknown. */
-static double proc_cpu(long pid, bool children)
-{
-#ifdef __linux__
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = pid > 0 ? fopen(path, "r") : NULL;
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f)
-        fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* the command name may hold anything */
-    double t[4];
-    /* fields after the name: state ppid ... utime(14) stime cutime cstime */
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lf %lf %lf %lf", &t[0],
-                     &t[1], &t[2], &t[3]) != 4)
-        return 0;
-    return (children ? t[2] + t[3] : t[0] + t[1]) / (double)sysconf(_SC_CLK_TCK);
-#else
-    (void)pid;
-    (void)children;
-    return 0;
-#endif
-}
-
-static double rusage_cpu(int who)
-{
-    struct rusage ru;
-    getrusage(who, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec / 1e6;
-}
 
 /* Where a round's CPU went: seconds, cumulative. */
 typedef struct cpu {
@@ -130,8 +52,8 @@ static long postmaster_pid, listen_backend_pid;
 
 static cpu cpu_now(void)
 {
-    cpu c = {proc_cpu(postmaster_pid, true), proc_cpu(listen_backend_pid, false),
-             rusage_cpu(RUSAGE_SELF), rusage_cpu(RUSAGE_CHILDREN)};
+    cpu c = {bench_proc_cpu(postmaster_pid, true), bench_proc_cpu(listen_backend_pid, false),
+             bench_rusage_cpu(RUSAGE_SELF), bench_rusage_cpu(RUSAGE_CHILDREN)};
     return c;
 }
 
@@ -165,15 +87,6 @@ static void on_write(pgw_pq_tenant_id t, const pgw_write *w, void *ud)
     ((ctx *)ud)->notifications++;
 }
 
-/* Drains the index as a host would: take every dirty runner, "rerun"
- * it (nothing), acknowledge. */
-static void drain(pgw_index *idx)
-{
-    pgw_dirty d;
-    while (pgw_index_pop_dirty(&d, idx) == PGW_OK)
-        pgw_index_ack_unknown(idx, d.runner, NULL);
-}
-
 static void serve(ctx *x, int ms)
 {
     pgw_pq_listener_socket sk[2];
@@ -191,7 +104,7 @@ static void serve(ctx *x, int ms)
                 pgw_pq_listener_process(x->l, p[i].fd, PGW_PQ_WAIT_READ | PGW_PQ_WAIT_WRITE,
                                         NULL);
     pgw_pq_listener_tick(NULL, x->l, NULL);
-    drain(x->idx);
+    bench_drain(x->idx);
 }
 
 /* One pgbench round while the listener serves. */
@@ -200,9 +113,9 @@ static round run_round(ctx *x, const char *db, int seconds, const char *log)
     cpu c0 = cpu_now();
     char secs[16];
     snprintf(secs, sizeof secs, "%d", seconds);
-    char *args[] = {(char *)pgbench_path(), "-n", "-c", "4", "-j", "2", "-T", secs, (char *)db,
-                    NULL};
-    pid_t pid = spawn(args, log);
+    char *args[] = {(char *)bench_pgbench_path(), "-n", "-c", "4", "-j", "2", "-T", secs,
+                    (char *)db, NULL};
+    pid_t pid = bench_spawn(args, log);
     int st;
     while (waitpid(pid, &st, WNOHANG) == 0)
         serve(x, 20);
@@ -214,7 +127,7 @@ static round run_round(ctx *x, const char *db, int seconds, const char *log)
         serve(x, 5);
     cpu c1 = cpu_now();
     round r;
-    r.tps = tps_of(log, &r.tx);
+    r.tps = bench_pgbench_tps(log, &r.tx);
     r.used.server = c1.server - c0.server;
     r.used.listen_backend = c1.listen_backend - c0.listen_backend;
     r.used.listener = c1.listener - c0.listener;
@@ -277,10 +190,8 @@ int main(void)
     char log[128];
     snprintf(log, sizeof log, "/tmp/pgw-bench-triggers-%ld.log", (long)getpid());
     {
-        char *args[] = {(char *)pgbench_path(), "-i", "-q", "-s", "10", (char *)db, NULL};
-        int st;
-        waitpid(spawn(args, log), &st, 0);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        char *args[] = {(char *)bench_pgbench_path(), "-i", "-q", "-s", "10", (char *)db, NULL};
+        if (!bench_wait(bench_spawn(args, log))) {
             fprintf(stderr, "bench-triggers: pgbench -i failed, see %s\n", log);
             return 1;
         }
@@ -304,23 +215,8 @@ int main(void)
 
     ctx x = {NULL, NULL, 0};
     pgw_index_new(&x.idx, NULL, NULL);
-    for (int i = 0; i < 4; i++) {
-        char json[512];
-        snprintf(json, sizeof json,
-                 "{\"scope\":{\"project\":\"b\",\"tenant\":\"t\",\"database\":\"%s\"},"
-                 "\"query\":\"q%d\",\"tables\":[{\"schema\":\"public\",\"table\":\"%s\"}]}",
-                 db, i, TABLES[i]);
-        pgw_deps *d = NULL;
-        pgw_runner_id r;
-        pgw_deps_from_json(&d, json, strlen(json), NULL);
-        pgw_index_register(&r, x.idx, d, NULL);
-        pgw_deps_free(d);
-    }
-    pgw_pq_listener_options o = PGW_PQ_LISTENER_OPTIONS_INIT;
-    o.index = x.idx;
-    o.on_write = on_write;
-    o.userdata = &x;
-    pgw_pq_listener_new(&x.l, &o, NULL);
+    bench_subscribe_tables(x.idx, db, TABLES, 4);
+    x.l = bench_listener_new(x.idx, on_write, &x);
     pgw_scope scope = {"b", "t", db};
     pgw_pq_tenant_id t;
     pgw_pq_listener_add_tenant(&t, x.l, &scope, "dbname=pgw_bench_triggers", NULL);
@@ -334,21 +230,10 @@ int main(void)
     {
         /* The processes whose CPU the rounds count (Linux). */
         char *v = NULL;
-        PGresult *r = PQexec(c, "SELECT pg_backend_pid()");
-        long me = PQresultStatus(r) == PGRES_TUPLES_OK ? atol(PQgetvalue(r, 0, 0)) : 0;
-        PQclear(r);
-        char path[64], buf[1024];
-        snprintf(path, sizeof path, "/proc/%ld/stat", me);
-        FILE *f = me > 0 ? fopen(path, "r") : NULL;
-        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-        if (f)
-            fclose(f);
-        buf[n] = '\0';
-        const char *p = strrchr(buf, ')');
-        if (p && sscanf(p + 2, "%*c %ld", &postmaster_pid) != 1)
-            postmaster_pid = 0;
-        r = PQexec(c, "SELECT pid FROM pg_stat_activity "
-                      "WHERE application_name = 'pgwitness-listener' AND datname = current_database()");
+        postmaster_pid = bench_parent_pid(PQbackendPID(c));
+        PGresult *r = PQexec(c, "SELECT pid FROM pg_stat_activity "
+                                "WHERE application_name = 'pgwitness-listener' "
+                                "AND datname = current_database()");
         if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
             v = PQgetvalue(r, 0, 0);
         listen_backend_pid = v ? atol(v) : 0;

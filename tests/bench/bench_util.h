@@ -12,6 +12,9 @@
 
 /* Monotonic clock in nanoseconds. */
 uint64_t bench_now_ns(void);
+/* CPU time of the calling thread in nanoseconds (CLOCK_THREAD_CPUTIME_ID):
+ * what it ran, without the time slices other processes had. */
+uint64_t bench_thread_cpu_ns(void);
 /* Installs a counting allocator through pgw_set_allocator. */
 void bench_count_allocs(void);
 /* Allocation calls (malloc + realloc) since bench_count_allocs. */
