@@ -248,7 +248,11 @@ static pgw_pgoutput *decoder(bool full, bool values)
         pgw_pgoutput_add_target(d, ORDERS, "public", "orders", key, 1, values ? ov : NULL,
                                 values ? 2 : 0, &e) != PGW_OK ||
         pgw_pgoutput_add_target(d, LINES, "public", "order_lines", key, 1, values ? lv : NULL,
-                                values ? 2 : 0, &e) != PGW_OK) {
+                                values ? 2 : 0, &e) != PGW_OK ||
+        /* Under FULL the stream declares the tables' old tuples full rows,
+         * so that 'O' tuples give changed columns and old values. */
+        (full && (pgw_pgoutput_set_full_rows(d, ORDERS, true, &e) != PGW_OK ||
+                  pgw_pgoutput_set_full_rows(d, LINES, true, &e) != PGW_OK))) {
         fprintf(stderr, "bench-pgoutput: %s\n", e.message);
         exit(1);
     }

@@ -58,34 +58,10 @@ uint64_t bench_wal_insert_lsn(PGconn *c)
 void bench_stream_unwatch(PGconn *c, const char *schema, const char *table)
 {
     pgw_error err;
-    if (pgw_pq_stream_unwatch_table(NULL, c, schema, table, NULL, &err) == PGW_OK)
-        return;
-    /* pgw_pq_stream_unwatch_table() fails on PostgreSQL 15 with "could not
-     * determine data type of parameter $3" (stream_unwatch.sql passes the
-     * untyped publication parameter to format() first): do what it would,
-     * but for the configuration message, which no running stream needs
-     * here (the benchmarks unwatch with no stream tenant). The value
-     * columns it records stay; the next watch sets them again. */
-    if (!strstr(err.message, "could not determine data type of parameter")) {
+    if (pgw_pq_stream_unwatch_table(NULL, c, schema, table, NULL, &err) < 0) {
         fprintf(stderr, "bench: stream unwatch %s.%s: %s\n", schema, table, err.message);
         exit(1);
     }
-    const char *params[3] = {schema, table, PGW_PQ_DEFAULT_PUBLICATION};
-    PGresult *r = PQexecParams(
-        c,
-        "SELECT format('ALTER PUBLICATION %I DROP TABLE ONLY %I.%I', $3::text, $1::text, "
-        "$2::text) FROM pg_catalog.pg_publication_rel pr "
-        "JOIN pg_catalog.pg_publication p ON p.oid = pr.prpubid "
-        "WHERE p.pubname = $3 AND pr.prrelid = format('%I.%I', $1::text, $2::text)::regclass",
-        3, NULL, params, NULL, NULL, 0);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        fprintf(stderr, "bench: stream unwatch %s.%s: %s", schema, table,
-                PQresultErrorMessage(r));
-        exit(1);
-    }
-    if (PQntuples(r) == 1)
-        bench_exec(c, PQgetvalue(r, 0, 0));
-    PQclear(r);
 }
 
 const char *bench_pgbench_path(void)

@@ -23,9 +23,8 @@ const char *bench_value(PGconn *c, const char *sql, char *buf, size_t cap);
 /* pg_current_wal_insert_lsn() on c: how far c's transactions wrote. */
 uint64_t bench_wal_insert_lsn(PGconn *c);
 
-/* Stops watching schema.table for the stream (default publication), with
- * pgw_pq_stream_unwatch_table(); where that fails, by dropping the table
- * from the publication itself (see bench_pq.c). Exits 1 on failure. */
+/* Unwatches a table for the stream (pgw_pq_stream_unwatch_table()). Exits
+ * 1 on failure. */
 void bench_stream_unwatch(PGconn *c, const char *schema, const char *table);
 
 /* The pgbench of the server under test: $PGW_PG_BINDIR/pgbench, else the
