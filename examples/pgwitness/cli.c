@@ -272,6 +272,30 @@ bool cli_check_text(const cli *c, const char *option, const char *value, size_t 
     return false;
 }
 
+bool cli_check_slot(const cli *c, const char *option, const char *name)
+{
+    size_t len = strlen(name);
+    if (len >= 1 && len <= 63 &&
+        strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") == len)
+        return true;
+    cli_usage(c, "%s%s'%s' is not a replication slot name (1 to 63 bytes of a-z, 0-9 and _)",
+              option ? option : "", option ? ": " : "", name);
+    return false;
+}
+
+const char *cli_result_message(char *out, size_t size, const PGresult *r)
+{
+    snprintf(out, size, "%s", r ? PQresultErrorMessage(r) : "out of memory");
+    out[strcspn(out, "\n")] = '\0';
+    return out;
+}
+
+bool cli_untyped_parameter(int rc, const pgw_error *err)
+{
+    return rc == PGW_EPG &&
+           (strcmp(err->sqlstate, "42P18") == 0 || strcmp(err->sqlstate, "42P08") == 0);
+}
+
 const char *cli_file_name(const char *path)
 {
     return strcmp(path, "-") == 0 ? "standard input" : path;

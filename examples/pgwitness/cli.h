@@ -79,6 +79,29 @@ const char *cli_ident(char *out, size_t size, const char *name);
  * `max` bytes; reports a usage error and returns false otherwise. */
 bool cli_check_text(const cli *c, const char *option, const char *value, size_t max);
 
+/* Checks a replication slot's name as PostgreSQL allows it (1..63 bytes
+ * of a-z, 0-9 and _: ReplicationSlotValidateName), before connecting;
+ * reports a usage error naming `option` (NULL for none) and returns false
+ * otherwise. */
+bool cli_check_slot(const cli *c, const char *option, const char *name);
+
+/* The first line of a failed query's message (r NULL: out of memory),
+ * for "doing X: message". Returns out. */
+const char *cli_result_message(char *out, size_t size, const PGresult *r);
+
+/* Workaround: whether a library call failed because one of its queries
+ * gives a parameter no type (SQLSTATE 42P18 or 42P08: "could not
+ * determine data type of parameter $N"), as pgw_pq_slots,
+ * pgw_pq_drop_slot and pgw_pq_stream_unwatch_table do in this release;
+ * their callers then fall back to doing what the library documents. */
+bool cli_untyped_parameter(int rc, const pgw_error *err);
+
+/* pgw_pq_slots, with a fallback for a library bug (cmd_slots.c): free
+ * the list with cli_slots_free(list, *lib_owned). */
+int cli_slots(pgw_pq_slot_info **out, size_t *n_out, bool *lib_owned, PGconn *conn,
+              const char *pgw_schema, pgw_error *err);
+void cli_slots_free(pgw_pq_slot_info *slots, bool lib_owned);
+
 /* How messages name a file argument: "standard input" for "-", else the
  * path as given. */
 const char *cli_file_name(const char *path);
@@ -109,6 +132,7 @@ int cmd_prune(cli *c, int argc, char **argv);
 int cmd_decide(cli *c, int argc, char **argv);
 int cmd_watch(cli *c, int argc, char **argv);
 int cmd_unwatch(cli *c, int argc, char **argv);
+int cmd_slots(cli *c, int argc, char **argv);
 
 /* Help texts, printed by --help and `pgwitness help COMMAND`. */
 const char *cli_help(const char *command);

@@ -3,6 +3,7 @@
  * command without reading the code.
  * SPDX-License-Identifier: MIT
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -10,6 +11,7 @@
 static const struct {
     const char *command;
     const char *text;
+    const char *more; /* the rest of a long text, or NULL */
 } helps[] = {
     {"install",
      "usage: pgwitness install [-d CONNINFO] [--schema NAME] [--json]\n"
@@ -17,7 +19,7 @@ static const struct {
      "Creates pgwitness's schema (default \"pgwitness\") or upgrades it to this\n"
      "release's version: the snapshots table, the drop audit table, the trigger\n"
      "function. Safe to run again, and from several sessions at once. Needs\n"
-     "CREATE on the database. Runs in its own transaction.\n"},
+     "CREATE on the database. Runs in its own transaction.\n", NULL},
     {"snapshot",
      "usage: pgwitness snapshot TABLE [--reason R] [--resource ID] [--store]\n"
      "                          [-o FILE] [--json]\n"
@@ -37,7 +39,7 @@ static const struct {
      "With --store, \"stored as snapshot N\" ends the summary (on stderr with\n"
      "--json); an error after the store says the snapshot was stored, and its id.\n"
      "Run ANALYZE on the table first for value profiles; a table never analysed\n"
-     "has names and types but no row estimate and no profiles.\n"},
+     "has names and types but no row estimate and no profiles.\n", NULL},
     {"baseline",
      "usage: pgwitness baseline [--schema PATTERN] [--table PATTERN] [--limit N]\n"
      "                          [--batch N] [--pgw-schema NAME] [--json]\n"
@@ -52,7 +54,7 @@ static const struct {
      "  --batch N         tables per catalog query (default 250)\n"
      "  --pgw-schema NAME pgwitness's own schema (--schema means the pattern here)\n"
      "A PATTERN is UTF-8 of at most 1024 bytes: _ matches one character, % any\n"
-     "run of them, \\ takes the next character literally (\\\\ is a backslash).\n"},
+     "run of them, \\ takes the next character literally (\\\\ is a backslash).\n", NULL},
     {"drop",
      "usage: pgwitness drop TABLE --reason R [--resource ID] [--no-snapshot] [--json]\n"
      "\n"
@@ -66,7 +68,7 @@ static const struct {
      "Reasons pgwitness knows: schema_mismatch_recreate, retain_raw_versions,\n"
      "raw_orphan_cleanup, empty_raw_bloat, manual; any other word is kept as is.\n"
      "PGWITNESS_SNAPSHOTS=0|off|false in the environment (or --no-snapshot)\n"
-     "switches the snapshot off; the drop and its audit row still happen.\n"},
+     "switches the snapshot off; the drop and its audit row still happen.\n", NULL},
     {"history",
      "usage: pgwitness history TABLE | --resource ID [--limit N] [--json]\n"
      "\n"
@@ -74,7 +76,7 @@ static const struct {
      "resource, newest first: id, when, reason, schema hash, columns, rows.\n"
      "The ids are what `pgwitness diff A B` takes. A stored snapshot that does\n"
      "not decode (a newer format, a row edited by hand) is left out with a\n"
-     "warning on stderr naming its id and why.\n"},
+     "warning on stderr naming its id and why.\n", NULL},
     {"diff",
      "usage: pgwitness diff A B [--threshold X] [--json]\n"
      "       pgwitness diff TABLE [--threshold X] [--json]\n"
@@ -88,7 +90,7 @@ static const struct {
      "names (BOM, surrounding spaces, control characters). With --json prints\n"
      "the diff document (keys schema_changed, added, removed, type_changed,\n"
      "reordered, renamed_candidates, profile_changed, name_anomalies, ...).\n"
-     "  --threshold X   rename score needed, 0..1 (default 0.6)\n"},
+     "  --threshold X   rename score needed, 0..1 (default 0.6)\n", NULL},
     {"report",
      "usage: pgwitness report [--since TIMESTAMP] [--resource ID] [--json]\n"
      "\n"
@@ -98,13 +100,13 @@ static const struct {
      "retyped, reordered, mixed); totals, the rate of change, and a timeline\n"
      "per resource. TIMESTAMP is RFC 3339 (2026-11-30T09:00:00Z) or a date.\n"
      "Stored snapshots that do not decode are left out, each with a warning on\n"
-     "stderr naming its id and why.\n"},
+     "stderr naming its id and why.\n", NULL},
     {"prune",
      "usage: pgwitness prune --keep N [--json]\n"
      "\n"
      "Deletes old snapshots: per resource keeps the newest N and every\n"
      "snapshot on either side of a schema change, so each change stays visible\n"
-     "as a pair. Prints how many were removed.\n"},
+     "as a pair. Prints how many were removed.\n", NULL},
     {"decide",
      "usage: pgwitness decide --deps FILE --write FILE [--json]\n"
      "       pgwitness decide --deps FILE --payload FILE [--json]\n"
@@ -129,11 +131,13 @@ static const struct {
      "  pgwitness watch tasks --json | pgwitness decide --batch --deps open.deps.json\n"
      "Blank lines are skipped. A line holds at most 64 MiB with --deps FILE, else\n"
      "128 MiB + 64 bytes (both documents); a longer one is an error line. Input\n"
-     "that cannot be read ends the run with an error line and exit status 1.\n"},
+     "that cannot be read ends the run with an error line and exit status 1.\n", NULL},
     {"watch",
      "usage: pgwitness watch TABLE... [--channel C] [--values COL,...] [--replace]\n"
      "                       [--project P] [--tenant T] [--database D] [--seconds N]\n"
      "                       [--json]\n"
+     "       pgwitness watch TABLE... --source=wal [--slot NAME] [--publication NAME]\n"
+     "                       [--values COL,...] [--replace] [--project P] ...\n"
      "\n"
      "Installs pgwitness's statement triggers on the tables (needs install), all\n"
      "in one transaction (when one table fails, none is changed), and prints each\n"
@@ -154,7 +158,9 @@ static const struct {
      "Ctrl-C, SIGTERM or SIGHUP stops it, and so does output that cannot be\n"
      "written. Status lines go to stderr, the last one counting the write sets\n"
      "and the scope resets seen.\n"
-     "  --channel C       notification channel (default pgwitness)\n"
+     "  --source S        where write sets come from: triggers (the default) or\n"
+     "                    wal, the stream (below)\n"
+     "  --channel C       notification channel (default pgwitness; triggers only)\n"
      "  --values COL,...  also send old/new values of these columns (each must be\n"
      "                    a column of a watched table: the triggers skip others)\n"
      "  --replace         replace triggers installed with another channel or other\n"
@@ -166,22 +172,84 @@ static const struct {
      "  --seconds N       stop after N seconds (default 0: run until interrupted)\n"
      "Every (re)connection first prints a scope reset (op \"reset\"): NOTIFY is\n"
      "not durable, so writes made while not listening are covered by refreshing\n"
-     "all.\n"},
+     "all.\n",
+     /* continued (a C string literal stays under 4095 bytes) */
+     "\n"
+     "--source=wal reads the write-ahead log instead (logical decoding with\n"
+     "pgoutput; needs wal_level = logical, a free replication slot and a role\n"
+     "that may replicate): the tables join a publication (with their\n"
+     "inheritance children; a partitioned table brings its partitions), writers\n"
+     "pay no trigger, and the write sets and their JSON lines are the same. A\n"
+     "table without a primary key, a partition (watch its partitioned table)\n"
+     "and a table whose replica identity would fail writers' UPDATE and DELETE\n"
+     "are refused (exit 1, nothing changed). REPLICA IDENTITY FULL gives the\n"
+     "changed columns of an update and the old values; otherwise both are\n"
+     "unknown. A table already watched for the stream with other value columns\n"
+     "is refused without --replace, as above. The tables stay published after\n"
+     "watch exits; `pgwitness unwatch --source=wal TABLE...` takes them out.\n"
+     "  --slot NAME       a permanent replication slot (1 to 63 bytes of a-z, 0-9\n"
+     "                    and _), made on the first run: a later run resumes where\n"
+     "                    this one stopped and prints what was committed meanwhile,\n"
+     "                    with no scope reset. Without it, a temporary slot, made\n"
+     "                    anew on every connection, each time with a scope reset.\n"
+     "                    A slot keeps WAL while nothing reads it: see `pgwitness\n"
+     "                    slots`, and drop it with `pgwitness slots drop NAME`.\n"
+     "  --publication P   the publication (default pgwitness; made when missing)\n"
+     "Delivery on a permanent slot is at least once: watch confirms what it\n"
+     "printed about every second and once more when it stops; a run that was\n"
+     "killed prints its last writes again when resumed. Status lines say where\n"
+     "streaming starts and whether the scope was reset, a slot that was lost\n"
+     "(dropped, or invalidated by max_slot_wal_keep_size: made again, with a\n"
+     "scope reset), and writes the stream cannot see.\n"},
     {"unwatch",
      "usage: pgwitness unwatch TABLE... [--json]\n"
+     "       pgwitness unwatch TABLE... --source=wal [--publication NAME] [--json]\n"
      "\n"
      "Removes the statement triggers `pgwitness watch` (or a host) installed on\n"
      "the tables (pgwitness_insert, _update, _delete and _truncate), all in one\n"
      "transaction: when one table fails (it does not exist), none is changed.\n"
      "Says for each table whether its triggers were removed or it was not\n"
      "watched. Whoever listens for the tables' writes stops receiving them.\n"
-     "With --json prints [{\"schema\": ..., \"table\": ..., \"removed\": true}, ...].\n"},
+     "With --json prints [{\"schema\": ..., \"table\": ..., \"removed\": true}, ...].\n"
+     "With --source=wal, takes the tables (and their inheritance children) out\n"
+     "of the stream's publication (default pgwitness) and forgets their value\n"
+     "columns, all tables or none; running streams stop reporting them. Slots\n"
+     "stay: `pgwitness slots drop NAME` drops one.\n", NULL},
+    {"slots",
+     "usage: pgwitness slots [--json]\n"
+     "       pgwitness slots drop NAME [--force] [--json]\n"
+     "\n"
+     "Lists the logical replication slots of the database that use pgoutput,\n"
+     "the stream's (`pgwitness watch --source=wal`), each with who made it\n"
+     "(pgwitness: a pgwitness stream's permanent slot; other: anything else,\n"
+     "temporary slots of running streams included), whether a walsender reads\n"
+     "it now, its confirmed position, the WAL it keeps (retained: from its\n"
+     "restart position; lag: from its confirmed position), wal_status and\n"
+     "safe_wal_size (what may still be written before the server invalidates\n"
+     "it, or unbounded without max_slot_wal_keep_size). A slot nothing reads\n"
+     "keeps WAL until it is read or dropped: watch these numbers. With --json,\n"
+     "an array of objects with the exact numbers: name, pgwitness, temporary,\n"
+     "active, active_pid, database, plugin, restart_lsn, confirmed_lsn,\n"
+     "retained_bytes, lag_bytes, wal_status, safe_wal_size (null: unbounded).\n"
+     "\n"
+     "`slots drop NAME` drops a slot, releasing its WAL: a stream that used it\n"
+     "starts on a new slot with a scope reset, and changes since its confirmed\n"
+     "position are not streamed. A slot in use, or that does not exist, is an\n"
+     "error (exit 1). A slot pgwitness did not make (a subscriber's, a\n"
+     "standby's) is refused unless --force: whoever reads it would lose what it\n"
+     "keeps.\n", NULL},
 };
 
 const char *cli_help(const char *command)
 {
-    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++)
-        if (strcmp(helps[i].command, command) == 0)
+    static char joined[8192];
+    for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++) {
+        if (strcmp(helps[i].command, command) != 0)
+            continue;
+        if (!helps[i].more)
             return helps[i].text;
+        snprintf(joined, sizeof joined, "%s%s", helps[i].text, helps[i].more);
+        return joined;
+    }
     return "no help for this command\n";
 }

@@ -34,6 +34,10 @@ static const char *const overview =
     "  decide                  decide whether a write must refresh a subscription\n"
     "  watch TABLE...          install triggers, print each write set as it arrives\n"
     "  unwatch TABLE...        remove the triggers watch installed\n"
+    "                          (both with --source=wal: the stream, logical decoding\n"
+    "                          of a publication, instead of the triggers)\n"
+    "  slots                   the stream's replication slots and the WAL they keep\n"
+    "  slots drop NAME         drop a replication slot, releasing its WAL\n"
     "\n"
     "Options for every command (before or after it; `--name VALUE` or\n"
     "`--name=VALUE`):\n"
@@ -66,7 +70,7 @@ static const command commands[] = {
     {"install", cmd_install}, {"snapshot", cmd_snapshot}, {"baseline", cmd_baseline},
     {"drop", cmd_drop},       {"history", cmd_history},   {"diff", cmd_diff},
     {"report", cmd_report},   {"prune", cmd_prune},       {"decide", cmd_decide},
-    {"watch", cmd_watch},     {"unwatch", cmd_unwatch},
+    {"watch", cmd_watch},     {"unwatch", cmd_unwatch},   {"slots", cmd_slots},
 };
 
 static const command *find(const char *name)

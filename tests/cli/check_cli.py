@@ -160,7 +160,7 @@ def exact_error(name, rc, out, err, code, line):
 
 FULL = "writing standard output: No space left on device"
 COMMANDS = ["install", "snapshot", "baseline", "drop", "history", "diff", "report", "prune",
-            "decide", "watch", "unwatch"]
+            "decide", "watch", "unwatch", "slots"]
 
 
 def one_error_line(name, rc, out, err, code, needle):
@@ -229,6 +229,10 @@ def main():
     try:
         body()
     finally:
+        # A permanent slot a failed check left would keep the database.
+        subprocess.run(["psql", "-qc", "SELECT pg_drop_replication_slot(slot_name) FROM "
+                        f"pg_replication_slots WHERE database = '{DB}' AND NOT active",
+                        "postgres"], capture_output=True)
         subprocess.run(["psql", "-qc", f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)',
                         "postgres"], capture_output=True)
     print(f"1..{len(results)}")
@@ -289,6 +293,9 @@ def body():
     control_characters()
     watch_keeps_others_triggers()
     unwatch()
+    stream_refusals()
+    stream_watch()
+    stream_slot()
     output_option(tmp)
     stored_then_stdout_fails()
     interrupted_store(tmp)
@@ -474,6 +481,7 @@ def usage_errors():
     exact_error('watch --values with a quote in a name: quoted as PostgreSQL does',
                 *cli("-d", NOSERVER, "watch", "t1", "--values", 'a"b,a"b'), 2,
                 'pgwitness watch: --values: column "a""b" is named twice')
+    stream_usage_errors()
     # -o: a directory is refused before connecting.
     exact_error("snapshot -o DIRECTORY: a usage error before connecting",
                 *cli("-d", NOSERVER, "snapshot", "t1", "--store", "-o", "/tmp"), 2,
@@ -1309,6 +1317,278 @@ def unwatch():
     rc, out, err = cli("unwatch", "u1", "--json")
     check("unwatch --json", rc == 0 and json_or_none(out) ==
           [{"schema": "public", "table": "u1", "removed": False}], out + err)
+
+
+def stream_usage_errors():
+    """watch/unwatch --source=wal and slots: usage errors, before connecting."""
+    w = ["-d", NOSERVER, "watch", "t"]
+    for args, line in [
+            (["--slot", "s1"], "--slot is for the stream: give --source=wal"),
+            (["--source=triggers", "--slot=s1"], "--slot is for the stream: give --source=wal"),
+            (["--publication", "p"], "--publication is for the stream: give --source=wal"),
+            (["--source=logical"], "--source takes triggers or wal, not 'logical'"),
+            (["--source", "wal", "--channel", "c"],
+             "--channel is for the triggers: the stream reads a publication (--publication)"),
+            (["--source=wal", "--slot", "S1"],
+             "--slot: 'S1' is not a replication slot name (1 to 63 bytes of a-z, 0-9 and _)"),
+            (["--source=wal", "--slot", "s-1"],
+             "--slot: 's-1' is not a replication slot name (1 to 63 bytes of a-z, 0-9 and _)"),
+            (["--source=wal", "--slot="],
+             "--slot: '' is not a replication slot name (1 to 63 bytes of a-z, 0-9 and _)"),
+            (["--source=wal", "--slot", "s" * 64],
+             f"--slot: '{'s' * 64}' is not a replication slot name (1 to 63 bytes of a-z, 0-9 "
+             "and _)"),
+            (["--source=wal", "--publication="], "--publication: the publication name is empty")]:
+        exact_error(f"watch {' '.join(args)}: a usage error", *cli(*w, *args), 2,
+                    "pgwitness watch: " + line)
+    one_error_line("watch --source=wal --slot with 63 bytes: a name (then no server)",
+                   *cli(*w, "--source=wal", "--slot", "s_0" * 21), 1,
+                   "cannot connect to the database")
+    exact_error("unwatch --publication without --source=wal",
+                *cli("-d", NOSERVER, "unwatch", "t", "--publication=p"), 2,
+                "pgwitness unwatch: --publication is for the stream: give --source=wal")
+    exact_error("unwatch --slot (a watch option)",
+                *cli("-d", NOSERVER, "unwatch", "t", "--source=wal", "--slot", "s1"), 2,
+                "pgwitness unwatch: unknown option '--slot' (see pgwitness unwatch --help)")
+    for args, line in [
+            (["drop"], "which slot? (pgwitness slots drop NAME)"),
+            (["drop", "Bad-Name"], "'Bad-Name' is not a replication slot name (1 to 63 bytes "
+             "of a-z, 0-9 and _)"),
+            (["list"], "unknown action 'list' (pgwitness slots, or pgwitness slots drop NAME)"),
+            (["drop", "s1", "s2"], "unexpected argument 's2' (see pgwitness slots --help)"),
+            (["--force"], "--force is for pgwitness slots drop NAME")]:
+        exact_error(f"slots {' '.join(args)}: a usage error",
+                    *cli("-d", NOSERVER, "slots", *args), 2, "pgwitness slots: " + line)
+
+
+def wait_streaming(n=1):
+    """Waits until n walsenders of this database stream from a slot."""
+    return wait_until(lambda: psql(
+        "SELECT count(*) FROM pg_stat_replication r JOIN pg_replication_slots s ON "
+        "s.active_pid = r.pid WHERE s.database = current_database() AND r.state = "
+        "'streaming'") == str(n))
+
+
+def published(table):
+    return psql(f"SELECT count(*) FROM pg_publication_tables WHERE tablename = '{table}'")
+
+
+def stream_refusals():
+    """watch --source=wal refuses what would fail writers, naming the table,
+    and changes nothing: not even the publication is made."""
+    psql("CREATE TABLE s_nopk (a int); CREATE TABLE s_ok (id int PRIMARY KEY); "
+         "CREATE TABLE s_part (id int PRIMARY KEY) PARTITION BY RANGE (id); "
+         "CREATE TABLE s_part1 PARTITION OF s_part FOR VALUES FROM (0) TO (100); "
+         "CREATE TABLE s_ri (id int PRIMARY KEY); ALTER TABLE s_ri REPLICA IDENTITY NOTHING")
+    exact_error("watch --source=wal: a table without a primary key is refused",
+                *cli("watch", "s_nopk", "--source=wal", "--seconds", "1"), 1,
+                "pgwitness watch: cannot watch public.s_nopk: public.s_nopk has no primary key: "
+                "the stream needs one for row IDs, and PostgreSQL fails the UPDATE and DELETE "
+                "of a published table without a replica identity (add a primary key)")
+    exact_error("watch --source=wal: a partition is refused",
+                *cli("watch", "s_part1", "--source=wal", "--seconds", "1"), 1,
+                "pgwitness watch: cannot watch public.s_part1: public.s_part1 is a partition: "
+                "watch its partitioned table public.s_part, whose writes include it (published "
+                "via the partition root)")
+    exact_error("watch --source=wal: REPLICA IDENTITY NOTHING is refused",
+                *cli("watch", "s_ri", "--source=wal", "--seconds", "1"), 1,
+                "pgwitness watch: cannot watch public.s_ri: cannot publish public.s_ri without "
+                "failing writers: public.s_ri has no usable replica identity (REPLICA IDENTITY "
+                "NOTHING): add a primary key, or run ALTER TABLE public.s_ri REPLICA IDENTITY "
+                "FULL")
+    exact_error("watch s_ok s_nopk --source=wal: all or nothing",
+                *cli("watch", "s_ok", "s_nopk", "--source=wal", "--seconds", "1"), 1,
+                "pgwitness watch: cannot watch public.s_nopk: public.s_nopk has no primary key: "
+                "the stream needs one for row IDs, and PostgreSQL fails the UPDATE and DELETE "
+                "of a published table without a replica identity (add a primary key) (nothing "
+                "was changed)")
+    check("... nothing was changed: no publication, no recorded value columns",
+          psql("SELECT count(*) FROM pg_publication") == "0" and
+          psql("SELECT count(*) FROM pgwitness.stream_tables") == "0",
+          psql("SELECT pubname FROM pg_publication"))
+    rc, out, err = cli("slots")
+    check("slots: none yet", rc == 0 and err == "" and
+          out == f'no replication slots use pgoutput in database "{DB}"\n', out + err)
+    rc, out, err = cli("slots", "--json")
+    check("slots --json: none yet", rc == 0 and json_or_none(out) == [], out + err)
+    # An inheritance child made after its parent was watched is a gap in
+    # what the stream sees: said on stderr, with the command that fixes it.
+    rc, out, err = cli("watch", "s_ok", "--source=wal", "--seconds=1")
+    psql("CREATE TABLE s_okchild (PRIMARY KEY (id)) INHERITS (s_ok)")
+    rc, out, err = cli("watch", "s_ok", "--source=wal", "--seconds=1")
+    check("watch again adds the child", rc == 0 and published("s_okchild") == "1", out + err)
+    psql("ALTER PUBLICATION pgwitness DROP TABLE ONLY s_okchild")
+    rc, out, err = cli("watch", "s_part", "--source=wal", "--seconds=2")
+    check("watch --source=wal: a gap is a warning on stderr, naming the fix",
+          rc == 0 and "\npgwitness watch: warning: public.s_okchild inherits from public.s_ok "
+          "but is not in publication pgwitness, so its writes are not sent: watch public.s_ok "
+          "again (pgwitness watch --source=wal) to add it\n" in err, out + err)
+    rc, out, err = cli("unwatch", "s_ok", "s_part", "--source=wal")
+    check("unwatch --source=wal s_ok s_part", rc == 0 and out ==
+          'public.s_ok: removed from publication "pgwitness"\n'
+          'public.s_part: removed from publication "pgwitness"\n' and
+          psql("SELECT count(*) FROM pg_publication_tables") == "0", out + err)
+
+
+def stream_watch():
+    """watch --source=wal prints the same JSON lines as the triggers for the
+    same writes: insert, update (REPLICA IDENTITY FULL: the changed columns
+    and the old and new values of --values columns) and delete."""
+    psql("CREATE TABLE s_tasks (id int PRIMARY KEY, title text, status text); "
+         "ALTER TABLE s_tasks REPLICA IDENTITY FULL")
+    scope = ["--project", "p1", "--tenant", "acme", "--database", "app"]
+    stream = popen([CLI, "watch", "s_tasks", "--source=wal", "--json", "--values", "status"] +
+                   scope)
+    trig = popen([CLI, "watch", "s_tasks", "--json", "--values", "status"] + scope)
+    ready = wait_streaming() and wait_listening()
+    psql("INSERT INTO s_tasks VALUES (1, 'a', 'open'), (2, 'b', 'open')")
+    psql("UPDATE s_tasks SET status = 'closed', title = 'x' WHERE id = 1")
+    psql("UPDATE s_tasks SET title = 'y' WHERE id = 2")
+    psql("DELETE FROM s_tasks WHERE id = 2")
+    got = read_lines(stream, 5, 10).decode()
+    got_t = read_lines(trig, 5, 10).decode()
+    rc, rest, err = stop(stream)
+    rc_t, rest_t, err_t = stop(trig)
+    sc = '{"scope":{"project":"p1","tenant":"acme","database":"app"},'
+    w = sc + '"schema":"public","table":"s_tasks",'
+    expected = [sc + '"op":"reset"}',
+                w + '"op":"insert","ids":["1","2"],"ids_truncated":false,"columns":null,'
+                '"columns_truncated":false,"new":[{"status":"open"},{"status":"open"}],'
+                '"pk_changed":false}',
+                w + '"op":"update","ids":["1"],"ids_truncated":false,"columns":["title",'
+                '"status"],"columns_truncated":false,"old":[{"status":"open"}],"new":[{"status":'
+                '"closed"}],"pk_changed":false}',
+                w + '"op":"update","ids":["2"],"ids_truncated":false,"columns":["title"],'
+                '"columns_truncated":false,"old":[{"status":"open"}],"new":[{"status":"open"}],'
+                '"pk_changed":false}',
+                w + '"op":"delete","ids":["2"],"ids_truncated":false,"columns":null,'
+                '"columns_truncated":false,"old":[{"status":"open"}],"pk_changed":false}']
+    check("watch --source=wal --json: a scope reset, then the exact write sets",
+          ready and rc == 0 and (got + rest).splitlines() == expected,
+          f"rc={rc}\n{got}{rest}{err}")
+    check("... the same lines as watch with the triggers",
+          rc_t == 0 and (got_t + rest_t).splitlines() == expected, got_t + rest_t + err_t)
+    check("watch --source=wal: status lines on stderr",
+          err == 'pgwitness watch: the stream of publication "pgwitness" for 1 table, a '
+          "temporary slot; Ctrl-C to stop\n"
+          "pgwitness watch: streaming from a new temporary slot (scope reset)\n"
+          "pgwitness watch: 4 write sets seen, 1 scope reset\n", err)
+    # Another run that would drop the value columns is refused, as for the
+    # triggers.
+    exact_error("watch s_tasks --source=wal (no --values): refused, the value columns kept",
+                *cli("watch", "s_tasks", "--source=wal", "--seconds", "1"), 1,
+                'pgwitness watch: public.s_tasks is already watched for the stream in '
+                'publication "pgwitness" with value column "status" (asked: without value '
+                'columns): nothing was changed; watch it with the same --values, or give '
+                '--replace to change its value columns (whoever streams it then misses values)')
+    check("... still recorded", psql("SELECT value_columns FROM pgwitness.stream_tables WHERE "
+                                     "relid = 's_tasks'::regclass") == "{status}")
+    rc, out, err = cli("unwatch", "s_tasks", "--source=wal")
+    check("unwatch --source=wal: out of the publication", rc == 0 and err == "" and
+          out == 'public.s_tasks: removed from publication "pgwitness"\n' and
+          published("s_tasks") == "0" and
+          psql("SELECT count(*) FROM pgwitness.stream_tables") == "0", out + err)
+    rc, out, err = cli("unwatch", "s_tasks", "--source=wal", "--json")
+    check("unwatch --source=wal again: not watched", rc == 0 and json_or_none(out) ==
+          [{"schema": "public", "table": "s_tasks", "removed": False}], out + err)
+    exact_error("unwatch --source=wal s_ok nope: fails, nothing changed",
+                *cli("unwatch", "s_ok", "nope", "--source=wal"), 1,
+                "pgwitness unwatch: cannot unwatch public.nope: no table public.nope (nothing "
+                "was changed)")
+    rc, out, err = cli("unwatch", "s_tasks")
+    check("unwatch s_tasks: its triggers", rc == 0 and out == "public.s_tasks: triggers "
+          "removed\n", out + err)
+
+
+def stream_slot():
+    """--slot: a permanent slot that a later run resumes, with what was
+    committed meanwhile and no scope reset; slots lists it; slots drop."""
+    psql("CREATE TABLE s_jobs (id int PRIMARY KEY, state text)")
+    w = popen([CLI, "watch", "s_jobs", "--source=wal", "--slot", "s1", "--json"])
+    ready = wait_streaming()
+    psql("INSERT INTO s_jobs VALUES (1, 'new')")
+    got = read_lines(w, 2, 10).decode()
+    w.send_signal(signal.SIGINT)
+    rc, rest, err = stop(w)
+    lines = [json_or_none(l) or {} for l in (got + rest).splitlines()]
+    check("watch --slot s1 (new): a scope reset, then the insert",
+          ready and rc == 0 and [l.get("op") for l in lines] == ["reset", "insert"] and
+          lines[1].get("ids") == ["1"], f"rc={rc}\n{got}{rest}{err}")
+    check("... stderr: the slot is made now; what it confirmed",
+          "pgwitness watch: streaming from slot s1, made now (scope reset)\n" in err and
+          "pgwitness watch: 1 write set seen, 1 scope reset; slot s1 confirmed up to " in err,
+          err)
+    rc, out, err = cli("slots", "--json")
+    slots = json_or_none(out) or []
+    s1 = slots[0] if len(slots) == 1 else {}
+    check("slots --json: s1, pgwitness's, permanent, inactive, with exact numbers",
+          rc == 0 and s1.get("name") == "s1" and s1.get("pgwitness") is True and
+          s1.get("temporary") is False and s1.get("active") is False and
+          s1.get("active_pid") is None and s1.get("database") == DB and
+          s1.get("plugin") == "pgoutput" and isinstance(s1.get("retained_bytes"), int) and
+          isinstance(s1.get("lag_bytes"), int) and s1.get("wal_status") == "reserved" and
+          s1.get("safe_wal_size") is None and
+          s1.get("confirmed_lsn") == psql("SELECT confirmed_flush_lsn FROM "
+                                          "pg_replication_slots WHERE slot_name = 's1'"),
+          out + err)
+    rc, out, err = cli("slots")
+    rows = out.splitlines()
+    check("slots: s1 in text, made by pgwitness", rc == 0 and len(rows) == 3 and
+          rows[0] == f'1 replication slot uses pgoutput in database "{DB}", 1 made by pgwitness'
+          and rows[1].split() == ["slot", "made", "by", "kind", "active", "confirmed",
+                                  "retained", "lag", "wal_status", "safe_wal_size"] and
+          rows[2].split()[:5] == ["s1", "pgwitness", "permanent", "no", s1.get("confirmed_lsn")]
+          and rows[2].split()[-2:] == ["reserved", "unbounded"], out + err)
+    # Written while nothing streams: the next run prints it, without a reset.
+    psql("UPDATE s_jobs SET state = 'done' WHERE id = 1")
+    w = popen([CLI, "watch", "s_jobs", "--source=wal", "--slot", "s1"])
+    ready = wait_streaming()
+    got = read_lines(w, 1, 10).decode()
+    rc, out, err = cli("slots", "drop", "s1")
+    one_error_line("slots drop s1 while it streams: in use, exit 1", rc, out, err, 1,
+                   "pgwitness slots: replication slot s1 is in use")
+    rc, out, _ = cli("slots", "--json")
+    active = (json_or_none(out) or [{}])[0]
+    check("slots --json while it streams: active, with its walsender",
+          active.get("active") is True and isinstance(active.get("active_pid"), int), out)
+    psql("INSERT INTO s_jobs VALUES (2, 'new')")
+    got += read_lines(w, 2 - got.count("\n"), 10).decode()
+    w.send_signal(signal.SIGINT)
+    rc, rest, err = stop(w)
+    check("watch --slot s1 again: what was committed meanwhile, then live writes, no reset",
+          ready and rc == 0 and got + rest == "update public.s_jobs: rows 1; columns unknown\n"
+          "insert public.s_jobs: rows 2\n", f"rc={rc}\n{got}{rest}{err}")
+    check("... stderr: resumed where it stopped, no scope reset",
+          "pgwitness watch: streaming from slot s1, resuming at " in err and
+          "(no scope reset: writes committed while it was not streaming follow)\n" in err and
+          "(scope reset" not in err and "2 write sets seen, 0 scope resets; slot s1 confirmed "
+          "up to " in err, err)
+    rc, out, err = cli("slots", "drop", "s1")
+    check("slots drop s1", rc == 0 and err == "" and out == "dropped replication slot s1\n",
+          out + err)
+    rc, out, err = cli("slots", "--json")
+    check("... slots no longer lists it, nor pgwitness's record",
+          rc == 0 and json_or_none(out) == [] and
+          psql("SELECT count(*) FROM pgwitness.slots") == "0", out + err)
+    exact_error("slots drop s1 again: no such slot, exit 1", *cli("slots", "drop", "s1"), 1,
+                "pgwitness slots: no replication slot s1")
+    # A slot pgwitness did not make is refused without --force.
+    psql("SELECT pg_create_logical_replication_slot('other1', 'pgoutput')")
+    rc, out, err = cli("slots")
+    check("slots: another tool's slot is listed as other",
+          rc == 0 and out.splitlines()[-1].split()[:3] == ["other1", "other", "permanent"],
+          out + err)
+    exact_error("slots drop other1: not pgwitness's, refused",
+                *cli("slots", "drop", "other1"), 1,
+                "pgwitness slots: replication slot other1 is a pgoutput slot that pgwitness did "
+                "not make: whoever reads it would lose what it keeps; nothing was dropped (give "
+                "--force to drop it anyway)")
+    rc, out, err = cli("slots", "drop", "other1", "--force", "--json")
+    check("slots drop other1 --force --json", rc == 0 and
+          json_or_none(out) == {"slot": "other1", "dropped": True} and
+          psql("SELECT count(*) FROM pg_replication_slots WHERE database = "
+               "current_database()") == "0", out + err)
+    psql("DROP TABLE s_jobs")
 
 
 def output_option(tmp):
