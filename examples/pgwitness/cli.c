@@ -290,12 +290,6 @@ const char *cli_result_message(char *out, size_t size, const PGresult *r)
     return out;
 }
 
-bool cli_untyped_parameter(int rc, const pgw_error *err)
-{
-    return rc == PGW_EPG &&
-           (strcmp(err->sqlstate, "42P18") == 0 || strcmp(err->sqlstate, "42P08") == 0);
-}
-
 const char *cli_file_name(const char *path)
 {
     return strcmp(path, "-") == 0 ? "standard input" : path;

@@ -89,18 +89,6 @@ bool cli_check_slot(const cli *c, const char *option, const char *name);
  * for "doing X: message". Returns out. */
 const char *cli_result_message(char *out, size_t size, const PGresult *r);
 
-/* Workaround: whether a library call failed because one of its queries
- * gives a parameter no type (SQLSTATE 42P18 or 42P08: "could not
- * determine data type of parameter $N"), as pgw_pq_slots,
- * pgw_pq_drop_slot and pgw_pq_stream_unwatch_table do in this release;
- * their callers then fall back to doing what the library documents. */
-bool cli_untyped_parameter(int rc, const pgw_error *err);
-
-/* pgw_pq_slots, with a fallback for a library bug (cmd_slots.c): free
- * the list with cli_slots_free(list, *lib_owned). */
-int cli_slots(pgw_pq_slot_info **out, size_t *n_out, bool *lib_owned, PGconn *conn,
-              const char *pgw_schema, pgw_error *err);
-void cli_slots_free(pgw_pq_slot_info *slots, bool lib_owned);
 
 /* How messages name a file argument: "standard input" for "-", else the
  * path as given. */

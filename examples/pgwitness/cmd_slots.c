@@ -38,190 +38,10 @@ static const char *lsn_text(char out[PGW_LSN_TEXT_SIZE], uint64_t lsn)
     return out;
 }
 
-/* Workaround (to remove once the library is fixed): pgw_pq_slots and
- * pgw_pq_drop_slot ask whether <schema>.slots can be used with
- * format('%I.%I', $1, $2) on untyped parameters, which the server refuses
- * ("could not determine data type of parameter $1", SQLSTATE 42P18): the
- * listing fails always, the drop after the slot is dropped. Only that
- * failure takes the fallbacks below, which do what the library documents
- * (lib/pq/sql/slots.sql; the record in <schema>.slots). */
-static bool untyped_bug(int rc, const pgw_error *err)
-{
-    return cli_untyped_parameter(rc, err);
-}
-
-static int cell_lsn(uint64_t *out, const char *text)
-{
-    *out = 0;
-    return text[0] ? pgw_lsn_parse(out, text, NULL) : PGW_OK;
-}
-
-static void copy_cut(char *out, size_t size, const char *s)
-{
-    size_t n = strlen(s);
-    if (n >= size)
-        n = size - 1;
-    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-        n--; /* not inside a UTF-8 sequence */
-    memcpy(out, s, n);
-    out[n] = '\0';
-}
-
-static int fallback_error(pgw_error *err, int code, const char *what, const PGresult *r)
-{
-    char msg[256];
-    pgw_error_clear(err);
-    err->code = code;
-    snprintf(err->message, sizeof err->message, "%s: %s", what,
-             cli_result_message(msg, sizeof msg, r));
-    return code;
-}
-
-/* The record of pgwitness's slots, "<schema>".slots quoted, when the role
- * may use it with `privilege`; NULL otherwise (*rc says whether reading
- * the catalog failed). Caller frees with PQfreemem. */
-static char *registry(int *rc, PGconn *conn, const char *pgw_schema, const char *privilege,
-                      pgw_error *err)
-{
-    const char *schema = pgw_schema ? pgw_schema : PGW_PQ_DEFAULT_SCHEMA;
-    const char *params[2] = {schema, privilege};
-    PGresult *r = PQexecParams(conn,
-                               "SELECT coalesce(pg_catalog.has_table_privilege(pg_catalog."
-                               "to_regclass(pg_catalog.format('%I.slots', $1::text)), "
-                               "$2::text), false)",
-                               2, NULL, params, NULL, NULL, 0);
-    *rc = PGW_OK;
-    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        *rc = fallback_error(err, PGW_EPG, "reading the library schema", r);
-        PQclear(r);
-        return NULL;
-    }
-    bool usable = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-    PQclear(r);
-    if (!usable)
-        return NULL;
-    char *q = PQescapeIdentifier(conn, schema, strlen(schema));
-    char *t = q ? malloc(strlen(q) + 8) : NULL;
-    if (t)
-        sprintf(t, "%s.slots", q);
-    PQfreemem(q);
-    if (!t)
-        *rc = fallback_error(err, PGW_ENOMEM, "reading the library schema", NULL);
-    return t;
-}
-
-static int slots_fallback(pgw_pq_slot_info **out, size_t *n_out, PGconn *conn,
-                          const char *pgw_schema, pgw_error *err)
-{
-    int rc;
-    char *reg = registry(&rc, conn, pgw_schema, "SELECT", err);
-    if (rc != PGW_OK)
-        return rc;
-    char *sql = malloc((reg ? strlen(reg) : 0) + 1200);
-    if (!sql) {
-        free(reg);
-        return fallback_error(err, PGW_ENOMEM, "listing the replication slots", NULL);
-    }
-    char registered[400] = "false";
-    if (reg)
-        snprintf(registered, sizeof registered,
-                 "EXISTS (SELECT FROM %s r WHERE r.slot_name = s.slot_name)", reg);
-    free(reg);
-    sprintf(sql,
-            "SELECT s.slot_name::text, s.database::text, s.plugin::text, s.temporary, "
-            "s.active, coalesce(s.active_pid, 0), %s, coalesce(s.restart_lsn::text, ''), "
-            "coalesce(s.confirmed_flush_lsn::text, ''), coalesce(pg_catalog.pg_wal_lsn_diff("
-            "pg_catalog.pg_current_wal_lsn(), s.restart_lsn), 0)::bigint, coalesce(pg_catalog."
-            "pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), s.confirmed_flush_lsn), "
-            "0)::bigint, coalesce(s.wal_status, ''), coalesce(s.safe_wal_size, -1) FROM "
-            "pg_catalog.pg_replication_slots s WHERE s.slot_type = 'logical' AND s.plugin = "
-            "'pgoutput' AND s.database = current_database() ORDER BY s.slot_name",
-            registered);
-    PGresult *r = PQexec(conn, sql);
-    free(sql);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        rc = fallback_error(err, PGW_EPG, "listing the replication slots", r);
-        PQclear(r);
-        return rc;
-    }
-    size_t n = (size_t)PQntuples(r);
-    pgw_pq_slot_info *a = n ? calloc(n, sizeof *a) : NULL;
-    for (size_t i = 0; a && i < n; i++) {
-        int row = (int)i;
-        pgw_pq_slot_info *s = &a[i];
-        copy_cut(s->name, sizeof s->name, PQgetvalue(r, row, 0));
-        copy_cut(s->database, sizeof s->database, PQgetvalue(r, row, 1));
-        copy_cut(s->plugin, sizeof s->plugin, PQgetvalue(r, row, 2));
-        s->temporary = strcmp(PQgetvalue(r, row, 3), "t") == 0;
-        s->active = strcmp(PQgetvalue(r, row, 4), "t") == 0;
-        s->active_pid = atoi(PQgetvalue(r, row, 5));
-        s->pgwitness = strcmp(PQgetvalue(r, row, 6), "t") == 0;
-        cell_lsn(&s->restart_lsn, PQgetvalue(r, row, 7));
-        cell_lsn(&s->confirmed_lsn, PQgetvalue(r, row, 8));
-        s->retained_bytes = strtoll(PQgetvalue(r, row, 9), NULL, 10);
-        s->lag_bytes = strtoll(PQgetvalue(r, row, 10), NULL, 10);
-        copy_cut(s->wal_status, sizeof s->wal_status, PQgetvalue(r, row, 11));
-        s->safe_wal_size = strtoll(PQgetvalue(r, row, 12), NULL, 10);
-    }
-    PQclear(r);
-    if (n && !a)
-        return fallback_error(err, PGW_ENOMEM, "listing the replication slots", NULL);
-    *out = a;
-    *n_out = n;
-    return PGW_OK;
-}
-
-int cli_slots(pgw_pq_slot_info **out, size_t *n_out, bool *lib_owned, PGconn *conn,
-              const char *pgw_schema, pgw_error *err)
-{
-    int rc = pgw_pq_slots(out, n_out, conn, pgw_schema, err);
-    *lib_owned = true;
-    if (rc != PGW_OK && untyped_bug(rc, err)) {
-        *lib_owned = false;
-        rc = slots_fallback(out, n_out, conn, pgw_schema, err);
-    }
-    return rc;
-}
-
-void cli_slots_free(pgw_pq_slot_info *slots, bool lib_owned)
-{
-    if (lib_owned)
-        pgw_free(slots);
-    else
-        free(slots);
-}
-
-/* After the slot was dropped: forgets it in <schema>.slots, as
- * pgw_pq_drop_slot would have (a schema without that table, or whose
- * table the role may not change, has nothing to forget). */
-static int forget_slot_fallback(PGconn *conn, const char *pgw_schema, const char *slot,
-                                pgw_error *err)
-{
-    int rc;
-    char *reg = registry(&rc, conn, pgw_schema, "DELETE", err);
-    if (!reg)
-        return rc;
-    char *sql = malloc(strlen(reg) + 64);
-    if (!sql) {
-        free(reg);
-        return fallback_error(err, PGW_ENOMEM, "forgetting the slot", NULL);
-    }
-    sprintf(sql, "DELETE FROM %s WHERE slot_name = $1", reg);
-    free(reg);
-    const char *params[1] = {slot};
-    PGresult *r = PQexecParams(conn, sql, 1, NULL, params, NULL, NULL, 0);
-    free(sql);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK)
-        rc = fallback_error(err, PGW_EPG, "forgetting the slot", r);
-    PQclear(r);
-    return rc;
-}
-
 /* The slots, loaded for a command; 0, or the exit code after reporting. */
 typedef struct slot_list {
     pgw_pq_slot_info *a;
     size_t n;
-    bool lib_owned;
 } slot_list;
 
 static int load_slots(slot_list *l, cli *c, PGconn *conn)
@@ -229,7 +49,7 @@ static int load_slots(slot_list *l, cli *c, PGconn *conn)
     pgw_error err;
     l->a = NULL;
     l->n = 0;
-    int rc = cli_slots(&l->a, &l->n, &l->lib_owned, conn, c->pgw_schema, &err);
+    int rc = pgw_pq_slots(&l->a, &l->n, conn, c->pgw_schema, &err);
     return rc == PGW_OK ? 0 : cli_fail_err(c, rc, &err);
 }
 
@@ -266,14 +86,14 @@ static int list_slots(cli *c, PGconn *conn)
                 arr = NULL;
             }
         }
-        cli_slots_free(l.a, l.lib_owned);
+        pgw_free(l.a);
         return cli_print_json(c, arr);
     }
     char db[300];
     cli_ident(db, sizeof db, PQdb(conn));
     if (l.n == 0) {
         printf("no replication slots use pgoutput in database %s\n", ex_text(db));
-        cli_slots_free(l.a, l.lib_owned);
+        pgw_free(l.a);
         return 0;
     }
     size_t ours = 0, width = 4;
@@ -306,7 +126,7 @@ static int list_slots(cli *c, PGconn *conn)
                human_bytes(lag, s->lag_bytes), s->wal_status[0] ? ex_text(s->wal_status) : "-",
                safe);
     }
-    cli_slots_free(l.a, l.lib_owned);
+    pgw_free(l.a);
     return 0;
 }
 
@@ -354,7 +174,7 @@ static int check_ours(cli *c, PGconn *conn, const char *slot)
         for (size_t i = 0; i < l.n; i++)
             if (strcmp(l.a[i].name, slot) == 0)
                 ours = l.a[i].pgwitness;
-        cli_slots_free(l.a, l.lib_owned);
+        pgw_free(l.a);
         if (ours)
             return 0;
         snprintf(what, sizeof what, "a pgoutput slot that pgwitness did not make");
@@ -371,8 +191,6 @@ static int drop_slot(cli *c, PGconn *conn, const char *slot, bool force)
         return bad;
     pgw_error err;
     int rc = pgw_pq_drop_slot(conn, slot, c->pgw_schema, &err);
-    if (rc != PGW_OK && untyped_bug(rc, &err)) /* dropped; not yet forgotten */
-        rc = forget_slot_fallback(conn, c->pgw_schema, slot, &err);
     if (rc != PGW_OK)
         return cli_fail_err(c, rc, &err);
     if (c->json)

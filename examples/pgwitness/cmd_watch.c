@@ -31,11 +31,6 @@ static void on_signal(int sig)
 /* Where write sets come from. */
 typedef enum watch_source { SOURCE_TRIGGERS, SOURCE_WAL } watch_source;
 
-/* How often the stream confirms what it handled (pgw_pq_stream_options):
- * once a second rather than the library's ten, so that watch, stopping,
- * confirms everything it printed within a second (confirm_printed). */
-#define STREAM_STATUS_INTERVAL_MS 1000
-
 typedef struct watch_state {
     cli *c;
     const pgw_scope *scope;
@@ -234,14 +229,13 @@ static uint64_t slot_confirmed(cli *c, const char *slot)
     pgw_pq_slot_info *a = NULL;
     size_t n = 0;
     uint64_t lsn = 0;
-    bool lib_owned;
     pgw_error err;
-    if (!c->conn || cli_slots(&a, &n, &lib_owned, c->conn, c->pgw_schema, &err) != PGW_OK)
+    if (!c->conn || pgw_pq_slots(&a, &n, c->conn, c->pgw_schema, &err) != PGW_OK)
         return 0;
     for (size_t i = 0; i < n; i++)
         if (strcmp(a[i].name, slot) == 0)
             lsn = a[i].confirmed_lsn;
-    cli_slots_free(a, lib_owned);
+    pgw_free(a);
     return lsn;
 }
 
@@ -728,30 +722,6 @@ static void listener_conninfo(char *out, size_t size, const cli *c, PGconn *conn
     *q = '\0';
 }
 
-/* Stopping a stream on a permanent slot: runs the listener until the slot
- * has confirmed everything handled so far (the next status update, at
- * most STREAM_STATUS_INTERVAL_MS away), so that the next run resumes right
- * after what this one printed instead of printing its last writes again.
- * Bounded; a second interrupt ends it at once. */
-static void confirm_printed(pgw_pq_listener *l, pgw_pq_tenant_id tid)
-{
-    pgw_pq_tenant_info ti;
-    pgw_pq_stream_stats ss;
-    if (pgw_pq_listener_stream_stats(&ss, l, tid, NULL) != PGW_OK)
-        return;
-    uint64_t target = ss.handled_lsn;
-    int signals = g_signals;
-    for (int waited = 0; waited < STREAM_STATUS_INTERVAL_MS + 2000 && g_signals == signals;
-         waited += 50) {
-        if (pgw_pq_listener_tenant(&ti, l, tid, NULL) != PGW_OK ||
-            ti.state != PGW_PQ_TENANT_LISTENING ||
-            pgw_pq_listener_stream_stats(&ss, l, tid, NULL) != PGW_OK ||
-            ss.confirmed_lsn >= target)
-            return;
-        if (pgw_pq_listener_run(l, 50, NULL) != PGW_OK)
-            return;
-    }
-}
 
 int cmd_watch(cli *c, int argc, char **argv)
 {
@@ -890,7 +860,6 @@ int cmd_watch(cli *c, int argc, char **argv)
     sto.publication = pub;
     sto.slot = slot;
     sto.pgw_schema = c->pgw_schema;
-    sto.status_interval_ms = STREAM_STATUS_INTERVAL_MS;
     if (rc == PGW_OK)
         rc = source == SOURCE_WAL
                  ? pgw_pq_listener_add_stream(&tid, l, &scope, conninfo, &sto, &err)
@@ -925,16 +894,14 @@ int cmd_watch(cli *c, int argc, char **argv)
         pgw_pq_listener_touch(l, tid, NULL);
         waited_ms += 200;
     }
-    /* What was printed is confirmed before leaving (not what could not be
-     * written: the next run prints it). */
+    /* Freeing the listener confirms what it handled (a last standby status
+     * update): the next run with this slot resumes right after it. */
     char confirmed[80] = "";
     if (rc == PGW_OK && source == SOURCE_WAL && slot) {
         pgw_pq_stream_stats ss;
-        if (!st.output_failed)
-            confirm_printed(l, tid);
-        if (pgw_pq_listener_stream_stats(&ss, l, tid, NULL) == PGW_OK && ss.confirmed_lsn) {
+        if (pgw_pq_listener_stream_stats(&ss, l, tid, NULL) == PGW_OK && ss.handled_lsn) {
             char lsn[PGW_LSN_TEXT_SIZE];
-            pgw_lsn_format(lsn, ss.confirmed_lsn);
+            pgw_lsn_format(lsn, ss.handled_lsn);
             snprintf(confirmed, sizeof confirmed, "; slot %s confirmed up to %s", slot, lsn);
         }
     }
@@ -948,106 +915,6 @@ int cmd_watch(cli *c, int argc, char **argv)
 
 /* ------------------------------------------------------------------ */
 /* unwatch                                                             */
-
-/* Workaround (to remove once the library is fixed): the query of
- * pgw_pq_stream_unwatch_table (lib/pq/sql/stream_unwatch.sql) first uses
- * its publication parameter in format(), whose "any" arguments give it no
- * type, so the server refuses it ("could not determine data type of
- * parameter $3", SQLSTATE 42P08) for every table that exists. The library
- * rolled back to its savepoint; this does what it documents, in the same
- * transaction: the table's lock, ALTER PUBLICATION ... DROP TABLE for it
- * and each published inheritance child, its record in <schema>.
- * stream_tables forgotten, and the logical message that makes running
- * streams read the configuration again at the commit. */
-static int stream_unwatch_fallback(bool *out, PGconn *conn, const char *pgw_schema,
-                                   const char *schema, const char *table, const char *pub,
-                                   pgw_error *err)
-{
-    const char *ps = pgw_schema ? pgw_schema : PGW_PQ_DEFAULT_SCHEMA;
-    char *qs = PQescapeIdentifier(conn, schema, strlen(schema));
-    char *qt = PQescapeIdentifier(conn, table, strlen(table));
-    char *qp = PQescapeIdentifier(conn, ps, strlen(ps));
-    size_t len = (qs ? strlen(qs) : 0) + (qt ? strlen(qt) : 0) + (qp ? strlen(qp) : 0) + 200;
-    char *sql = qs && qt && qp ? malloc(len) : NULL;
-    PGresult *r = NULL;
-    int rc = PGW_EPG;
-    bool dropped = false;
-    pgw_error_clear(err);
-    if (!sql) {
-        rc = err->code = PGW_ENOMEM;
-        snprintf(err->message, sizeof err->message, "out of memory");
-        goto done;
-    }
-    snprintf(sql, len, "LOCK TABLE %s.%s IN SHARE UPDATE EXCLUSIVE MODE", qs, qt);
-    r = PQexec(conn, sql);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK)
-        goto failed;
-    PQclear(r);
-    const char *params[4] = {schema, table, pub, NULL};
-    r = PQexecParams(conn,
-                     "WITH RECURSIVE tree(relid, depth) AS (SELECT k.oid, 0 FROM "
-                     "pg_catalog.pg_class k JOIN pg_catalog.pg_namespace n ON n.oid = "
-                     "k.relnamespace WHERE n.nspname = $1::text AND k.relname = $2::text UNION "
-                     "ALL SELECT i.inhrelid, t.depth + 1 FROM pg_catalog.pg_inherits i JOIN tree "
-                     "t ON i.inhparent = t.relid) SELECT (SELECT relid FROM tree WHERE depth = "
-                     "0)::text, pg_catalog.format('ALTER PUBLICATION %I DROP TABLE %s%I.%I', "
-                     "$3::text, CASE WHEN c.relkind = 'p' THEN '' ELSE 'ONLY ' END, n.nspname, "
-                     "c.relname) FROM tree t JOIN pg_catalog.pg_class c ON c.oid = t.relid JOIN "
-                     "pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE EXISTS (SELECT "
-                     "FROM pg_catalog.pg_publication_rel pr JOIN pg_catalog.pg_publication p ON "
-                     "p.oid = pr.prpubid WHERE p.pubname = $3::text AND pr.prrelid = c.oid) "
-                     "ORDER BY t.depth DESC, n.nspname, c.relname",
-                     3, NULL, params, NULL, NULL, 0);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK)
-        goto failed;
-    PGresult *ddl = r;
-    r = NULL;
-    for (int i = 0; i < PQntuples(ddl); i++) {
-        r = PQexec(conn, PQgetvalue(ddl, i, 1));
-        if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-            PQclear(ddl);
-            goto failed;
-        }
-        PQclear(r);
-        r = NULL;
-        dropped = true;
-    }
-    char relid[32] = "";
-    if (PQntuples(ddl) > 0)
-        snprintf(relid, sizeof relid, "%s", PQgetvalue(ddl, 0, 0));
-    PQclear(ddl);
-    if (dropped) {
-        snprintf(sql, len, "DELETE FROM %s.stream_tables WHERE publication = $1 AND relid = "
-                           "$2::oid",
-                 qp);
-        params[0] = pub;
-        params[1] = relid;
-        r = PQexecParams(conn, sql, 2, NULL, params, NULL, NULL, 0);
-        if (PQresultStatus(r) != PGRES_COMMAND_OK)
-            goto failed;
-        PQclear(r);
-        params[0] = PGW_PGOUTPUT_MESSAGE_PREFIX ".config";
-        r = PQexecParams(conn, "SELECT pg_catalog.pg_logical_emit_message(true, $1, '')", 1,
-                         NULL, params, NULL, NULL, 0);
-        if (PQresultStatus(r) != PGRES_TUPLES_OK)
-            goto failed;
-    }
-    *out = dropped;
-    rc = PGW_OK;
-    goto done;
-failed:
-    rc = err->code = PGW_EPG;
-    char msg[256];
-    snprintf(err->message, sizeof err->message, "unpublishing the table: %s",
-             cli_result_message(msg, sizeof msg, r));
-done:
-    PQclear(r);
-    PQfreemem(qs);
-    PQfreemem(qt);
-    PQfreemem(qp);
-    free(sql);
-    return rc;
-}
 
 int cmd_unwatch(cli *c, int argc, char **argv)
 {
@@ -1089,9 +956,6 @@ int cmd_unwatch(cli *c, int argc, char **argv)
                                                                     &err)
                                       : pgw_pq_unwatch_table(&removed[i], conn, schemas[i],
                                                              tables[i], &err);
-        if (source == SOURCE_WAL && cli_untyped_parameter(rc, &err))
-            rc = stream_unwatch_fallback(&removed[i], conn, c->pgw_schema, schemas[i],
-                                         tables[i], pub, &err);
         if (rc != PGW_OK) {
             PQclear(PQexec(conn, "ROLLBACK"));
             char buf[CLI_ERR_MESSAGE_SIZE];

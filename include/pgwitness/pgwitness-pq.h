@@ -1078,8 +1078,11 @@ typedef struct pgw_pq_stream_options {
  * unwatched traffic.
  *
  * Durability: after a lost connection the stream resumes at the position
- * this process handled, so nothing is delivered twice; after a restart of
- * the host it resumes at the slot's confirmed position, so the write sets
+ * this process handled, so nothing is delivered twice. A tenant whose
+ * connection is closed on purpose (idle, evicted, removed, the listener
+ * freed) confirms what it handled with a last status update, so a later
+ * process resumes right after it. After a crash of the host (no such
+ * update) it resumes at the slot's confirmed position, so the write sets
  * of the transactions handled since the last status update are delivered
  * again (at least once; a host restarting reruns every subscription
  * anyway). A tenant closed for idleness or by the cap keeps its slot,

@@ -1546,7 +1546,8 @@ def stream_slot():
     got = read_lines(w, 1, 10).decode()
     rc, out, err = cli("slots", "drop", "s1")
     one_error_line("slots drop s1 while it streams: in use, exit 1", rc, out, err, 1,
-                   "pgwitness slots: replication slot s1 is in use")
+                   "pgwitness slots: dropping the replication slot: replication slot \"s1\" "
+                   "is active for PID ")
     rc, out, _ = cli("slots", "--json")
     active = (json_or_none(out) or [{}])[0]
     check("slots --json while it streams: active, with its walsender",
@@ -1571,7 +1572,8 @@ def stream_slot():
           rc == 0 and json_or_none(out) == [] and
           psql("SELECT count(*) FROM pgwitness.slots") == "0", out + err)
     exact_error("slots drop s1 again: no such slot, exit 1", *cli("slots", "drop", "s1"), 1,
-                "pgwitness slots: no replication slot s1")
+                "pgwitness slots: dropping the replication slot: replication slot \"s1\" "
+                "does not exist")
     # A slot pgwitness did not make is refused without --force.
     psql("SELECT pg_create_logical_replication_slot('other1', 'pgoutput')")
     rc, out, err = cli("slots")

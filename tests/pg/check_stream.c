@@ -908,6 +908,54 @@ START_TEST(confirmed_position_advances)
 }
 END_TEST
 
+/* Closing a stream on purpose confirms what it handled: a slot whose
+ * status updates are a minute apart still resumes right after the last
+ * write set delivered. */
+START_TEST(close_confirms_what_was_handled)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY)");
+    stream_watch(c, "t", NULL);
+    char slot[64], sql[256];
+    snprintf(slot, sizeof slot, "pgwt_close_%d", (int)getpid());
+    pgw_pq_stream_options so = PGW_PQ_STREAM_OPTIONS_INIT;
+    so.status_interval_ms = 60000;
+    pgwt_stream *s = pgwt_stream_open(slot, NULL, &so);
+    pgwt_stream_until_streaming(s, 1);
+    pgwt_exec(c, "INSERT INTO t VALUES (1)");
+    pgwt_stream_sync(s, c);
+    ck_assert_ptr_nonnull(pgwt_stream_take(s, NULL));
+    pgw_pq_stream_stats st;
+    ck_assert_int_eq(pgw_pq_listener_stream_stats(&st, s->l, s->tenant, NULL), PGW_OK);
+    ck_assert_uint_gt(st.handled_lsn, st.confirmed_lsn);
+    char handled[PGW_LSN_TEXT_SIZE];
+    pgw_lsn_format(handled, st.handled_lsn);
+    pgwt_stream_close(s);
+    snprintf(sql, sizeof sql,
+             "SELECT NOT active AND confirmed_flush_lsn >= '%s'::pg_lsn FROM "
+             "pg_replication_slots WHERE slot_name = '%s'",
+             handled, slot);
+    bool ok = false;
+    for (int i = 0; i < 500 && !ok; i++) {
+        char *v = pgwt_value(c, sql);
+        ok = strcmp(v, "t") == 0;
+        free(v);
+        if (!ok)
+            usleep(10000);
+    }
+    ck_assert_msg(ok, "the slot was not confirmed up to %s on close", handled);
+    /* The next process starts after it: nothing again. */
+    s = pgwt_stream_open(slot, NULL, &so);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_int_eq(s->resets, 0);
+    pgwt_stream_sync(s, c);
+    EXPECT_NO_WRITE(s);
+    pgwt_stream_close(s);
+    drop_slot(c, slot);
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(bad_arguments)
 {
     pgw_pq_listener *l = NULL;
@@ -974,6 +1022,7 @@ static Suite *suite(void)
     tcase_add_test(tc, two_tenant_databases_never_mix);
     tcase_add_test(tc, large_transaction_bounded);
     tcase_add_test(tc, confirmed_position_advances);
+    tcase_add_test(tc, close_confirms_what_was_handled);
     tcase_add_test(tc, bad_arguments);
     suite_add_tcase(s, tc);
     return s;

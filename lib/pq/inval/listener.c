@@ -56,6 +56,8 @@ static void emit(pgw_pq_listener *l, pgwi_tenant *t, pgw_pq_listener_event_kind 
 
 static void drop_conn(pgwi_tenant *t)
 {
+    if (t->conn && t->stream)
+        pgwi_stream_closing(t);
     if (t->conn)
         PQfinish(t->conn);
     t->conn = NULL;

@@ -114,7 +114,11 @@ void pgwi_stream_process(pgw_pq_listener *l, pgwi_tenant *t, int64_t now);
 unsigned pgwi_stream_events(const pgwi_tenant *t);
 /* Timers in READY (status updates); lowers *next to the next one due. */
 void pgwi_stream_tick(pgw_pq_listener *l, pgwi_tenant *t, int64_t now, int64_t *next);
-/* The connection is gone (failure, idle close, eviction, removal). */
+/* The connection is about to close (an idle close, an eviction, a
+ * removal, the listener freed, or a failure): confirms what was handled,
+ * so that the slot resumes after it. */
+void pgwi_stream_closing(pgwi_tenant *t);
+/* The connection is gone. */
 void pgwi_stream_closed(pgwi_tenant *t);
 /* Counters for pgw_pq_listener_stream_stats(). */
 void pgwi_stream_stats(pgw_pq_stream_stats *out, const pgwi_tenant *t, int64_t now);

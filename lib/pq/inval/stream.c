@@ -814,6 +814,26 @@ void pgwi_stream_tick(pgw_pq_listener *l, pgwi_tenant *t, int64_t now, int64_t *
         *next = due;
 }
 
+void pgwi_stream_closing(pgwi_tenant *t)
+{
+    pgwi_stream *s = t->stream;
+    if (t->state != PGWI_T_READY || s->handled <= s->confirmed ||
+        PQstatus(t->conn) != CONNECTION_OK)
+        return;
+    /* A last standby status update, written out before the connection
+     * ends (blocking for its 34 bytes at most): the walsender reads it
+     * before it sees the connection end. Best effort: a failure here is
+     * a connection already lost, and the slot then resumes where it was. */
+    unsigned char buf[PGW_REPLICATION_STATUS_SIZE];
+    uint64_t written = s->received > s->handled ? s->received : s->handled;
+    pgw_replication_status(buf, written, s->handled, s->handled, pg_now_us(), false);
+    if (PQputCopyData(t->conn, (const char *)buf, (int)sizeof buf) == 1 &&
+        PQsetnonblocking(t->conn, 0) == 0 && PQflush(t->conn) == 0) {
+        s->confirmed = s->handled;
+        s->status_updates++;
+    }
+}
+
 void pgwi_stream_closed(pgwi_tenant *t)
 {
     pgwi_stream *s = t->stream;
