@@ -693,11 +693,12 @@ typedef struct pgw_pq_stream_watch_options {
  * Idempotent: watching a watched table again updates its value columns
  * and adds the inheritance children created since (their writes were not
  * published before: the call therefore also emits a table-wide write set
- * for the table). Every call emits logical messages (prefix "pgwitness")
- * in its transaction that tell running streams to read the configuration
- * again at its commit, so nothing in between is reported under the wrong
- * table: they reconnect there (a stream on a temporary slot makes a new
- * one, and resets its scope). A partition cannot be watched: watch its partitioned table.
+ * for the table). A call that changes something (the publication, the
+ * value columns) emits logical messages (prefix "pgwitness") in its
+ * transaction that tell running streams to read the configuration again
+ * at its commit, so nothing in between is reported under the wrong table:
+ * they reconnect there (a stream on a temporary slot makes a new one, and
+ * resets its scope). A call that changes nothing sends nothing. A partition cannot be watched: watch its partitioned table.
  * Transactions as pgw_pq_watch_table(): its own when the connection is
  * idle, a savepoint inside the caller's.
  *

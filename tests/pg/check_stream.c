@@ -102,6 +102,10 @@ START_TEST(writes_as_write_sets)
     pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
     pgwt_stream_until_streaming(s, 1);
     ck_assert_int_eq(pgwt_stream_count(s, "STREAMING 0 1"), 1); /* a new slot: reset */
+    /* Watching again without a change sends nothing: no reconnect. */
+    stream_watch(c, "tasks", "status");
+    pgwt_stream_sync(s, c);
+    ck_assert_int_eq(s->streaming, 1);
     pgwt_exec(c, "INSERT INTO tasks VALUES (1, 'a', 'open', NULL), (2, 'b', 'open', 'x')");
     pgwt_exec(c, "UPDATE tasks SET status = 'done' WHERE id = 1");
     pgwt_exec(c, "DELETE FROM tasks WHERE id = 2");

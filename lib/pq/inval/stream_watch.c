@@ -143,10 +143,11 @@ static int announce(PGconn *conn, const char *schema, const char *table, bool re
     return PGW_OK;
 }
 
-/* Records the value columns (ENOTFOUND when the schema is not installed). */
-static int record_values(PGconn *conn, const char *pgw_schema, const char *publication,
-                         const char *relid, const pgw_pq_stream_watch_options *o, bool drop,
-                         pgw_error *err)
+/* Records the value columns (ENOTFOUND when the schema is not installed);
+ * *changed (when non-NULL) tells whether the record changed. */
+static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
+                         const char *publication, const char *relid,
+                         const pgw_pq_stream_watch_options *o, bool drop, pgw_error *err)
 {
     char *tbl = NULL, *vals = NULL, *sql = NULL;
     int rc;
@@ -164,9 +165,10 @@ static int record_values(PGconn *conn, const char *pgw_schema, const char *publi
         snprintf(sql, len, "DELETE FROM %s WHERE publication = $1 AND relid = $2::oid", tbl);
     else
         snprintf(sql, len,
-                 "INSERT INTO %s (publication, relid, value_columns) VALUES ($1, $2::oid, "
-                 "$3::text[]) ON CONFLICT (publication, relid) DO UPDATE SET value_columns = "
-                 "EXCLUDED.value_columns, watched_at = now()",
+                 "INSERT INTO %s AS st (publication, relid, value_columns) VALUES ($1, "
+                 "$2::oid, $3::text[]) ON CONFLICT (publication, relid) DO UPDATE SET "
+                 "value_columns = EXCLUDED.value_columns, watched_at = now() "
+                 "WHERE st.value_columns IS DISTINCT FROM EXCLUDED.value_columns",
                  tbl);
     const char *params[3] = {publication, relid, vals};
     PGresult *r;
@@ -180,6 +182,8 @@ static int record_values(PGconn *conn, const char *pgw_schema, const char *publi
             *err = re;
         goto done;
     }
+    if (changed)
+        *changed = strcmp(PQcmdTuples(r), "0") != 0;
     PQclear(r);
 done:
     pgwi_free(tbl);
@@ -205,6 +209,7 @@ static int watch_in_unit(PGconn *conn, const char *schema, const char *table,
 {
     const char *params[3] = {schema, table, publication};
     PGresult *r;
+    bool changed = false;
     int rc;
     if ((rc = pgwi_pq_exec(&r, conn, pgwi_sql_stream_watch, 3, params,
                            "reading the table to publish", err)) < 0)
@@ -244,10 +249,12 @@ static int watch_in_unit(PGconn *conn, const char *schema, const char *table,
                (rc = pgwi_pq_run(conn, PQgetvalue(r, 0, DDL), NULL, "publishing the table",
                                  err)) < 0) {
         /* rc set */
-    } else if ((rc = record_values(conn, pgw_schema, publication, PQgetvalue(r, 0, RELID), o,
-                                   false, err)) < 0) {
+    } else if ((rc = record_values(&changed, conn, pgw_schema, publication,
+                                   PQgetvalue(r, 0, RELID), o, false, err)) < 0) {
         /* rc set */
-    } else {
+    } else if (changed || PQgetvalue(r, 0, DDL)[0]) {
+        /* Something changed: running streams read the configuration again
+         * (a watch that changes nothing does not make them reconnect). */
         rc = announce(conn, schema, table, atoi(PQgetvalue(r, 0, ADDED)) > 0, err);
     }
 done:
@@ -308,8 +315,8 @@ int pgw_pq_stream_unwatch_table(bool *out, PGconn *conn, const char *schema, con
         dropped = true;
         if ((rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 1), NULL, "unpublishing the table", err)) >=
                 0 &&
-            (rc = record_values(conn, pgw_schema, publication, PQgetvalue(r, 0, 0), o, true,
-                                err)) >= 0)
+            (rc = record_values(NULL, conn, pgw_schema, publication, PQgetvalue(r, 0, 0), o,
+                                true, err)) >= 0)
             rc = announce(conn, schema, table, false, err);
     }
     PQclear(r);
