@@ -2,9 +2,9 @@
  * pgwitness/pgwitness-pq.h — libpgwitness-pq, the thin libpq adapter.
  *
  * The only pgwitness header that includes <libpq-fe.h>. The adapter borrows
- * the caller's PGconn: it never opens (except the listener's own LISTEN
- * connections), closes or resets a connection it was given, and leaves its
- * session settings as it found them.
+ * the caller's PGconn: it never opens (except the listener's own LISTEN and
+ * replication connections), closes or resets a connection it was given, and
+ * leaves its session settings as it found them.
  *
  * Nothing in the adapter prints; every failure is a status code and a
  * pgw_error. Database errors are PGW_EPG with the server's SQLSTATE in
@@ -563,6 +563,14 @@ typedef struct pgw_pq_watch_options {
  * statement names, so writes that name a partition would bypass its
  * parent's triggers and the other way round (PostgreSQL documentation,
  * CREATE TRIGGER, "Notes").
+ *
+ * What it costs: each statement runs the trigger function in the writer's
+ * transaction; under pgbench's TPC-B-like load writers keep about 0.43 of
+ * their throughput (tests/bench/bench-triggers). Writers of a watched table
+ * cannot use two-phase commit: PREPARE TRANSACTION fails after a NOTIFY.
+ * The triggers are silent under session_replication_role = replica and
+ * after ALTER TABLE ... DISABLE TRIGGER. The stream (pgw_pq_stream_watch_
+ * table) has none of these costs (docs/stream.md, "Choosing a source").
  *
  * Transactions: when the connection is idle the call runs in its own
  * transaction; inside the caller's transaction it uses a savepoint, so a
