@@ -51,7 +51,7 @@ void e2e_create_tables(PGconn *c, bool notes_key);
 typedef struct e2e_commit {
     long number;       /* 1-based */
     long sent;         /* its writes: statements that changed rows and were
-                          not rolled back */
+                          not rolled back (a TRUNCATE: one per table) */
     unsigned written;  /* bit per table those wrote */
     int n_statements;
     char sql[E2E_MAX_STATEMENTS][600]; /* its statements, for messages */
