@@ -37,21 +37,27 @@
  *    carry them as unchanged TOAST ('u'); TRUNCATE of two tables in one
  *    statement; statements rolled back to a savepoint. The trigger test
  *    keeps its own sequence.
- *  - The writer commits with synchronous_commit = on: under the test
- *    cluster's off, a commit reaches the walsender only when the WAL
- *    writer flushes (wal_writer_delay, 10 ms), which would cost
- *    thousands of commits as many waits.
- *  - The stream is waited for with the listener's event-loop integration
- *    (returning as soon as a frame arrived), on pgwt_stream_sync()'s
- *    condition: received_lsn >= pg_current_wal_insert_lsn() read on the
- *    writer after its commit.
+ *  - Waiting for the stream: pgwt_stream_sync()'s condition (the stream
+ *    has received the WAL up to the writer's position), with two
+ *    changes (stream_sync() below says why): the writer commits with
+ *    synchronous_commit = on and its position is read as
+ *    pg_current_wal_flush_lsn(), and the wait returns as soon as a frame
+ *    arrived (the listener's event-loop integration). Under the cluster's
+ *    synchronous_commit = off and the insert position, a third of the
+ *    commits waited for the WAL writer's next round (10 ms), and a commit
+ *    ending on a WAL page boundary never synced.
+ *  - The triggers start listening after a probe of unchanged TOAST on
+ *    the stream alone (toast_probe()).
  * Per commit, the stream must deliver write sets exactly when rows
  * changed, all of one transaction (one commit LSN, later than the last);
  * over the run it streams once and resets the scope once (the new
  * temporary slot), with no lost connection and no gap.
  *
  * Deterministic: fixed seed (PGW_E2E_SEED); 5,000 committed writes,
- * scaled by PGW_TEST_SCALE (valgrind: 0.1).
+ * scaled by PGW_TEST_SCALE (valgrind: 0.1). The figures repeat, except
+ * which reason a few of the stream's refreshes name: a runner takes the
+ * reason of the first row that hits it, and the stream lists rows in WAL
+ * order (physical, which autovacuum's timing moves), the triggers by key.
  * SPDX-License-Identifier: MIT
  */
 #include <stdio.h>

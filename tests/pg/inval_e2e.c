@@ -245,29 +245,38 @@ static void make_sub(rng *r, sub *s)
 /* The writes only opts->extras makes (see e2e_options). */
 static void make_extra(rng *r, char *sql, size_t size, unsigned *tables, long *big)
 {
-    int id = 1 + pick(r, 60), p = 1 + pick(r, 6), k = pick(r, 20);
+    int id = 1 + pick(r, 60), p = 1 + pick(r, 6), p2 = 1 + pick(r, 6), k = pick(r, 24);
     const char *st = STATUS[pick(r, 3)];
-    ++*big;
-    if (k < 5) {
+    if (k < 3) {
         *tables = 1u << E2E_TASKS; /* REPLICA IDENTITY FULL */
         snprintf(sql, size, "UPDATE tasks SET title = " BIG " WHERE id = %d", pick(r, 1000), id);
-    } else if (k < 8) {
+    } else if (k < 5) {
         *tables = 1u << E2E_TASKS;
         snprintf(sql, size,
                  "INSERT INTO tasks VALUES (%d, %d, '%s', " BIG ", %d, %d) ON CONFLICT DO NOTHING",
                  id, p, st, pick(r, 1000), pick(r, 12), pick(r, 30));
-    } else if (k < 12) {
+    } else if (k < 9) {
         *tables = 1u << E2E_PROJECTS; /* DEFAULT */
         snprintf(sql, size, "UPDATE projects SET name = " BIG " WHERE id = %d", pick(r, 1000), p);
-    } else if (k < 17) {
+    } else if (k < 14) {
         *tables = 1u << E2E_NOTES; /* FULL */
         snprintf(sql, size, "INSERT INTO notes VALUES (%d, " BIG ")", 1 + pick(r, 40),
                  pick(r, 1000));
+    } else if (k < 20) {
+        /* A key change under DEFAULT: a key-only old tuple whose other
+         * columns are placeholders. */
+        *tables = 1u << E2E_PROJECTS;
+        snprintf(sql, size,
+                 "UPDATE projects SET id = %d WHERE id = %d AND NOT EXISTS "
+                 "(SELECT 1 FROM projects WHERE id = %d)",
+                 p2, p, p2);
+        return;
     } else {
-        --*big;
         *tables = (1u << E2E_TAGS) | (1u << E2E_NOTES);
         snprintf(sql, size, "TRUNCATE tags, notes");
+        return;
     }
+    ++*big;
 }
 
 /* A random statement for the writer; *tables receives the bit of each

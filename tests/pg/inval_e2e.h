@@ -87,9 +87,9 @@ typedef struct e2e_options {
     long target;       /* committed writes to make */
     /* Writes beyond the trigger test's (that test's sequence stays as it
      * was): TOASTed values (a tasks title, a projects name, a notes body
-     * of 3,200 incompressible bytes, stored out of line), TRUNCATE of two
-     * tables in one statement, and statements rolled back to a savepoint
-     * inside multi-statement transactions. */
+     * of 3,200 incompressible bytes, stored out of line), key changes of
+     * projects, TRUNCATE of two tables in one statement, and statements
+     * rolled back to a savepoint inside multi-statement transactions. */
     bool extras;
 } e2e_options;
 
