@@ -37,15 +37,12 @@
  *    carry them as unchanged TOAST ('u'); TRUNCATE of two tables in one
  *    statement; statements rolled back to a savepoint. The trigger test
  *    keeps its own sequence.
- *  - Waiting for the stream: pgwt_stream_sync()'s condition (the stream
- *    has received the WAL up to the writer's position), with two
- *    changes (stream_sync() below says why): the writer commits with
- *    synchronous_commit = on and its position is read as
- *    pg_current_wal_flush_lsn(), and the wait returns as soon as a frame
- *    arrived (the listener's event-loop integration). Under the cluster's
- *    synchronous_commit = off and the insert position, a third of the
- *    commits waited for the WAL writer's next round (10 ms), and a commit
- *    ending on a WAL page boundary never synced.
+ *  - Waiting for the stream: pgwt_stream_sync_flushed() (the stream has
+ *    received the WAL up to the writer's flush position): the writer
+ *    commits with synchronous_commit = on. Under the cluster's
+ *    synchronous_commit = off and the insert position (pgwt_stream_sync),
+ *    a third of the commits waited for the WAL writer's next round
+ *    (10 ms).
  *  - The triggers start listening after a probe of unchanged TOAST on
  *    the stream alone (toast_probe()).
  * Per commit, the stream must deliver write sets exactly when rows
@@ -75,48 +72,16 @@ typedef struct stream_source {
     long writes, transactions;
 } stream_source;
 
-/* pgwt_stream_sync()'s condition, waited for through the event-loop
- * integration (which returns as soon as a frame arrived): the stream has
- * read the WAL up to the writer's position, so every transaction it
- * committed has been delivered.
- *
- * The writer's position is read as pg_current_wal_flush_lsn(): the writer
- * commits synchronously, so its commit record is flushed, and a walsender
- * decodes flushed WAL only. The insert position (what pgwt_stream_sync()
- * reads) also counts records other sessions inserted but nobody flushed
- * yet (HOT pruning by the re-runs, autovacuum), which the stream cannot
- * reach before the WAL writer's next round: 10 ms on a third of the
- * commits. And a position just past a WAL page's header (24 bytes; 40 at
- * a segment's start) is the page boundary itself, where the server's end
- * of WAL stops: nothing lies between the two. */
-static uint64_t wal_block, wal_segment;
-
-static void stream_sync(pgwt_stream *s, PGconn *writer)
-{
-    char *text = pgwt_value(writer, "SELECT pg_current_wal_flush_lsn()");
-    uint64_t target = 0;
-    ck_assert_int_eq(pgw_lsn_parse(&target, text, NULL), PGW_OK);
-    free(text);
-    if (target % wal_segment == 40)
-        target -= 40;
-    else if (target % wal_block == 24)
-        target -= 24;
-    long long until = e2e_now_ms() + 20000;
-    for (;;) {
-        pgw_pq_stream_stats st;
-        ck_assert_int_eq(pgw_pq_listener_stream_stats(&st, s->l, s->tenant, NULL), PGW_OK);
-        if (st.received_lsn >= target)
-            return;
-        ck_assert_msg(e2e_now_ms() < until, "the stream did not reach %llx in 20 s (at %llx)",
-                      (unsigned long long)target, (unsigned long long)st.received_lsn);
-        e2e_wait_and_process(s->l, 100);
-    }
-}
-
+/* The writer commits synchronously: its commits are flushed when they
+ * return, and the flush position (pgwt_stream_sync_flushed) is where a
+ * walsender can read to at once; the insert position also counts records
+ * other sessions inserted but nobody flushed yet (HOT pruning by the
+ * re-runs, autovacuum), which the stream reaches only after the WAL
+ * writer's next round. */
 static void stream_wait(e2e_source *src, PGconn *writer, const e2e_commit *cm)
 {
     stream_source *ss = src->userdata;
-    stream_sync(ss->s, writer);
+    pgwt_stream_sync_flushed(ss->s, writer);
     const char *json;
     unsigned long long lsn, first = 0;
     long n = 0;
@@ -165,7 +130,7 @@ static void toast_probe(pgwt_stream *s, PGconn *w)
     };
     for (size_t i = 0; i < sizeof probe / sizeof *probe; i++) {
         pgwt_exec(w, probe[i][0]);
-        stream_sync(s, w);
+        pgwt_stream_sync_flushed(s, w);
         const char *json = pgwt_stream_take(s, NULL);
         ck_assert_ptr_nonnull(json);
         ck_assert_str_eq(json, probe[i][1]);
@@ -238,9 +203,6 @@ START_TEST(stream_and_triggers_side_by_side)
     ck_assert_int_eq(ss.s->resets, 1); /* a new temporary slot */
     PGconn *w = pgwt_connect();
     pgwt_exec(w, "SET synchronous_commit = on");
-    wal_block = (uint64_t)pgwt_int(w, "SELECT current_setting('wal_block_size')::bigint");
-    wal_segment =
-        (uint64_t)pgwt_int(w, "SELECT pg_size_bytes(current_setting('wal_segment_size'))");
     toast_probe(ss.s, w);
     pgw_dirty d;
     while (pgw_index_pop_dirty(&d, si) == PGW_OK)

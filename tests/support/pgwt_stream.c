@@ -6,6 +6,7 @@
 #include "pgwt_stream.h"
 
 #include <check.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,12 +157,50 @@ void pgwt_stream_until_streaming(pgwt_stream *s, int n)
     }
 }
 
-void pgwt_stream_sync(pgwt_stream *s, PGconn *writer)
+/* Waits for the stream's socket (a frame, or a timer) for up to ms, then
+ * handles what is ready: returns as soon as something arrived. */
+static void wait_and_process(pgwt_stream *s, int ms)
 {
-    char *text = pgwt_value(writer, "SELECT pg_current_wal_insert_lsn()");
+    pgw_pq_listener_socket sk[4];
+    size_t n;
+    ck_assert_int_eq(pgw_pq_listener_sockets(&n, sk, 4, s->l, NULL), PGW_OK);
+    ck_assert_uint_le(n, 4);
+    struct pollfd p[4];
+    for (size_t i = 0; i < n; i++) {
+        p[i].fd = sk[i].fd;
+        p[i].events = (short)(((sk[i].events & PGW_PQ_WAIT_READ) ? POLLIN : 0) |
+                              ((sk[i].events & PGW_PQ_WAIT_WRITE) ? POLLOUT : 0));
+        p[i].revents = 0;
+    }
+    if (poll(p, (nfds_t)n, ms) > 0)
+        for (size_t i = 0; i < n; i++)
+            if (p[i].revents)
+                pgw_pq_listener_process(s->l, p[i].fd, PGW_PQ_WAIT_READ | PGW_PQ_WAIT_WRITE,
+                                        NULL);
+    ck_assert_int_eq(pgw_pq_listener_tick(NULL, s->l, NULL), PGW_OK);
+}
+
+/* Runs until the stream has read the WAL up to `target`, read on writer
+ * with `sql`. A position just past a WAL page's header (24 bytes; 40 at a
+ * segment's start) is the page boundary itself: a record that ends on the
+ * boundary leaves the insert position after the next page's header, but
+ * the server's end of WAL at the boundary. */
+static void sync_to(pgwt_stream *s, PGconn *writer, const char *sql)
+{
+    static uint64_t block, segment;
+    if (!block) {
+        block = (uint64_t)pgwt_int(writer, "SELECT current_setting('wal_block_size')::bigint");
+        segment = (uint64_t)pgwt_int(writer,
+                                     "SELECT pg_size_bytes(current_setting('wal_segment_size'))");
+    }
+    char *text = pgwt_value(writer, sql);
     uint64_t target = 0;
     ck_assert_int_eq(pgw_lsn_parse(&target, text, NULL), PGW_OK);
     free(text);
+    if (target % segment == 40)
+        target -= 40;
+    else if (target % block == 24)
+        target -= 24;
     long long until = mono_ms() + 20000;
     for (;;) {
         pgw_pq_stream_stats st;
@@ -170,8 +209,18 @@ void pgwt_stream_sync(pgwt_stream *s, PGconn *writer)
             break;
         ck_assert_msg(mono_ms() < until, "the stream did not reach %llx in 20 s (at %llx)",
                       (unsigned long long)target, (unsigned long long)st.received_lsn);
-        pgwt_stream_run(s, 5);
+        wait_and_process(s, 100);
     }
+}
+
+void pgwt_stream_sync(pgwt_stream *s, PGconn *writer)
+{
+    sync_to(s, writer, "SELECT pg_current_wal_insert_lsn()");
+}
+
+void pgwt_stream_sync_flushed(pgwt_stream *s, PGconn *writer)
+{
+    sync_to(s, writer, "SELECT pg_current_wal_flush_lsn()");
 }
 
 const char *pgwt_stream_take(pgwt_stream *s, unsigned long long *lsn)

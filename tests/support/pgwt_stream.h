@@ -46,8 +46,14 @@ void pgwt_stream_run(pgwt_stream *s, int ms);
 void pgwt_stream_until_streaming(pgwt_stream *s, int n);
 /* Runs until the stream has read the WAL up to what `writer` has written
  * (pg_current_wal_insert_lsn() read on it now): every transaction it
- * committed is then delivered. Fails the test after 20 s. */
+ * committed is then delivered. Fails the test after 20 s. The insert
+ * position may count records nobody flushed yet, which a walsender reaches
+ * only after the WAL writer's next round (wal_writer_delay). */
 void pgwt_stream_sync(pgwt_stream *s, PGconn *writer);
+/* The same up to pg_current_wal_flush_lsn(): quicker, and enough when the
+ * writer commits synchronously (synchronous_commit = on), so that its
+ * commits are flushed when they return. */
+void pgwt_stream_sync_flushed(pgwt_stream *s, PGconn *writer);
 /* The next recorded write set not yet taken (its JSON), or NULL. *lsn (when
  * non-NULL) receives its commit LSN. */
 const char *pgwt_stream_take(pgwt_stream *s, unsigned long long *lsn);
