@@ -579,6 +579,12 @@ static void advance_setup(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
                     PQclear(r);
                     continue;
                 }
+                if (ph == P_REGISTRY || ph == P_RECORD) {
+                    /* pgwitness's record of its slots is a help, not a
+                     * need (a role without the privilege): go on without. */
+                    PQclear(r);
+                    continue;
+                }
                 static const char *const what[] = {"",
                                                    "reading the stream's configuration",
                                                    "reading the stream's tables",
