@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "pgw_test.h"
+#include "pgwt_stream.h"
 #include "pgwitness/pgwitness-pq.h"
 
 /* ------------------------------------------------------------------ */
@@ -33,28 +34,12 @@ typedef struct rec {
     char last_write[1024];
 } rec;
 
-static const char *kind_name(pgw_pq_listener_event_kind k)
-{
-    switch (k) {
-    case PGW_PQ_LISTENER_LISTENING: return "LISTENING";
-    case PGW_PQ_LISTENER_LOST: return "LOST";
-    case PGW_PQ_LISTENER_CLOSED_IDLE: return "CLOSED_IDLE";
-    case PGW_PQ_LISTENER_CLOSED_EVICTED: return "CLOSED_EVICTED";
-    case PGW_PQ_LISTENER_FALLBACK: return "FALLBACK";
-    case PGW_PQ_LISTENER_RESET: return "RESET";
-    case PGW_PQ_LISTENER_STREAMING: return "STREAMING";
-    case PGW_PQ_LISTENER_SLOT_LOST: return "SLOT_LOST";
-    case PGW_PQ_LISTENER_GAP: return "GAP";
-    }
-    return "?";
-}
-
 static void on_event(const pgw_pq_listener_event *ev, void *ud)
 {
     rec *r = ud;
     if (r->n_events < 64)
         snprintf(r->events[r->n_events++], sizeof r->events[0], "%s %s %d %u %s",
-                 kind_name(ev->kind), ev->scope->tenant ? ev->scope->tenant : "-", ev->status,
+                 pgwt_event_kind_name(ev->kind), ev->scope->tenant ? ev->scope->tenant : "-", ev->status,
                  ev->retry_ms, ev->message);
 }
 

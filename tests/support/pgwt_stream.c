@@ -14,7 +14,7 @@
 
 #include "pgw_test.h"
 
-static const char *kind_name(pgw_pq_listener_event_kind k)
+const char *pgwt_event_kind_name(pgw_pq_listener_event_kind k)
 {
     switch (k) {
     case PGW_PQ_LISTENER_LISTENING: return "LISTENING";
@@ -35,7 +35,7 @@ static void on_event(const pgw_pq_listener_event *ev, void *ud)
     pgwt_stream *s = ud;
     if (s->n_events < 256)
         snprintf(s->events[s->n_events++], sizeof s->events[0], "%s %d %d %s",
-                 kind_name(ev->kind), ev->status, ev->reset ? 1 : 0, ev->message);
+                 pgwt_event_kind_name(ev->kind), ev->status, ev->reset ? 1 : 0, ev->message);
     switch (ev->kind) {
     case PGW_PQ_LISTENER_STREAMING:
         s->streaming++;

@@ -13,6 +13,9 @@
 
 #include "pgwitness/pgwitness-pq.h"
 
+/* The event kind's name as the recorders write it ("STREAMING"). */
+const char *pgwt_event_kind_name(pgw_pq_listener_event_kind k);
+
 /* The scope of the recorder's tenant. */
 #define PGWT_STREAM_SCOPE {"p", "acme", "db"}
 
