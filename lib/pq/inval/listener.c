@@ -310,7 +310,10 @@ static void close_tenant(pgw_pq_listener *l, pgwi_tenant *t, pgw_pq_listener_eve
         emit(l, t, kind, PGW_OK, "", 0);
 }
 
-static pgwi_tenant *find(const pgw_pq_listener *l, pgw_pq_tenant_id id, size_t *at)
+/* The tenant `id` (its slot in *at when at is non-NULL), or NULL after
+ * setting PGW_ENOTFOUND in err on behalf of `fn`. */
+static pgwi_tenant *find(const pgw_pq_listener *l, pgw_pq_tenant_id id, size_t *at,
+                         const char *fn, pgw_error *err)
 {
     for (size_t i = 0; i < l->n; i++)
         if (l->t[i]->id == id) {
@@ -318,6 +321,7 @@ static pgwi_tenant *find(const pgw_pq_listener *l, pgw_pq_tenant_id id, size_t *
                 *at = i;
             return l->t[i];
         }
+    pgwi_error(err, PGW_ENOTFOUND, "%s: no tenant %llu", fn, (unsigned long long)id);
     return NULL;
 }
 
@@ -519,10 +523,9 @@ int pgw_pq_listener_stream_stats(pgw_pq_stream_stats *out, const pgw_pq_listener
     if (pgwi_check_nonnull(err, "pq_listener_stream_stats", "out, listener",
                            (const void *const[]){out, l}, 2) < 0)
         return PGW_EINVAL;
-    const pgwi_tenant *t = find(l, id, NULL);
+    const pgwi_tenant *t = find(l, id, NULL, "pq_listener_stream_stats", err);
     if (!t)
-        return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_stream_stats: no tenant %llu",
-                          (unsigned long long)id);
+        return PGW_ENOTFOUND;
     if (!t->stream)
         return pgwi_error(err, PGW_EINVAL,
                           "pq_listener_stream_stats: tenant %llu is fed by the triggers, not "
@@ -537,10 +540,9 @@ int pgw_pq_listener_remove_tenant(pgw_pq_listener *l, pgw_pq_tenant_id id, pgw_e
     if (!l)
         return pgwi_error(err, PGW_EINVAL, "pq_listener_remove_tenant: listener is NULL");
     size_t at;
-    pgwi_tenant *t = find(l, id, &at);
+    pgwi_tenant *t = find(l, id, &at, "pq_listener_remove_tenant", err);
     if (!t)
-        return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_remove_tenant: no tenant %llu",
-                          (unsigned long long)id);
+        return PGW_ENOTFOUND;
     tenant_free(t);
     l->t[at] = l->t[--l->n];
     return PGW_OK;
@@ -550,10 +552,9 @@ int pgw_pq_listener_touch(pgw_pq_listener *l, pgw_pq_tenant_id id, pgw_error *er
 {
     if (!l)
         return pgwi_error(err, PGW_EINVAL, "pq_listener_touch: listener is NULL");
-    pgwi_tenant *t = find(l, id, NULL);
+    pgwi_tenant *t = find(l, id, NULL, "pq_listener_touch", err);
     if (!t)
-        return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_touch: no tenant %llu",
-                          (unsigned long long)id);
+        return PGW_ENOTFOUND;
     int64_t now = pgwi_now_ms();
     t->touched = now;
     if (t->state != PGWI_T_INACTIVE)
@@ -584,10 +585,9 @@ int pgw_pq_listener_tenant(pgw_pq_tenant_info *out, const pgw_pq_listener *l,
     if (pgwi_check_nonnull(err, "pq_listener_tenant", "out, listener",
                            (const void *const[]){out, l}, 2) < 0)
         return PGW_EINVAL;
-    const pgwi_tenant *t = find(l, id, NULL);
+    const pgwi_tenant *t = find(l, id, NULL, "pq_listener_tenant", err);
     if (!t)
-        return pgwi_error(err, PGW_ENOTFOUND, "pq_listener_tenant: no tenant %llu",
-                          (unsigned long long)id);
+        return PGW_ENOTFOUND;
     pgw_pq_tenant_info info;
     memset(&info, 0, sizeof info);
     switch (t->state) {
