@@ -180,12 +180,32 @@ static void wait_and_process(pgwt_stream *s, int ms)
     ck_assert_int_eq(pgw_pq_listener_tick(NULL, s->l, NULL), PGW_OK);
 }
 
+/* The walsender sends only flushed WAL, and a record that no commit
+ * follows (an abort, a prune, a running-xacts record) can sit unflushed
+ * in a partial page for as long as nothing else flushes it. A transaction
+ * with an xid commits synchronously and so flushes everything before it;
+ * it has no changes, so it reaches no write set. Run on the writer when it
+ * is idle, else on a connection of its own. */
+static void flush_wal(PGconn *writer)
+{
+    static const char sql[] =
+        "BEGIN; SET LOCAL synchronous_commit = on; SELECT txid_current(); COMMIT";
+    if (PQtransactionStatus(writer) == PQTRANS_IDLE) {
+        pgwt_exec(writer, sql);
+        return;
+    }
+    PGconn *c = pgwt_connect();
+    pgwt_exec(c, sql);
+    PQfinish(c);
+}
+
 /* Runs until the stream has read the WAL up to `target`, read on writer
  * with `sql`. A position just past a WAL page's header (24 bytes; 40 at a
  * segment's start) is the page boundary itself: a record that ends on the
  * boundary leaves the insert position after the next page's header, but
- * the server's end of WAL at the boundary. */
-static void sync_to(pgwt_stream *s, PGconn *writer, const char *sql)
+ * the server's end of WAL at the boundary. With flush, it flushes the WAL
+ * up to there first. */
+static void sync_to(pgwt_stream *s, PGconn *writer, const char *sql, int flush)
 {
     static uint64_t block, segment;
     if (!block) {
@@ -201,6 +221,8 @@ static void sync_to(pgwt_stream *s, PGconn *writer, const char *sql)
         target -= 40;
     else if (target % block == 24)
         target -= 24;
+    if (flush)
+        flush_wal(writer);
     long long until = mono_ms() + 20000;
     for (;;) {
         pgw_pq_stream_stats st;
@@ -215,12 +237,12 @@ static void sync_to(pgwt_stream *s, PGconn *writer, const char *sql)
 
 void pgwt_stream_sync(pgwt_stream *s, PGconn *writer)
 {
-    sync_to(s, writer, "SELECT pg_current_wal_insert_lsn()");
+    sync_to(s, writer, "SELECT pg_current_wal_insert_lsn()", 1);
 }
 
 void pgwt_stream_sync_flushed(pgwt_stream *s, PGconn *writer)
 {
-    sync_to(s, writer, "SELECT pg_current_wal_flush_lsn()");
+    sync_to(s, writer, "SELECT pg_current_wal_flush_lsn()", 0);
 }
 
 const char *pgwt_stream_take(pgwt_stream *s, unsigned long long *lsn)

@@ -50,8 +50,10 @@ void pgwt_stream_until_streaming(pgwt_stream *s, int n);
 /* Runs until the stream has read the WAL up to what `writer` has written
  * (pg_current_wal_insert_lsn() read on it now): every transaction it
  * committed is then delivered. Fails the test after 20 s. The insert
- * position may count records nobody flushed yet, which a walsender reaches
- * only after the WAL writer's next round (wal_writer_delay). */
+ * position may count records nobody flushed yet, which a walsender never
+ * sends until something flushes them, so it commits an empty transaction
+ * synchronously first (on the writer if idle, else on a connection of its
+ * own). */
 void pgwt_stream_sync(pgwt_stream *s, PGconn *writer);
 /* The same up to pg_current_wal_flush_lsn(): quicker, and enough when the
  * writer commits synchronously (synchronous_commit = on), so that its
