@@ -67,7 +67,7 @@ PGW_API int pgw_pq_check(int *out, PGconn *conn, pgw_error *err);
 #define PGW_PQ_DEFAULT_SCHEMA "pgwitness"
 
 /** The schema version this release installs (its newest migration). */
-#define PGW_PQ_SCHEMA_VERSION 3
+#define PGW_PQ_SCHEMA_VERSION 4
 
 /**
  * Creates or upgrades the library's schema: the snapshots table, the drop

@@ -12,14 +12,19 @@
 typedef struct migration {
     int version;
     const char *description;
+    int again; /* an earlier migration applied again first (its version), or 0 */
     const char *sql;
 } migration;
 
-/* In order; PGW_PQ_SCHEMA_VERSION is the last one's version. */
+/* In order; PGW_PQ_SCHEMA_VERSION is the last one's version. Migration 2
+ * holds the trigger function's current text (CREATE OR REPLACE): a
+ * migration that changes the function applies it again. */
 static const migration migrations[] = {
-    {1, "schema snapshots and the drop audit", pgwi_sql_migration_001},
-    {2, "the statement trigger function of query invalidation", pgwi_sql_migration_002},
-    {3, "the stream's value columns and slots", pgwi_sql_migration_003},
+    {1, "schema snapshots and the drop audit", 0, pgwi_sql_migration_001},
+    {2, "the statement trigger function of query invalidation", 0, pgwi_sql_migration_002},
+    {3, "the stream's value columns and slots", 0, pgwi_sql_migration_003},
+    {4, "the triggers below watched tables: partitions and inheritance children", 2,
+     pgwi_sql_migration_004},
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -146,15 +151,23 @@ int pgw_pq_install(int *out, PGconn *conn, const char *pgw_schema, pgw_error *er
         const migration *m = &migrations[i];
         if (m->version <= current)
             continue;
-        char *sql = NULL;
-        if ((rc = pgwi_pq_sql(&sql, conn, m->sql, pgw_schema, err)) < 0)
-            goto done;
         char what[96];
         snprintf(what, sizeof what, "applying pgwitness migration %d", m->version);
-        rc = pgwi_pq_run(conn, sql, NULL, what, err);
-        pgwi_free(sql);
-        if (rc < 0)
-            goto done;
+        for (int part = 0; part < 2; part++) {
+            /* the earlier migration again, unless this install just applied it */
+            const char *text = part == 1 ? m->sql
+                               : m->again > current ? NULL
+                               : m->again ? migrations[m->again - 1].sql : NULL;
+            char *sql = NULL;
+            if (!text)
+                continue;
+            if ((rc = pgwi_pq_sql(&sql, conn, text, pgw_schema, err)) < 0)
+                goto done;
+            rc = pgwi_pq_run(conn, sql, NULL, what, err);
+            pgwi_free(sql);
+            if (rc < 0)
+                goto done;
+        }
         char num[16];
         snprintf(num, sizeof num, "%d", m->version);
         const char *params[2] = {num, m->description};

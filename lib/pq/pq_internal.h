@@ -71,6 +71,11 @@ int pgwi_pq_run(PGconn *conn, const char *sql, PGresult **last, const char *what
 
 /* Checks a NOTIFY channel name: 1..63 bytes of UTF-8 (an identifier). */
 int pgwi_pq_check_channel(const char *channel, pgw_error *err);
+/* Runs `fn` (a qualified <schema>.watch_below, migration_004.sql) on the
+ * table of OID `relid` (text); adds the relations it changed to *changed
+ * (may be NULL). lib/pq/inval/watch.c. */
+int pgwi_pq_watch_below(int *changed, PGconn *conn, const char *fn, const char *relid,
+                        pgw_error *err);
 
 /* True when a failed result means "the table/schema does not exist"
  * (SQLSTATE 42P01 undefined_table or 3F000 invalid_schema_name). */

@@ -192,6 +192,41 @@ done:
     return rc;
 }
 
+/* The TRUNCATE triggers of a partitioned table's partitions (a
+ * publication via the root does not publish the TRUNCATE of a partition):
+ * <pgw_schema>.watch_below(relid) makes them what stream_tables now says
+ * (migration_004.sql). `need`: the table is partitioned and watched, so a
+ * schema without watch_below() (older than version 4) is an error; else
+ * there is nothing to do without it. */
+static int stream_watch_below(PGconn *conn, const char *pgw_schema, const char *relid, bool need,
+                              const char *schema, const char *table, pgw_error *err)
+{
+    const char *params[1] = {pgw_schema};
+    PGresult *r;
+    int rc;
+    if ((rc = pgwi_pq_exec(&r, conn,
+                           "SELECT to_regprocedure(format('%I.watch_below(regclass, regclass)', "
+                           "$1::text)) IS NOT NULL",
+                           1, params, "looking for watch_below()", err)) < 0)
+        return rc;
+    bool installed = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    PQclear(r);
+    if (!installed)
+        return need ? pgwi_error(err, PGW_ENOTFOUND,
+                                 "%.100s.%.100s is partitioned: the TRUNCATE of a partition "
+                                 "needs a trigger, and schema \"%.100s\" is older than "
+                                 "pgwitness schema version 4 (no watch_below()): run "
+                                 "pgw_pq_install() to upgrade it",
+                                 schema, table, pgw_schema)
+                    : PGW_OK;
+    char *fn = NULL;
+    if ((rc = pgwi_pq_ident(&fn, conn, pgw_schema, "watch_below", err)) < 0)
+        return rc;
+    rc = pgwi_pq_watch_below(NULL, conn, fn, relid, err);
+    pgwi_free(fn);
+    return rc;
+}
+
 static const char *kind_name(const char *k)
 {
     return strcmp(k, "v") == 0   ? "a view"
@@ -250,7 +285,9 @@ static int watch_in_unit(PGconn *conn, const char *schema, const char *table,
                                  err)) < 0) {
         /* rc set */
     } else if ((rc = record_values(&changed, conn, pgw_schema, publication,
-                                   PQgetvalue(r, 0, RELID), o, false, err)) < 0) {
+                                   PQgetvalue(r, 0, RELID), o, false, err)) < 0 ||
+               (rc = stream_watch_below(conn, pgw_schema, PQgetvalue(r, 0, RELID),
+                                        strcmp(kind, "p") == 0, schema, table, err)) < 0) {
         /* rc set */
     } else if (changed || PQgetvalue(r, 0, DDL)[0]) {
         /* Something changed: running streams read the configuration again
@@ -316,7 +353,9 @@ int pgw_pq_stream_unwatch_table(bool *out, PGconn *conn, const char *schema, con
         if ((rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 1), NULL, "unpublishing the table", err)) >=
                 0 &&
             (rc = record_values(NULL, conn, pgw_schema, publication, PQgetvalue(r, 0, 0), o,
-                                true, err)) >= 0)
+                                true, err)) >= 0 &&
+            (rc = stream_watch_below(conn, pgw_schema, PQgetvalue(r, 0, 0), false, schema, table,
+                                     err)) >= 0)
             rc = announce(conn, schema, table, false, err);
     }
     PQclear(r);

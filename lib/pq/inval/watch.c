@@ -14,6 +14,7 @@
 #include "pq_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Longest channel name: NAMEDATALEN - 1 (PostgreSQL identifiers). */
@@ -89,6 +90,61 @@ static int watch_lock(PGconn *conn, const char *schema, const char *table, pgw_e
     return PGW_OK;
 }
 
+/* ------------------------------------------------------------------ */
+/* the triggers below a watched table (migration_004.sql)              */
+
+/* Runs `fn`(relid) — <schema>.watch_below, which makes the triggers of
+ * the table's partitions and inheritance children what its watch (both
+ * sources) says, and takes no lock where they already are — and adds the
+ * number of relations it changed to *changed. */
+int pgwi_pq_watch_below(int *changed, PGconn *conn, const char *fn, const char *relid,
+                        pgw_error *err)
+{
+    size_t len = strlen(fn) + 32;
+    char *sql = pgwi_malloc(len);
+    if (!sql)
+        return pgwi_enomem(err);
+    snprintf(sql, len, "SELECT %s($1::oid::regclass)", fn);
+    const char *params[1] = {relid};
+    PGresult *r;
+    int rc = pgwi_pq_exec(&r, conn, sql, 1, params,
+                          "installing the triggers of the table's partitions and children", err);
+    pgwi_free(sql);
+    if (rc < 0)
+        return rc;
+    if (changed)
+        *changed += atoi(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return PGW_OK;
+}
+
+/* After the watched table's own triggers: its descendants' (watch.sql's
+ * row `r`). A table with descendants needs migration 4. */
+static int watch_table_below(PGconn *conn, PGresult *r, const char *schema, const char *table,
+                             const char *pgw_schema, pgw_error *err)
+{
+    enum { RELKIND = 0, RELID = 5, BELOW_INSTALLED = 7, HAS_BELOW = 8 };
+    bool need = strcmp(PQgetvalue(r, 0, RELKIND), "p") == 0 ||
+                strcmp(PQgetvalue(r, 0, HAS_BELOW), "t") == 0;
+    if (strcmp(PQgetvalue(r, 0, BELOW_INSTALLED), "t") != 0) {
+        if (!need)
+            return PGW_OK;
+        return pgwi_error(err, PGW_ENOTFOUND,
+                          "%.100s.%.100s has partitions or inheritance children, whose writes "
+                          "need triggers of their own, and schema \"%.100s\" is older than "
+                          "pgwitness schema version 4 (no watch_below()): run pgw_pq_install() "
+                          "to upgrade it",
+                          schema, table, pgw_schema);
+    }
+    char *fn = NULL;
+    int rc;
+    if ((rc = pgwi_pq_ident(&fn, conn, pgw_schema, "watch_below", err)) < 0)
+        return rc;
+    rc = pgwi_pq_watch_below(NULL, conn, fn, PQgetvalue(r, 0, RELID), err);
+    pgwi_free(fn);
+    return rc;
+}
+
 int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
                        const pgw_pq_watch_options *opts, pgw_error *err)
 {
@@ -127,16 +183,18 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
         return unit_end(conn, own, rc, err);
     if (PQntuples(r) == 0) {
         rc = pgwi_error(err, PGW_ENOTFOUND, "no table %.100s.%.100s", schema, table);
-    } else if (strcmp(PQgetvalue(r, 0, 0), "r") != 0 ||
-               strcmp(PQgetvalue(r, 0, 1), "t") == 0) {
+    } else if (strcmp(PQgetvalue(r, 0, 1), "t") == 0) {
+        rc = pgwi_error(err, PGW_EINVAL,
+                        "%.100s.%.100s is a partition of %.200s: watch %.200s, whose watch "
+                        "covers every partition below it",
+                        schema, table, PQgetvalue(r, 0, 6), PQgetvalue(r, 0, 6));
+    } else if (strcmp(PQgetvalue(r, 0, 0), "r") != 0 && strcmp(PQgetvalue(r, 0, 0), "p") != 0) {
         const char *k = PQgetvalue(r, 0, 0);
         rc = pgwi_error(err, PGW_EINVAL,
-                        "%.100s.%.100s is %s: only ordinary tables that are not partitions can "
-                        "be watched (statement triggers fire for the table a statement names)",
+                        "%.100s.%.100s is %s: only tables (ordinary or partitioned) can be "
+                        "watched",
                         schema, table,
-                        strcmp(k, "r") == 0 ? "a partition"
-                        : strcmp(k, "p") == 0 ? "a partitioned table"
-                        : strcmp(k, "v") == 0 ? "a view"
+                        strcmp(k, "v") == 0   ? "a view"
                         : strcmp(k, "m") == 0 ? "a materialized view"
                         : strcmp(k, "f") == 0 ? "a foreign table"
                                               : "not a table");
@@ -150,8 +208,12 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
                         "%.100s.%.100s has a trigger %.300s that pgwitness did not create: "
                         "rename or drop it to watch the table",
                         schema, table, PQgetvalue(r, 0, 4));
-    } else if (PQgetvalue(r, 0, 3)[0]) { /* empty: the triggers are already these */
-        rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 3), NULL, "creating the statement triggers", err);
+    } else if (PQgetvalue(r, 0, 3)[0] && /* empty: the triggers are already these */
+               (rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 3), NULL,
+                                 "creating the statement triggers", err)) < 0) {
+        /* rc set */
+    } else {
+        rc = watch_table_below(conn, r, schema, table, pgw_schema, err);
     }
     PQclear(r);
     return unit_end(conn, own, rc, err);
@@ -181,9 +243,18 @@ int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema, const char
         return unit_end(conn, own, rc, err);
     if (PQntuples(r) == 0) {
         rc = pgwi_error(err, PGW_ENOTFOUND, "no table %.100s.%.100s", schema, table);
-    } else if (PQgetvalue(r, 0, 0)[0]) {
-        dropped = true;
-        rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 0), NULL, "dropping the statement triggers", err);
+    } else {
+        int below = 0;
+        if (PQgetvalue(r, 0, 0)[0])
+            dropped = true;
+        if (dropped && (rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 0), NULL,
+                                         "dropping the statement triggers", err)) < 0) {
+            /* rc set */
+        } else if (PQgetvalue(r, 0, 2)[0] && /* the triggers of its descendants */
+                   (rc = pgwi_pq_watch_below(&below, conn, PQgetvalue(r, 0, 2),
+                                             PQgetvalue(r, 0, 1), err)) >= 0 && below > 0) {
+            dropped = true;
+        }
     }
     PQclear(r);
     if ((rc = unit_end(conn, own, rc, err)) < 0)

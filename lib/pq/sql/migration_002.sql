@@ -25,6 +25,36 @@
 -- Triggers with fewer than four arguments (made by hand) are served by the
 -- general path below, without value columns.
 --
+-- The same function serves the triggers on a watched table's descendants
+-- (its partitions at every level, its inheritance children at every
+-- level; watch_below() in migration_004.sql). A statement that names a
+-- descendant fires the descendant's statement triggers, never the
+-- watched table's (PostgreSQL documentation, CREATE TRIGGER, "Notes"), so
+-- each descendant has its own, and they report the write as a write to the
+-- watched table: its schema and name, its primary key. Their arguments:
+--   TG_ARGV[0]    the NOTIFY channel ('' for 'm' below)
+--   TG_ARGV[1]    '' (the general path: the key is the watched table's)
+--   TG_ARGV[2]    the watched table's OID, as text
+--   TG_ARGV[3]    't': the triggers have transition tables, as above;
+--                 'n': they have none (a foreign table, which PostgreSQL
+--                 does not give transition tables): every statement sends
+--                 the table-level form;
+--                 'm': a TRUNCATE trigger for the stream (pgw_pq_stream_
+--                 watch_table): the truncate form goes out as a
+--                 transactional logical message, prefix 'pgwitness'
+--                 (pg_logical_emit_message), not as a notification, since
+--                 a publication via the partition root does not publish
+--                 the TRUNCATE of a partition
+--   TG_ARGV[4..]  the value columns, as above
+-- At each statement the function checks that the watched table still is
+-- an ancestor of the trigger's table (pg_inherits); when it is not (the
+-- descendant was detached, or NO INHERIT), or no longer exists, the
+-- statement sends nothing: its rows are not the watched table's rows. The
+-- watched table's current schema and name are read then, so a rename is
+-- followed. Rows are read as the descendant's rows: the watched table's
+-- columns have the same names there (an inheritance child may add
+-- columns, which appear among an UPDATE's changed columns).
+--
 -- What it sends, once per statement: pg_notify(channel, payload) with the
 -- payload of docs/wire.md, version 1, compact, keys in the canonical order
 -- (pgw_payload_encode() writes the same bytes for the same write set).
@@ -254,7 +284,49 @@ BEGIN
 
     -- The general path: any statement, the key read from the catalog.
     IF _general THEN
+        -- A descendant's trigger (see above): the watched table, if it
+        -- still is an ancestor, in the head; else nothing to send.
+        IF TG_NARGS >= 4 AND TG_ARGV[1] = '' AND TG_ARGV[2] <> '' THEN
+            BEGIN
+                WITH RECURSIVE up(relid) AS (
+                    SELECT i.inhparent FROM pg_inherits i WHERE i.inhrelid = TG_RELID
+                    UNION
+                    SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.relid
+                )
+                SELECT '{"version":1,"schema":' || to_json(n.nspname::text)::text
+                       || ',"table":' || to_json(c.relname::text)::text
+                       || ',"op":"' || lower(TG_OP) || '"'
+                  INTO _head
+                  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                 WHERE c.oid = TG_ARGV[2]::oid AND c.oid IN (SELECT up.relid FROM up);
+                IF NOT FOUND THEN
+                    RETURN NULL;  -- no longer below the watched table
+                END IF;
+            EXCEPTION WHEN OTHERS THEN
+                RETURN NULL;  -- an argument that is not an OID: made by hand
+            END;
+            IF TG_ARGV[3] = 'm' THEN
+                -- the stream's TRUNCATE trigger
+                BEGIN
+                    PERFORM pg_logical_emit_message(true, 'pgwitness', _head
+                        || ',"ids":null,"ids_truncated":false,"columns":null,'
+                           '"columns_truncated":false,"pk_changed":false}');
+                EXCEPTION WHEN OTHERS THEN
+                    NULL;  -- e.g. wal_level is not logical: no stream to tell
+                END;
+                RETURN NULL;
+            ELSIF TG_ARGV[3] = 'n' AND TG_OP <> 'TRUNCATE' THEN
+                _failed := true;  -- no transition tables: the table-level form
+                _general := false;
+            END IF;
+        END IF;
+    END IF;
+    IF _general THEN
         DECLARE
+            -- the relation whose primary key and value columns name the
+            -- rows: the watched table, for a descendant's trigger
+            _krel     oid := CASE WHEN TG_NARGS >= 4 AND TG_ARGV[1] = '' AND TG_ARGV[2] <> ''
+                                  THEN TG_ARGV[2]::oid ELSE TG_RELID END;
             _knames   text[];   -- key columns, in key order
             _kkinds   "char"[]; -- per key column: how its JSON text becomes its output text
             _vnames   text[];   -- configured value columns that exist, in column order
@@ -357,7 +429,7 @@ BEGIN
                   INTO _ik, _n_keys, _x, _typ, _kind
                   FROM pg_index i
                   JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-                 WHERE i.indrelid = TG_RELID AND i.indisprimary;
+                 WHERE i.indrelid = _krel AND i.indisprimary;
                 IF _n_keys = 1 AND _kind IS NOT NULL AND TG_NARGS <= 4 THEN
                     _knames := ARRAY[_x];
                     _kkinds := ARRAY[_kind];
@@ -368,7 +440,7 @@ BEGIN
                         _typs := ARRAY[_typ];
                         FOR _f IN 1.._n_keys - 1 LOOP
                             SELECT a.attname::text, a.atttypid INTO _x, _typ
-                              FROM pg_attribute a WHERE a.attrelid = TG_RELID AND a.attnum = _ik[_f];
+                              FROM pg_attribute a WHERE a.attrelid = _krel AND a.attnum = _ik[_f];
                             _knames := _knames || _x;
                             _typs := _typs || _typ;
                         END LOOP;
@@ -379,7 +451,7 @@ BEGIN
                                array_agg(a.atttypid ORDER BY a.attnum)
                           INTO _vnames, _vtyps
                           FROM pg_attribute a
-                         WHERE a.attrelid = TG_RELID AND a.attname = ANY (TG_ARGV[4:TG_NARGS])
+                         WHERE a.attrelid = _krel AND a.attname = ANY (TG_ARGV[4:TG_NARGS])
                            AND a.attnum > 0 AND NOT a.attisdropped;
                     END IF;
                     FOR _f IN 1.._n_keys + coalesce(cardinality(_vtyps), 0) LOOP

@@ -1,5 +1,8 @@
 -- The statement triggers of one watched table (pgw_pq_watch_table): what
--- the table is, whether the trigger function is installed, and the DDL that
+-- the table is (with, for a partition, its root), whether the trigger
+-- function and watch_below() (migration_004.sql: the triggers of its
+-- partitions and inheritance children, made after these) are installed,
+-- whether it has descendants, and the DDL that
 -- (re)creates the four triggers, in order (the existing ones are dropped
 -- first, so watching again replaces them; trigger names are fixed, see
 -- unwatch.sql). When the four triggers already are exactly what the DDL
@@ -63,7 +66,19 @@ SELECT c.relkind::text AS relkind,
                             'pgwitness_truncate')
            AND NOT EXISTS (SELECT FROM pg_catalog.pg_proc p
                             WHERE p.oid = t.tgfoid AND p.proname = 'notify_statement')
-         ORDER BY t.tgname LIMIT 1) AS foreign_trigger
+         ORDER BY t.tgname LIMIT 1) AS foreign_trigger,
+       c.oid AS relid,
+       -- for a partition: its partitioned root, qualified
+       CASE WHEN c.relispartition THEN
+            (SELECT format('%I.%I', rn.nspname, rc.relname)
+               FROM pg_catalog.pg_class rc
+               JOIN pg_catalog.pg_namespace rn ON rn.oid = rc.relnamespace
+              WHERE rc.oid = pg_catalog.pg_partition_root(c.oid)) ELSE '' END AS root,
+       -- whether the schema has watch_below() (migration_004.sql), and
+       -- whether the table has descendants, which need it
+       to_regprocedure(format('%I.watch_below(regclass, regclass)', $3::text)) IS NOT NULL
+           AS below_installed,
+       EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE i.inhparent = c.oid) AS has_below
   FROM pg_catalog.pg_class c
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
  CROSS JOIN LATERAL (
