@@ -623,6 +623,50 @@ PGW_API int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *tab
 PGW_API int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema,
                                  const char *table, pgw_error *err);
 
+/** A descendant of a watched table whose writes are not reported: a
+ *  partition attached or created, or an inheritance child made, after the
+ *  table was watched (pgw_pq_watch_gaps()). */
+typedef struct pgw_pq_watch_gap {
+    char schema[64];         /**< the descendant's schema */
+    char table[64];          /**< the descendant (a partition or an
+                                  inheritance child, at any level) */
+    char watched_schema[64]; /**< the watched table above it: its schema */
+    char watched_table[64];  /**< and its name */
+    char source[24];         /**< whose triggers it lacks: "triggers"
+                                  (pgw_pq_watch_table(): its writes are
+                                  not sent), "stream" (the TRUNCATE
+                                  trigger of pgw_pq_stream_watch_table():
+                                  its TRUNCATE is not sent) or "stream,
+                                  triggers" */
+} pgw_pq_watch_gap;
+
+/**
+ * Lists the descendants of watched tables that lack their triggers
+ * (`<pgw_schema>.watch_gaps()`, lib/pq/sql/migration_004.sql). Nothing
+ * runs when a partition is attached or created or an inheritance child is
+ * made, so until the watched table is watched again (or
+ * `<pgw_schema>.watch_descendant(rel)` is called, e.g. from a
+ * ddl_command_end event trigger) such a descendant's writes are silent: a
+ * host should call this when it connects (the listener resets the tenant
+ * then; this says what a reset cannot cover from then on) and watch the
+ * named tables again. Reads the catalog only.
+ *
+ * @param out         receives an array of *n_out entries, ordered by the
+ *                    watched table then the descendant; caller frees with
+ *                    pgw_free(); NULL when there are none. Untouched on
+ *                    failure.
+ * @param n_out       receives the number of entries.
+ * @param conn        a borrowed connection.
+ * @param pgw_schema  the library's schema, or NULL for the default.
+ * @param err         optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL argument or an empty schema name;
+ *         PGW_ENOTFOUND when the schema has no watch_gaps() (not
+ *         installed, or older than version 4: run pgw_pq_install());
+ *         PGW_EPG; PGW_ECONN; PGW_ENOMEM.
+ */
+PGW_API int pgw_pq_watch_gaps(pgw_pq_watch_gap **out, size_t *n_out, PGconn *conn,
+                              const char *pgw_schema, pgw_error *err);
+
 /* ------------------------------------------------------------------ */
 /* query invalidation: the stream (logical decoding, pgoutput)          */
 

@@ -1492,6 +1492,212 @@ START_TEST(partitioned_table_and_its_partitions)
 }
 END_TEST
 
+/* Inheritance children, at two levels, one with two parents, and one
+ * watched on its own: each child's writes are writes to every watched
+ * ancestor (and to itself when it is watched). A child made after the
+ * watch is a gap until the parent is watched again. */
+START_TEST(inheritance_children_and_gaps)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE par (id int PRIMARY KEY, v text); "
+                 "CREATE TABLE ch (extra int) INHERITS (par); "
+                 "CREATE TABLE gch () INHERITS (ch); "
+                 "CREATE TABLE other (id int PRIMARY KEY, v text)");
+    static const char *const V[] = {"v"};
+    watch(c, "par", V, 1);
+    pgw_index *idx = NULL;
+    ck_assert_int_eq(pgw_index_new(&idx, NULL, NULL), PGW_OK);
+    rsub s = {"SELECT id FROM par WHERE v = 'a' ORDER BY id", 1, NULL, 0, NULL};
+    rsub_new(&s, idx, c,
+             "[{\"schema\":\"public\",\"table\":\"par\",\"columns\":[\"id\",\"v\"],"
+             "\"filters\":[{\"column\":\"v\",\"op\":\"eq\",\"values\":[\"a\"]}]}]");
+    ck_assert(write_and_rerun(c, lc, &s, "INSERT INTO ch VALUES (1, 'a', 10)",
+                              W("par", "insert", "[\"1\"]", "null", ",\"new\":[{\"v\":\"a\"}]")));
+    ck_assert(write_and_rerun(c, lc, &s, "UPDATE ch SET v = 'b', extra = 11 WHERE id = 1",
+                              W("par", "update", "[\"1\"]", "[\"v\",\"extra\"]",
+                                ",\"old\":[{\"v\":\"a\"}],\"new\":[{\"v\":\"b\"}]")));
+    ck_assert(write_and_rerun(c, lc, &s, "INSERT INTO gch VALUES (2, 'a', 20)",
+                              W("par", "insert", "[\"2\"]", "null", ",\"new\":[{\"v\":\"a\"}]")));
+    ck_assert(write_and_rerun(c, lc, &s, "DELETE FROM gch",
+                              W("par", "delete", "[\"2\"]", "null", ",\"old\":[{\"v\":\"a\"}]")));
+    ck_assert(write_and_rerun(c, lc, &s, "INSERT INTO ch VALUES (3, 'a', 30)",
+                              W("par", "insert", "[\"3\"]", "null", ",\"new\":[{\"v\":\"a\"}]")));
+    /* TRUNCATE of a table fires the trigger of every table it truncates
+     * (ch's and gch's here, the parent's too for TRUNCATE par): identical
+     * notifications of one transaction arrive once (NOTIFY, "Notes"). */
+    ck_assert(write_and_rerun(c, lc, &s, "TRUNCATE ch", TRUNC("par")));
+    ck_assert(!write_and_rerun(c, lc, &s, "TRUNCATE par", TRUNC("par")));
+    pgwt_expect_marker(c, lc, CH, "inherit");
+    /* A child watched on its own has both sets: its writes are its own
+     * (without a key of its own: PostgreSQL's children do not inherit
+     * the parent's primary key, so IDs unknown) and its parent's. */
+    watch(c, "ch", NULL, 0);
+    pgwt_exec(c, "INSERT INTO ch VALUES (4, 'a', 40)");
+    char *p1 = pgwt_next_payload(lc, 5000, NULL), *p2 = pgwt_next_payload(lc, 5000, NULL);
+    ck_assert_ptr_nonnull(p1);
+    ck_assert_ptr_nonnull(p2);
+    bool par_first = strstr(p1, "\"table\":\"par\"") != NULL;
+    ck_assert_str_eq(par_first ? p2 : p1,
+                     "{\"version\":1,\"schema\":\"public\",\"table\":\"ch\",\"op\":\"insert\","
+                     "\"ids\":null,\"ids_truncated\":false,\"columns\":null,"
+                     "\"columns_truncated\":false,\"pk_changed\":false}");
+    ck_assert_str_eq(par_first ? p1 : p2,
+                     "{\"version\":1,\"schema\":\"public\",\"table\":\"par\",\"op\":\"insert\","
+                     "\"ids\":[\"4\"],\"ids_truncated\":false,\"columns\":null,"
+                     "\"columns_truncated\":false,\"new\":[{\"v\":\"a\"}],\"pk_changed\":false}");
+    free(p1);
+    free(p2);
+    /* A child with two parents, made after the watch: its writes are not
+     * reported (a gap) until the parent is watched again. */
+    pgwt_exec(c, "CREATE TABLE late () INHERITS (par, other)");
+    char *gaps = pgwt_value(c, "SELECT string_agg(table_name || ' below ' || watched_table || "
+                               "' (' || source || ')', ', ') FROM pgwitness.watch_gaps()");
+    ck_assert_str_eq(gaps, "late below par (triggers)");
+    free(gaps);
+    pgw_pq_watch_gap *g = NULL;
+    size_t ng = 0;
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_watch_gaps(&g, &ng, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(ng, 1);
+    ck_assert_str_eq(g[0].schema, "public");
+    ck_assert_str_eq(g[0].table, "late");
+    ck_assert_str_eq(g[0].watched_schema, "public");
+    ck_assert_str_eq(g[0].watched_table, "par");
+    ck_assert_str_eq(g[0].source, "triggers");
+    pgw_free(g);
+    pgwt_exec(c, "INSERT INTO late VALUES (5, 'a')");
+    pgwt_expect_marker(c, lc, CH, "gap"); /* nothing was sent */
+    watch(c, "other", NULL, 0);
+    watch(c, "par", V, 1);
+    ck_assert_int_eq(pgw_pq_watch_gaps(&g, &ng, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(ng, 0);
+    ck_assert_ptr_null(g);
+    pgwt_exec(c, "UPDATE late SET v = 'b'");
+    p1 = pgwt_next_payload(lc, 5000, NULL);
+    p2 = pgwt_next_payload(lc, 5000, NULL);
+    ck_assert_ptr_nonnull(p1);
+    ck_assert_ptr_nonnull(p2);
+    par_first = strstr(p1, "\"table\":\"par\"") != NULL;
+    ck_assert_str_eq(par_first ? p1 : p2,
+                     "{\"version\":1,\"schema\":\"public\",\"table\":\"par\",\"op\":\"update\","
+                     "\"ids\":[\"5\"],\"ids_truncated\":false,\"columns\":[\"v\"],"
+                     "\"columns_truncated\":false,\"old\":[{\"v\":\"a\"}],\"new\":[{\"v\":\"b\"}],"
+                     "\"pk_changed\":false}");
+    ck_assert_str_eq(par_first ? p2 : p1,
+                     "{\"version\":1,\"schema\":\"public\",\"table\":\"other\",\"op\":\"update\","
+                     "\"ids\":[\"5\"],\"ids_truncated\":false,\"columns\":[\"v\"],"
+                     "\"columns_truncated\":false,\"pk_changed\":false}");
+    free(p1);
+    free(p2);
+    pgwt_expect_marker(c, lc, CH, "rewatched");
+    /* watch_descendant(), the entry point for an event trigger, covers a
+     * new child at once. */
+    pgwt_exec(c, "CREATE TABLE later () INHERITS (ch)");
+    /* (two watched tables above it: ch and par) */
+    ck_assert_int_eq(pgwt_int(c, "SELECT pgwitness.watch_descendant('later')"), 2);
+    ck_assert_int_eq(pgwt_int(c, "SELECT pgwitness.watch_descendant('later')"), 0);
+    pgwt_exec(c, "INSERT INTO later VALUES (6, 'c', 0)");
+    p1 = pgwt_next_payload(lc, 5000, NULL);
+    p2 = pgwt_next_payload(lc, 5000, NULL);
+    ck_assert_ptr_nonnull(p1);
+    ck_assert_ptr_nonnull(p2);
+    par_first = strstr(p1, "\"table\":\"par\"") != NULL;
+    ck_assert_str_eq(par_first ? p1 : p2,
+                     "{\"version\":1,\"schema\":\"public\",\"table\":\"par\",\"op\":\"insert\","
+                     "\"ids\":[\"6\"],\"ids_truncated\":false,\"columns\":null,"
+                     "\"columns_truncated\":false,\"new\":[{\"v\":\"c\"}],\"pk_changed\":false}");
+    ck_assert_str_eq(par_first ? p2 : p1, /* ch has no key of its own */
+                     "{\"version\":1,\"schema\":\"public\",\"table\":\"ch\",\"op\":\"insert\","
+                     "\"ids\":null,\"ids_truncated\":false,\"columns\":null,"
+                     "\"columns_truncated\":false,\"pk_changed\":false}");
+    free(p1);
+    free(p2);
+    pgwt_expect_marker(c, lc, CH, "later");
+    /* Unwatching the parent drops its triggers below it, not the child's
+     * own nor the other parent's. */
+    bool dropped = false;
+    ck_assert_int_eq(pgw_pq_unwatch_table(&dropped, c, "public", "par", &err), PGW_OK);
+    ck_assert(dropped);
+    char *t = below_triggers(c);
+    ck_assert_str_eq(t, "gch:pgwitness_delete_<oid> gch:pgwitness_insert_<oid> "
+                        "gch:pgwitness_truncate_<oid> gch:pgwitness_update_<oid> "
+                        "late:pgwitness_delete_<oid> late:pgwitness_insert_<oid> "
+                        "late:pgwitness_truncate_<oid> late:pgwitness_update_<oid> "
+                        "later:pgwitness_delete_<oid> later:pgwitness_insert_<oid> "
+                        "later:pgwitness_truncate_<oid> later:pgwitness_update_<oid>");
+    free(t);
+    ck_assert_int_eq(pgw_pq_unwatch_table(&dropped, c, "public", "ch", &err), PGW_OK);
+    ck_assert(dropped);
+    ck_assert_int_eq(pgw_pq_unwatch_table(&dropped, c, "public", "other", &err), PGW_OK);
+    ck_assert(dropped);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'pgwitness%'"),
+                     0);
+    ck_assert_int_eq(pgw_pq_unwatch_table(&dropped, c, "public", "par", &err), PGW_OK);
+    ck_assert(!dropped);
+    free(s.result);
+    pgw_index_free(idx);
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* Watching again changes nothing and locks nothing; a descendant's
+ * triggers never fail a writer: after the parent's key is dropped, after
+ * NO INHERIT and DETACH, after the parent is dropped. */
+START_TEST(below_idempotent_and_never_failing)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE par (id int PRIMARY KEY, v text); "
+                 "CREATE TABLE ch () INHERITS (par); "
+                 "CREATE TABLE m (id int, k int, PRIMARY KEY (id, k)) PARTITION BY RANGE (k); "
+                 "CREATE TABLE m1 PARTITION OF m FOR VALUES FROM (0) TO (10)");
+    watch(c, "par", NULL, 0);
+    watch(c, "m", NULL, 0);
+    const char *oids = "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_trigger";
+    char *before = pgwt_value(c, oids);
+    /* Another session holds a lock on the child that CREATE TRIGGER would
+     * wait for: watching again must not wait. */
+    PGconn *o = pgwt_connect();
+    pgwt_exec(o, "BEGIN; LOCK TABLE ch, m1 IN ROW EXCLUSIVE MODE");
+    pgwt_exec(c, "SET lock_timeout = '1s'");
+    watch(c, "par", NULL, 0);
+    watch(c, "m", NULL, 0);
+    pgwt_exec(c, "RESET lock_timeout");
+    pgwt_exec(o, "COMMIT");
+    PQfinish(o);
+    char *after = pgwt_value(c, oids);
+    ck_assert_str_eq(before, after);
+    free(before);
+    free(after);
+    /* The parent's key dropped: IDs unknown, the writer commits. */
+    pgwt_exec(c, "ALTER TABLE par DROP CONSTRAINT par_pkey");
+    pgwt_exec(c, "INSERT INTO ch VALUES (1, 'a')");
+    pgwt_expect_write(lc, W("par", "insert", "null", "null", ""));
+    /* NO INHERIT / DETACH: the rows are no longer the parent's; nothing is
+     * sent, nothing fails. */
+    pgwt_exec(c, "ALTER TABLE ch NO INHERIT par");
+    pgwt_exec(c, "INSERT INTO ch VALUES (2, 'b'); UPDATE ch SET v = 'c'; DELETE FROM ch; "
+                 "TRUNCATE ch");
+    pgwt_exec(c, "ALTER TABLE m DETACH PARTITION m1");
+    pgwt_exec(c, "INSERT INTO m1 VALUES (1, 1); TRUNCATE m1");
+    pgwt_expect_marker(c, lc, CH, "detached");
+    /* ... and watching again removes their stale triggers. */
+    watch(c, "par", NULL, 0);
+    watch(c, "m", NULL, 0);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger "
+                                 "WHERE tgrelid IN ('ch'::regclass, 'm1'::regclass)"),
+                     0);
+    /* A dropped watched parent: its child's triggers (made by hand here,
+     * as a dump restored elsewhere would leave them) stay harmless. */
+    pgwt_exec(c, "CREATE TABLE ch2 () INHERITS (par)");
+    watch(c, "par", NULL, 0);
+    pgwt_exec(c, "ALTER TABLE ch2 NO INHERIT par; DROP TABLE par; INSERT INTO ch2 VALUES (3, 'x')");
+    pgwt_expect_marker(c, lc, CH, "dropped");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("watch");
@@ -1524,6 +1730,8 @@ static Suite *suite(void)
     tcase_add_test(tc, install_upgrades_version_1);
     tcase_add_test(tc, watch_allocation_failures);
     tcase_add_test(tc, partitioned_table_and_its_partitions);
+    tcase_add_test(tc, inheritance_children_and_gaps);
+    tcase_add_test(tc, below_idempotent_and_never_failing);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -145,6 +145,65 @@ static int watch_table_below(PGconn *conn, PGresult *r, const char *schema, cons
     return rc;
 }
 
+int pgw_pq_watch_gaps(pgw_pq_watch_gap **out, size_t *n_out, PGconn *conn,
+                      const char *pgw_schema, pgw_error *err)
+{
+    if (pgwi_check_nonnull(err, "pq_watch_gaps", "out, n_out, conn",
+                           (const void *const[]){out, n_out, conn}, 3) < 0)
+        return PGW_EINVAL;
+    const char *schema = pgwi_pq_schema(pgw_schema);
+    int rc;
+    if ((rc = pgwi_pq_check_name("pq_watch_gaps: the pgwitness schema name", schema, err)) < 0 ||
+        (rc = pgw_pq_check(NULL, conn, err)) < 0)
+        return rc;
+    const char *params[1] = {schema};
+    PGresult *r;
+    if ((rc = pgwi_pq_exec(&r, conn,
+                           "SELECT to_regprocedure(format('%I.watch_gaps()', $1::text)) IS NOT NULL",
+                           1, params, "looking for watch_gaps()", err)) < 0)
+        return rc;
+    bool installed = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    PQclear(r);
+    if (!installed)
+        return pgwi_error(err, PGW_ENOTFOUND,
+                          "schema \"%.100s\" has no watch_gaps() (pgwitness schema version 4): "
+                          "run pgw_pq_install() to install or upgrade it",
+                          schema);
+    char *fn = NULL, *sql = NULL;
+    if ((rc = pgwi_pq_ident(&fn, conn, schema, "watch_gaps", err)) < 0)
+        return rc;
+    size_t len = strlen(fn) + 96;
+    if ((sql = pgwi_malloc(len)))
+        snprintf(sql, len,
+                 "SELECT schema_name, table_name, watched_schema, watched_table, source FROM %s()",
+                 fn);
+    pgwi_free(fn);
+    if (!sql)
+        return pgwi_enomem(err);
+    rc = pgwi_pq_exec(&r, conn, sql, 0, NULL, "listing the watch's gaps", err);
+    pgwi_free(sql);
+    if (rc < 0)
+        return rc;
+    size_t n = (size_t)PQntuples(r);
+    pgw_pq_watch_gap *a = n ? pgwi_calloc(n, sizeof *a) : NULL;
+    if (n && !a) {
+        PQclear(r);
+        return pgwi_enomem(err);
+    }
+    for (size_t i = 0; i < n; i++) {
+        int row = (int)i;
+        pgwi_copy_cut(a[i].schema, sizeof a[i].schema, PQgetvalue(r, row, 0));
+        pgwi_copy_cut(a[i].table, sizeof a[i].table, PQgetvalue(r, row, 1));
+        pgwi_copy_cut(a[i].watched_schema, sizeof a[i].watched_schema, PQgetvalue(r, row, 2));
+        pgwi_copy_cut(a[i].watched_table, sizeof a[i].watched_table, PQgetvalue(r, row, 3));
+        pgwi_copy_cut(a[i].source, sizeof a[i].source, PQgetvalue(r, row, 4));
+    }
+    PQclear(r);
+    *out = a;
+    *n_out = n;
+    return PGW_OK;
+}
+
 int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
                        const pgw_pq_watch_options *opts, pgw_error *err)
 {
