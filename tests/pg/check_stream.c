@@ -301,6 +301,74 @@ START_TEST(partitioned_table_as_its_root)
 }
 END_TEST
 
+/* The TRUNCATE of one partition is not published via the root: the
+ * partition's TRUNCATE trigger sends it as a logical message, reported as
+ * the root's truncate (issue 16). A partition attached later lacks the
+ * trigger (a GAP) until the root is watched again; unwatching drops them. */
+START_TEST(truncate_of_a_partition)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE tp (id int, k int, PRIMARY KEY (id, k)) PARTITION BY RANGE (k); "
+                 "CREATE TABLE tp1 PARTITION OF tp FOR VALUES FROM (0) TO (10) "
+                 "PARTITION BY RANGE (k); "
+                 "CREATE TABLE tp1a PARTITION OF tp1 FOR VALUES FROM (0) TO (5); "
+                 "CREATE TABLE tp2 PARTITION OF tp FOR VALUES FROM (10) TO (20)");
+    stream_watch(c, "tp", NULL);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger "
+                                 "WHERE tgname ~ '^pgwitness_stream_truncate_[0-9]+$'"),
+                     3);
+    char slot[64];
+    snprintf(slot, sizeof slot, "pgwt_trunc_%d", (int)getpid());
+    pgwt_stream *s = pgwt_stream_open(slot, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_int_eq(s->gaps, 0);
+    pgwt_exec(c, "INSERT INTO tp VALUES (1, 1), (2, 12)");
+    pgwt_exec(c, "TRUNCATE tp2");
+    pgwt_exec(c, "TRUNCATE tp1a");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tp\",\"op\":\"insert\","
+                    "\"ids\":[[\"1\",\"1\"],[\"2\",\"12\"]],\"ids_truncated\":false,"
+                    "\"columns\":null,\"columns_truncated\":false,\"pk_changed\":false}");
+    const char *trunc = "{\"schema\":\"public\",\"table\":\"tp\",\"op\":\"truncate\",\"ids\":null,"
+                        "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                        "\"pk_changed\":false}";
+    EXPECT_WRITE(s, trunc);
+    EXPECT_WRITE(s, trunc);
+    EXPECT_NO_WRITE(s);
+    /* A partition created after the watch: a GAP at the next connect. */
+    pgwt_exec(c, "CREATE TABLE tp3 PARTITION OF tp FOR VALUES FROM (20) TO (30)");
+    pgwt_stream_close(s);
+    s = pgwt_stream_open(slot, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_int_eq(s->gaps, 1);
+    ck_assert_int_eq(pgwt_stream_count(s, "GAP 0 0 public.tp3 is a partition of public.tp "
+                                          "without pgwitness's TRUNCATE trigger, so TRUNCATE "
+                                          "public.tp3 is not sent (a publication via the "
+                                          "partition root does not publish it): watch public.tp "
+                                          "again (pgw_pq_stream_watch_table) to add it"),
+                     1);
+    char *gaps = pgwt_value(c, "SELECT string_agg(table_name || ' ' || source, ',') "
+                               "FROM pgwitness.watch_gaps()");
+    ck_assert_str_eq(gaps, "tp3 stream");
+    free(gaps);
+    stream_watch(c, "tp", NULL);
+    pgwt_exec(c, "TRUNCATE tp3");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, trunc);
+    EXPECT_NO_WRITE(s);
+    pgwt_stream_close(s);
+    bool dropped = false;
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_stream_unwatch_table(&dropped, c, "public", "tp", NULL, &err),
+                     PGW_OK);
+    ck_assert(dropped);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'pgwitness%'"),
+                     0);
+    drop_slot(c, slot);
+    PQfinish(c);
+}
+END_TEST
+
 /* An inheritance child's rows are the parent's too; a child made after
  * the watch is reported as a gap until the parent is watched again, which
  * adds it (and refreshes the parent table-wide, for what it missed). */
@@ -1018,6 +1086,7 @@ static Suite *suite(void)
     tcase_add_test(tc, text_forms_match_the_triggers);
     tcase_add_test(tc, unchanged_toast_is_not_a_change);
     tcase_add_test(tc, partitioned_table_as_its_root);
+    tcase_add_test(tc, truncate_of_a_partition);
     tcase_add_test(tc, inheritance_children);
     tcase_add_test(tc, refusals_keep_writers_working);
     tcase_add_test(tc, incomplete_publication_refused);
