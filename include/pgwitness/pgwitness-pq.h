@@ -72,8 +72,11 @@ PGW_API int pgw_pq_check(int *out, PGconn *conn, pgw_error *err);
 /**
  * Creates or upgrades the library's schema: the snapshots table, the drop
  * audit table and their indexes (migration 1), the statement trigger
- * function of query invalidation (migration 2), through versioned
- * migrations recorded in
+ * function of query invalidation (migration 2), the stream's tables
+ * (migration 3), the functions that give a watched table's partitions and
+ * inheritance children their triggers (migration 4: watch_below(),
+ * watch_descendant(), watch_gaps(); it applies migration 2's function
+ * again), through versioned migrations recorded in
  * `<schema>.schema_version` (lib/pq/sql/). Idempotent: running it again
  * does nothing; running it from two sessions at once is safe (the second
  * waits on a transaction-level advisory lock, then finds nothing to do).
@@ -558,11 +561,30 @@ typedef struct pgw_pq_watch_options {
  * (a transaction-level advisory lock, key PGW_PQ_WATCH_LOCK_BASE + the
  * table's OID, held to the end of the transaction) before it reads the
  * triggers; a host that reads what is installed before deciding to watch
- * can take the same lock first (pg_advisory_xact_lock). Only ordinary tables that are not
- * partitions can be watched: statement triggers fire for the table a
- * statement names, so writes that name a partition would bypass its
- * parent's triggers and the other way round (PostgreSQL documentation,
- * CREATE TRIGGER, "Notes").
+ * can take the same lock first (pg_advisory_xact_lock).
+ *
+ * Partitions and inheritance children. Statement triggers fire for the
+ * table a statement names: a statement that names the watched table
+ * reports the rows of its partitions and children too (its transition
+ * tables hold them), but one that names a partition or a child fires only
+ * that relation's triggers (PostgreSQL documentation, CREATE TRIGGER,
+ * "Notes"). So the call also gives every descendant of the table, at every
+ * level (partitions, sub-partitions, inheritance children, a child of
+ * several parents), four triggers of its own, pgwitness_insert_<oid> ...
+ * pgwitness_truncate_<oid> (<oid>: the watched table's), which send the
+ * payload of a write to the watched table: its schema and name, its
+ * primary key, its value columns (a foreign-table partition, which
+ * PostgreSQL gives no transition tables, sends the table-level form). A
+ * row moving across partitions is a key change when the partition key is
+ * in the key. A descendant may be watched itself: it then has both sets.
+ * A descendant detached or removed from the inheritance sends nothing for
+ * the watched table (checked at each statement; its writer never fails),
+ * and watching the table again drops its stale triggers. Partitions
+ * attached or created and children made after this call have no triggers
+ * until the table is watched again, or `<pgw_schema>.watch_descendant(rel)`
+ * runs (e.g. from a ddl_command_end event trigger): pgw_pq_watch_gaps()
+ * lists them. A partition cannot be watched by itself: watch its root.
+ * This needs the library schema at version 4 (PGW_PQ_SCHEMA_VERSION).
  *
  * What it costs: each statement runs the trigger function in the writer's
  * transaction; under pgbench's TPC-B-like load writers keep about 0.43 of
@@ -590,15 +612,19 @@ typedef struct pgw_pq_watch_options {
  * @return PGW_OK;
  *         PGW_EINVAL on a NULL or empty name, names that are not UTF-8, a
  *         bad channel, too many or empty value columns, another options
- *         version, or a table that is not an ordinary, unpartitioned table
- *         (a view, a partitioned table, a partition);
+ *         version, or a relation that is not an ordinary or partitioned
+ *         table (a view, a foreign table), or a partition (err->message
+ *         names its root, which to watch instead);
  *         PGW_ENOTFOUND when the table does not exist, or the library
- *         schema has no trigger function (run pgw_pq_install());
+ *         schema has no trigger function, or it is older than version 4
+ *         and the table has partitions or inheritance children (run
+ *         pgw_pq_install());
  *         PGW_EEXISTS when a trigger of one of the four names is not
  *         pgwitness's (err->message names it and the function it calls);
  *         PGW_ESTATE for a failed transaction; PGW_EPG (e.g. 42501 without
- *         the TRIGGER privilege); PGW_ECONN; PGW_ENOMEM. On failure no
- *         trigger is changed.
+ *         the TRIGGER privilege, on a descendant too; 42710 when a
+ *         trigger of a descendant's names is not pgwitness's); PGW_ECONN;
+ *         PGW_ENOMEM. On failure no trigger is changed.
  */
 PGW_API int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
                                const pgw_pq_watch_options *opts, pgw_error *err);
@@ -607,7 +633,9 @@ PGW_API int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *tab
  * Stops watching a table: drops the four triggers pgw_pq_watch_table()
  * installed (those of the four names that call a notify_statement
  * function; a trigger of the same name that calls another function is the
- * owner's and stays). Idempotent, concurrent calls included: a table that
+ * owner's and stays), and the triggers it gave the table's partitions and
+ * inheritance children (also those of relations no longer below it),
+ * through the watch_below() of the schema those triggers call. Idempotent, concurrent calls included: a table that
  * is not watched is left as it is. Takes the table's watch lock
  * (PGW_PQ_WATCH_LOCK_BASE) first. Transactions as pgw_pq_watch_table().
  *
@@ -751,6 +779,20 @@ typedef struct pgw_pq_stream_watch_options {
  * at its commit, so nothing in between is reported under the wrong table:
  * they reconnect there (a stream on a temporary slot makes a new one, and
  * resets its scope). A call that changes nothing sends nothing. A partition cannot be watched: watch its partitioned table.
+ *
+ * The TRUNCATE of a partition. A publication via the partition root does
+ * not publish a TRUNCATE that names a partition (only one that names the
+ * root), so for a partitioned table the call also gives each partition,
+ * at every level, an AFTER TRUNCATE statement trigger,
+ * pgwitness_stream_truncate_<oid> (<oid>: the root's), that sends the
+ * truncate payload of the root (docs/wire.md) as a transactional logical
+ * message with prefix "pgwitness" (pg_logical_emit_message): the stream
+ * reports it as the root's truncate at its commit. A partition attached
+ * later lacks it until the table is watched again: the stream reports it
+ * as a GAP, and pgw_pq_watch_gaps() lists it. This needs the library
+ * schema at version 4. The triggers serve every publication that watches
+ * the root; the stream unwatch drops them once no publication's record of
+ * the root is left.
  * Transactions as pgw_pq_watch_table(): its own when the connection is
  * idle, a savepoint inside the caller's.
  *
@@ -769,7 +811,8 @@ typedef struct pgw_pq_stream_watch_options {
  *         primary key or with an unusable replica identity (err->message
  *         names the relation and the ALTER TABLE to run);
  *         PGW_ENOTFOUND when the table does not exist, or the library schema
- *         is not installed (run pgw_pq_install());
+ *         is not installed, or, for a partitioned table, older than
+ *         version 4 (run pgw_pq_install());
  *         PGW_EVERSION when the server is older than
  *         PGW_PQ_STREAM_MIN_SERVER_VERSION;
  *         PGW_ESTATE when wal_level is not logical, for a failed
@@ -959,9 +1002,11 @@ typedef enum pgw_pq_listener_event_kind {
     /** Writes a stream tenant's connection found it cannot see, reported
      *  at every connect: an inheritance child of a watched table that is
      *  not in the publication (created since the watch: watch the table
-     *  again), a publication that does not publish every operation or
-     *  publishes partitions under their own names, a published table
-     *  without a primary key. `message` names the relation and what to
+     *  again), a partition without pgwitness's TRUNCATE trigger (attached
+     *  since the watch: its TRUNCATE is not sent; watch the table again),
+     *  a publication that does not publish every operation or publishes
+     *  partitions under their own names, a published table without a
+     *  primary key. `message` names the relation and what to
      *  do; streaming goes on. */
     PGW_PQ_LISTENER_GAP = 9
 } pgw_pq_listener_event_kind;
