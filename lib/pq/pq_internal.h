@@ -74,6 +74,10 @@ int pgwi_pq_check_channel(const char *channel, pgw_error *err);
 /* Runs `fn` (a qualified <schema>.watch_below, migration_004.sql) on the
  * table of OID `relid` (text); adds the relations it changed to *changed
  * (may be NULL). lib/pq/inval/watch.c. */
+/* *out: whether <pgw_schema>.<signature> (e.g. "watch_gaps()") exists.
+ * lib/pq/inval/watch.c. */
+int pgwi_pq_has_function(bool *out, PGconn *conn, const char *pgw_schema, const char *signature,
+                         pgw_error *err);
 int pgwi_pq_watch_below(int *changed, PGconn *conn, const char *fn, const char *relid,
                         pgw_error *err);
 

@@ -1340,9 +1340,12 @@ static void rsub_ack(PGconn *c, rsub *s)
     s->result = rerun(c, s->sql);
 }
 
-/* Registers `tables` (a declaration's "tables") for s->sql and runs it. */
-static void rsub_new(rsub *s, pgw_index *idx, PGconn *c, const char *tables)
+/* Registers `tables` (a declaration's "tables") for s->sql in a new
+ * index and runs it. */
+static void rsub_new(rsub *s, PGconn *c, const char *tables)
 {
+    pgw_index *idx = NULL;
+    ck_assert_int_eq(pgw_index_new(&idx, NULL, NULL), PGW_OK);
     char json[1024];
     snprintf(json, sizeof json, "{\"scope\":" PGWT_SCOPE_JSON ",\"query\":\"%s\",\"tables\":%s}",
              s->sql, tables);
@@ -1434,10 +1437,8 @@ START_TEST(partitioned_table_and_its_partitions)
                         "m2:pgwitness_truncate_<oid> m2:pgwitness_update_<oid>");
     free(t);
     ck_assert_int_eq(n_triggers(c, "m"), 4);
-    pgw_index *idx = NULL;
-    ck_assert_int_eq(pgw_index_new(&idx, NULL, NULL), PGW_OK);
     rsub s = {"SELECT id, k FROM m WHERE v = 'a' ORDER BY id, k", 2, NULL, 0, NULL};
-    rsub_new(&s, idx, c,
+    rsub_new(&s, c,
              "[{\"schema\":\"public\",\"table\":\"m\",\"columns\":[\"id\",\"k\",\"v\"],"
              "\"filters\":[{\"column\":\"v\",\"op\":\"eq\",\"values\":[\"a\"]}]}]");
     ck_assert(write_and_rerun(c, lc, &s, "INSERT INTO m VALUES (1, 1, 'a')",
@@ -1486,7 +1487,7 @@ START_TEST(partitioned_table_and_its_partitions)
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'pgwitness%'"),
                      0);
     free(s.result);
-    pgw_index_free(idx);
+    pgw_index_free(s.idx);
     PQfinish(lc);
     PQfinish(c);
 }
@@ -1505,10 +1506,8 @@ START_TEST(inheritance_children_and_gaps)
                  "CREATE TABLE other (id int PRIMARY KEY, v text)");
     static const char *const V[] = {"v"};
     watch(c, "par", V, 1);
-    pgw_index *idx = NULL;
-    ck_assert_int_eq(pgw_index_new(&idx, NULL, NULL), PGW_OK);
     rsub s = {"SELECT id FROM par WHERE v = 'a' ORDER BY id", 1, NULL, 0, NULL};
-    rsub_new(&s, idx, c,
+    rsub_new(&s, c,
              "[{\"schema\":\"public\",\"table\":\"par\",\"columns\":[\"id\",\"v\"],"
              "\"filters\":[{\"column\":\"v\",\"op\":\"eq\",\"values\":[\"a\"]}]}]");
     ck_assert(write_and_rerun(c, lc, &s, "INSERT INTO ch VALUES (1, 'a', 10)",
@@ -1635,7 +1634,7 @@ START_TEST(inheritance_children_and_gaps)
     ck_assert_int_eq(pgw_pq_unwatch_table(&dropped, c, "public", "par", &err), PGW_OK);
     ck_assert(!dropped);
     free(s.result);
-    pgw_index_free(idx);
+    pgw_index_free(s.idx);
     PQfinish(lc);
     PQfinish(c);
 }

@@ -201,16 +201,11 @@ done:
 static int stream_watch_below(PGconn *conn, const char *pgw_schema, const char *relid, bool need,
                               const char *schema, const char *table, pgw_error *err)
 {
-    const char *params[1] = {pgw_schema};
-    PGresult *r;
+    bool installed;
     int rc;
-    if ((rc = pgwi_pq_exec(&r, conn,
-                           "SELECT to_regprocedure(format('%I.watch_below(regclass, regclass)', "
-                           "$1::text)) IS NOT NULL",
-                           1, params, "looking for watch_below()", err)) < 0)
+    if ((rc = pgwi_pq_has_function(&installed, conn, pgw_schema,
+                                   "watch_below(regclass, regclass)", err)) < 0)
         return rc;
-    bool installed = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-    PQclear(r);
     if (!installed)
         return need ? pgwi_error(err, PGW_ENOTFOUND,
                                  "%.100s.%.100s is partitioned: the TRUNCATE of a partition "

@@ -93,6 +93,21 @@ static int watch_lock(PGconn *conn, const char *schema, const char *table, pgw_e
 /* ------------------------------------------------------------------ */
 /* the triggers below a watched table (migration_004.sql)              */
 
+int pgwi_pq_has_function(bool *out, PGconn *conn, const char *pgw_schema, const char *signature,
+                         pgw_error *err)
+{
+    const char *params[2] = {pgw_schema, signature};
+    PGresult *r;
+    int rc;
+    if ((rc = pgwi_pq_exec(&r, conn,
+                           "SELECT to_regprocedure(format('%I.%s', $1::text, $2::text)) IS NOT NULL",
+                           2, params, "looking for a pgwitness function", err)) < 0)
+        return rc;
+    *out = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    PQclear(r);
+    return PGW_OK;
+}
+
 /* Runs `fn`(relid) — <schema>.watch_below, which makes the triggers of
  * the table's partitions and inheritance children what its watch (both
  * sources) says, and takes no lock where they already are — and adds the
@@ -156,14 +171,9 @@ int pgw_pq_watch_gaps(pgw_pq_watch_gap **out, size_t *n_out, PGconn *conn,
     if ((rc = pgwi_pq_check_name("pq_watch_gaps: the pgwitness schema name", schema, err)) < 0 ||
         (rc = pgw_pq_check(NULL, conn, err)) < 0)
         return rc;
-    const char *params[1] = {schema};
-    PGresult *r;
-    if ((rc = pgwi_pq_exec(&r, conn,
-                           "SELECT to_regprocedure(format('%I.watch_gaps()', $1::text)) IS NOT NULL",
-                           1, params, "looking for watch_gaps()", err)) < 0)
+    bool installed;
+    if ((rc = pgwi_pq_has_function(&installed, conn, schema, "watch_gaps()", err)) < 0)
         return rc;
-    bool installed = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-    PQclear(r);
     if (!installed)
         return pgwi_error(err, PGW_ENOTFOUND,
                           "schema \"%.100s\" has no watch_gaps() (pgwitness schema version 4): "
@@ -180,6 +190,7 @@ int pgw_pq_watch_gaps(pgw_pq_watch_gap **out, size_t *n_out, PGconn *conn,
     pgwi_free(fn);
     if (!sql)
         return pgwi_enomem(err);
+    PGresult *r;
     rc = pgwi_pq_exec(&r, conn, sql, 0, NULL, "listing the watch's gaps", err);
     pgwi_free(sql);
     if (rc < 0)
