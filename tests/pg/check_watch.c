@@ -1697,6 +1697,82 @@ START_TEST(below_idempotent_and_never_failing)
 }
 END_TEST
 
+START_TEST(watch_gaps_allocation_failures)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE par (id int PRIMARY KEY); CREATE TABLE a () INHERITS (par)");
+    watch(c, "par", NULL, 0);
+    pgwt_exec(c, "CREATE TABLE b () INHERITS (par)");
+    pgwt_alloc_install();
+    bool succeeded = false;
+    for (size_t n = 1; n < 100 && !succeeded; n++) {
+        pgwt_alloc_reset();
+        pgwt_alloc_fail_at(n);
+        pgw_error err;
+        pgw_pq_watch_gap *g = NULL;
+        size_t ng = 7;
+        int rc = pgw_pq_watch_gaps(&g, &ng, c, NULL, &err);
+        bool failed = pgwt_alloc_failed();
+        pgwt_alloc_fail_at(0);
+        if (failed) {
+            ck_assert_int_eq(rc, PGW_ENOMEM);
+            ck_assert_ptr_null(g);
+            ck_assert_uint_eq(ng, 7);
+        } else {
+            ck_assert_int_eq(rc, PGW_OK);
+            ck_assert_uint_eq(ng, 1);
+            ck_assert_str_eq(g[0].table, "b");
+            pgw_free(g);
+            succeeded = true;
+        }
+        ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+    }
+    pgwt_alloc_uninstall();
+    ck_assert(succeeded);
+    pgw_error err;
+    pgw_pq_watch_gap *g = NULL;
+    size_t ng = 0;
+    ck_assert_int_eq(pgw_pq_watch_gaps(NULL, &ng, c, NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_watch_gaps(&g, &ng, c, "not_installed", &err), PGW_ENOTFOUND);
+    ck_assert_str_eq(err.message, "schema \"not_installed\" has no watch_gaps() (pgwitness "
+                                  "schema version 4): run pgw_pq_install() to install or "
+                                  "upgrade it");
+    PQfinish(c);
+}
+END_TEST
+
+/* A schema at version 3 is upgraded: migration 2's function is applied
+ * again (it serves descendants now), then migration 4. */
+START_TEST(install_upgrades_version_3)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    int v = 0;
+    pgwt_exec(c, "DROP FUNCTION pgwitness.watch_gaps(), pgwitness.watch_descendant(regclass), "
+                 "pgwitness.watch_below(regclass, regclass), "
+                 "pgwitness.below_plan(regclass, regclass), pgwitness.trigger_args(bytea); "
+                 "CREATE OR REPLACE FUNCTION pgwitness.notify_statement() RETURNS trigger "
+                 "LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$; "
+                 "DELETE FROM pgwitness.schema_version WHERE version = 4; "
+                 "CREATE TABLE m (id int PRIMARY KEY) PARTITION BY RANGE (id); "
+                 "CREATE TABLE m1 PARTITION OF m FOR VALUES FROM (0) TO (10)");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "m", NULL, &err), PGW_ENOTFOUND);
+    ck_assert_str_eq(err.message, "public.m has partitions or inheritance children, whose "
+                                  "writes need triggers of their own, and schema \"pgwitness\" "
+                                  "is older than pgwitness schema version 4 (no watch_below()): "
+                                  "run pgw_pq_install() to upgrade it");
+    ck_assert_int_eq(n_triggers(c, "m"), 0);
+    ck_assert_int_eq(pgw_pq_install(&v, c, NULL, &err), PGW_OK);
+    ck_assert_int_eq(v, 4);
+    PGconn *lc = pgwt_listen(CH);
+    watch(c, "m", NULL, 0);
+    pgwt_exec(c, "INSERT INTO m1 VALUES (1)");
+    pgwt_expect_write(lc, W("m", "insert", "[\"1\"]", "null", ""));
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("watch");
@@ -1731,6 +1807,8 @@ static Suite *suite(void)
     tcase_add_test(tc, partitioned_table_and_its_partitions);
     tcase_add_test(tc, inheritance_children_and_gaps);
     tcase_add_test(tc, below_idempotent_and_never_failing);
+    tcase_add_test(tc, watch_gaps_allocation_failures);
+    tcase_add_test(tc, install_upgrades_version_3);
     suite_add_tcase(s, tc);
     return s;
 }
