@@ -55,7 +55,7 @@ static void check_change(const pgw_pgoutput_change *c, size_t max_ids, const pgw
     if (!w || pgw_write_lsn(w) != c->lsn)
         abort();
     pgw_op op = pgw_write_op(w);
-    if (op < PGW_OP_INSERT || op > PGW_OP_RESET)
+    if (op < PGW_OP_INSERT || op > PGW_OP_DDL)
         abort();
     if (pgw_write_fallback_status(w) == PGW_OK && pgw_write_n_ids(w) > max_ids)
         abort(); /* cut at max_ids_per_write (a message's payload allows fewer) */
