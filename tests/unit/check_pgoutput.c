@@ -62,12 +62,37 @@ static pgw_pgoutput *tasks_dec(void)
     return d;
 }
 
+/* The watched table with its key only (no value column), under options o. */
+static pgw_pgoutput *keys_dec(const pgw_pgoutput_options *o)
+{
+    pgw_pgoutput *d = new_dec(o);
+    const char *key[] = {"id"};
+    ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, NULL, 0, NULL),
+                     PGW_OK);
+    pgo_msg m;
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, TASK_COLS);
+    feed(d, &m);
+    return d;
+}
+
 /* The same, its old tuples declared full rows (REPLICA IDENTITY FULL). */
 static pgw_pgoutput *full_dec(void)
 {
     pgw_pgoutput *d = tasks_dec();
     ck_assert_int_eq(pgw_pgoutput_set_full_rows(d, T_OID, true, NULL), PGW_OK);
     return d;
+}
+
+/* A second watched table: notes (k, body), relation 20, key k. */
+static void add_notes(pgw_pgoutput *d)
+{
+    const char *key[] = {"k"};
+    ck_assert_int_eq(pgw_pgoutput_add_target(d, 20, "public", "notes", key, 1, NULL, 0, NULL),
+                     PGW_OK);
+    const char *ncols[] = {"*k", "body"};
+    pgo_msg m;
+    pgo_relation(&m, 20, "public", "notes", 'd', 2, ncols);
+    feed(d, &m);
 }
 
 static void begin(pgw_pgoutput *d, uint64_t lsn)
@@ -526,13 +551,8 @@ END_TEST
 START_TEST(grouping_and_order)
 {
     pgw_pgoutput *d = tasks_dec();
-    const char *key[] = {"k"};
-    ck_assert_int_eq(pgw_pgoutput_add_target(d, 20, "public", "notes", key, 1, NULL, 0, NULL),
-                     PGW_OK);
-    const char *ncols[] = {"*k", "body"};
+    add_notes(d);
     pgo_msg m;
-    pgo_relation(&m, 20, "public", "notes", 'd', 2, ncols);
-    feed(d, &m);
     begin(d, 0x10);
     const char *a[] = {"1", "a", "open", PGO_NULL}, *b[] = {"2", "b", "open", PGO_NULL};
     const char *n1[] = {"x", "body"};
@@ -575,13 +595,8 @@ START_TEST(chunking)
 {
     pgw_pgoutput_options o = PGW_PGOUTPUT_OPTIONS_INIT;
     o.max_ids_per_write = 1000;
-    pgw_pgoutput *d = new_dec(&o);
-    const char *key[] = {"id"};
-    ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, NULL, 0, NULL),
-                     PGW_OK);
+    pgw_pgoutput *d = keys_dec(&o);
     pgo_msg m;
-    pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, TASK_COLS);
-    feed(d, &m);
     begin(d, 0x9000);
     char id[16];
     for (int i = 0; i < 2500; i++) {
@@ -748,110 +763,89 @@ static bool relation(pgw_pgoutput *d, const pgo_msg *m)
     return info.relation_changed;
 }
 
+/* In transaction lsn: the Relation message rel (a change of definition
+ * when `changed`), then an insert of row 1 of n columns (status "open" at
+ * position status_at); at the commit, the ddl write set (when changed)
+ * then the insert. */
+static void relation_then_insert(pgw_pgoutput *d, uint64_t lsn, const pgo_msg *rel,
+                                 bool changed, size_t n, size_t status_at)
+{
+    const char *row[] = {"1", "a", "a", PGO_NULL, PGO_NULL};
+    row[status_at] = "open";
+    pgo_msg m;
+    begin(d, lsn);
+    ck_assert(relation(d, rel) == changed);
+    pgo_insert(&m, T_OID, n, row);
+    feed(d, &m);
+    EXPECT_NEXT(d, 0, "none");
+    commit(d, lsn);
+    if (changed)
+        EXPECT_NEXT(d, lsn, DDL_TASKS);
+    EXPECT_NEXT(d, lsn, INSERT_1);
+    EXPECT_NEXT(d, 0, "none");
+}
+
 /* Each change of the column list a Relation message can show (a renamed
  * column, a dropped one, an added one, a changed type, a changed type
- * modifier) gives a ddl write set at its transaction's commit, with the
- * commit LSN, before the transaction's write sets for the table. The same
- * definition sent again (pgoutput resends it after any invalidation of
- * the relation), or another replica identity alone, is no change. */
+ * modifier, a moved column) and a renamed relation give a ddl write set at
+ * its transaction's commit, with the commit LSN, before the transaction's
+ * write sets for the table; one per transaction and target however many
+ * changes it saw. The same definition sent again (pgoutput resends it
+ * after any invalidation of the relation), or another replica identity
+ * alone, is no change. */
 START_TEST(ddl_column_changes)
 {
     pgw_pgoutput *d = tasks_dec();
     pgo_msg m;
-    /* ALTER TABLE tasks RENAME COLUMN notes TO remarks; INSERT ... */
+    /* ALTER TABLE tasks RENAME COLUMN notes TO remarks */
     const char *renamed[] = {"*id", "title", "status", "remarks"};
-    begin(d, 0x1000);
     pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, renamed);
-    ck_assert(relation(d, &m));
-    const char *r4[] = {"1", "a", "open", PGO_NULL};
-    pgo_insert(&m, T_OID, 4, r4);
-    feed(d, &m);
-    EXPECT_NEXT(d, 0, "none");
-    commit(d, 0x1000);
-    EXPECT_NEXT(d, 0x1000, DDL_TASKS);
-    EXPECT_NEXT(d, 0x1000, INSERT_1);
-    EXPECT_NEXT(d, 0, "none");
+    relation_then_insert(d, 0x1000, &m, true, 4, 2);
     /* ALTER TABLE tasks DROP COLUMN remarks */
     const char *dropped[] = {"*id", "title", "status"};
-    begin(d, 0x1100);
     pgo_relation(&m, T_OID, "public", "tasks", 'd', 3, dropped);
-    ck_assert(relation(d, &m));
-    const char *r3[] = {"1", "a", "open"};
-    pgo_insert(&m, T_OID, 3, r3);
-    feed(d, &m);
-    commit(d, 0x1100);
-    EXPECT_NEXT(d, 0x1100, DDL_TASKS);
-    EXPECT_NEXT(d, 0x1100, INSERT_1);
-    /* ALTER TABLE tasks ALTER title TYPE varchar(100) */
+    relation_then_insert(d, 0x1100, &m, true, 3, 2);
+    /* ALTER TABLE tasks ALTER id TYPE int4, then title TYPE varchar(100),
+     * in one transaction: one ddl write set. */
     const uint32_t text3[] = {23, 25, 25}, varchar3[] = {23, 1043, 25};
     const int32_t none3[] = {-1, -1, -1}, v100[] = {-1, 104, -1}, v200[] = {-1, 204, -1};
     begin(d, 0x1200);
     pgo_relation_typed(&m, T_OID, "public", "tasks", 'd', 3, dropped, text3, none3);
-    ck_assert(relation(d, &m)); /* id: int4 now, was text */
+    ck_assert(relation(d, &m));
     pgo_relation_typed(&m, T_OID, "public", "tasks", 'd', 3, dropped, varchar3, v100);
     ck_assert(relation(d, &m));
-    pgo_insert(&m, T_OID, 3, r3);
-    feed(d, &m);
     commit(d, 0x1200);
-    EXPECT_NEXT(d, 0x1200, DDL_TASKS); /* one per transaction and target */
-    EXPECT_NEXT(d, 0x1200, INSERT_1);
+    EXPECT_NEXT(d, 0x1200, DDL_TASKS);
     EXPECT_NEXT(d, 0, "none");
     /* ... TYPE varchar(200): the modifier alone */
-    begin(d, 0x1300);
     pgo_relation_typed(&m, T_OID, "public", "tasks", 'd', 3, dropped, varchar3, v200);
-    ck_assert(relation(d, &m));
-    pgo_insert(&m, T_OID, 3, r3);
-    feed(d, &m);
-    commit(d, 0x1300);
-    EXPECT_NEXT(d, 0x1300, DDL_TASKS);
-    EXPECT_NEXT(d, 0x1300, INSERT_1);
+    relation_then_insert(d, 0x1300, &m, true, 3, 2);
     /* ALTER TABLE tasks ADD COLUMN due date */
     const char *added[] = {"*id", "title", "status", "due"};
     const uint32_t t4[] = {23, 1043, 25, 1082};
     const int32_t m4[] = {-1, 204, -1, -1};
-    begin(d, 0x1400);
     pgo_relation_typed(&m, T_OID, "public", "tasks", 'd', 4, added, t4, m4);
-    ck_assert(relation(d, &m));
-    pgo_insert(&m, T_OID, 4, r4);
-    feed(d, &m);
-    commit(d, 0x1400);
-    EXPECT_NEXT(d, 0x1400, DDL_TASKS);
-    EXPECT_NEXT(d, 0x1400, INSERT_1);
+    relation_then_insert(d, 0x1400, &m, true, 4, 2);
     /* Not changes: the same definition again, REPLICA IDENTITY FULL (every
-     * column flagged as key), another order of the same messages. */
-    begin(d, 0x1500);
-    pgo_relation_typed(&m, T_OID, "public", "tasks", 'd', 4, added, t4, m4);
-    ck_assert(!relation(d, &m));
+     * column flagged as key). */
+    relation_then_insert(d, 0x1500, &m, false, 4, 2);
     const char *all_keys[] = {"*id", "*title", "*status", "*due"};
     pgo_relation_typed(&m, T_OID, "public", "tasks", 'f', 4, all_keys, t4, m4);
-    ck_assert(!relation(d, &m));
-    pgo_insert(&m, T_OID, 4, r4);
-    feed(d, &m);
-    commit(d, 0x1500);
-    EXPECT_NEXT(d, 0x1500, INSERT_1);
-    EXPECT_NEXT(d, 0, "none");
-    /* A column moved (dropped and added again at the end) has another
-     * position: a change, with the same names. */
+    relation_then_insert(d, 0x1510, &m, false, 4, 2);
+    /* A column moved (dropped and added again at the end): the same
+     * names at other positions. */
     const char *moved[] = {"*id", "status", "title", "due"};
     const uint32_t tm[] = {23, 25, 1043, 1082};
     const int32_t mm[] = {-1, -1, 204, -1};
-    begin(d, 0x1600);
     pgo_relation_typed(&m, T_OID, "public", "tasks", 'd', 4, moved, tm, mm);
-    ck_assert(relation(d, &m));
-    commit(d, 0x1600);
-    EXPECT_NEXT(d, 0x1600, DDL_TASKS);
-    EXPECT_NEXT(d, 0, "none");
+    relation_then_insert(d, 0x1600, &m, true, 4, 1);
     /* ALTER TABLE tasks RENAME TO jobs (and SET SCHEMA): the subscriptions
      * name the target, which the host configured; its readers refresh. */
-    begin(d, 0x1700);
     pgo_relation_typed(&m, T_OID, "app", "jobs", 'd', 4, moved, tm, mm);
-    ck_assert(relation(d, &m));
-    commit(d, 0x1700);
-    EXPECT_NEXT(d, 0x1700, DDL_TASKS);
-    EXPECT_NEXT(d, 0, "none");
+    relation_then_insert(d, 0x1700, &m, true, 4, 1);
     pgw_pgoutput_stats st;
     ck_assert_int_eq(pgw_pgoutput_stats_get(&st, d), PGW_OK);
-    ck_assert_uint_eq(st.writes, 13);
+    ck_assert_uint_eq(st.writes, 15);
     pgw_pgoutput_free(d);
 }
 END_TEST
@@ -864,13 +858,8 @@ END_TEST
 START_TEST(ddl_and_the_transactions_writes)
 {
     pgw_pgoutput *d = full_dec();
-    const char *key[] = {"k"};
-    ck_assert_int_eq(pgw_pgoutput_add_target(d, 20, "public", "notes", key, 1, NULL, 0, NULL),
-                     PGW_OK);
-    const char *ncols[] = {"*k", "body"};
+    add_notes(d);
     pgo_msg m;
-    pgo_relation(&m, 20, "public", "notes", 'd', 2, ncols);
-    feed(d, &m);
     /* INSERT INTO notes; INSERT INTO tasks; ALTER TABLE tasks ...; INSERT
      * INTO tasks: a Relation message between the two inserts. */
     begin(d, 0x2000);
@@ -998,13 +987,8 @@ START_TEST(ddl_degraded_and_spoiled)
 {
     pgw_pgoutput_options o = PGW_PGOUTPUT_OPTIONS_INIT;
     o.max_txn_bytes = 1024;
-    pgw_pgoutput *d = new_dec(&o);
-    const char *key[] = {"id"};
-    ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, NULL, 0, NULL),
-                     PGW_OK);
+    pgw_pgoutput *d = keys_dec(&o);
     pgo_msg m;
-    pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, TASK_COLS);
-    feed(d, &m);
     const char *renamed[] = {"*id", "name", "status", "notes"};
     const char *unknown_ids =
         "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\",\"ids\":null,"
