@@ -27,8 +27,8 @@
  *    sorts on, a delete with no offset) — except the runners whose result
  *    holds a written ID, found through the result-ID index;
  *  - every runner of the other groups.
- * A write with unknown rows, a truncate or an unknown write visits the
- * bucket's runners; a scope reset marks every runner of the scope. A write
+ * A write with unknown rows, a truncate, a ddl or an unknown write visits
+ * the bucket's runners (a ddl marks every declared one, reason DDL); a scope reset marks every runner of the scope. A write
  * never touches buckets of other scopes or tables: its cost grows with the
  * IDs it carries and the candidates it hits, not with the index's size.
  * The candidate set is exact: every runner pgw_decide() would refresh is

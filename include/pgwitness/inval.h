@@ -76,10 +76,20 @@
  * | 2 | write is a scope reset | refresh SCOPE_RESET | |
  * | 3 | subscription undeclared | refresh UNDECLARED | |
  * | 4 | no entry for the written table | skip TABLE_NOT_READ | the result depends only on declared tables |
- * | 5 | truncate | refresh TRUNCATE | |
+ * | 5 | truncate; ddl (the table's definition changed) | refresh TRUNCATE; refresh DDL | |
  * | 6 | operation unknown (degraded payload) | refresh WRITE_UNKNOWN | |
  * | 7 | update, columns known, none read by T, and not (key changed and key read) | skip COLUMNS_DISJOINT | every row keeps its relevance, its sort position and the values the query reads |
  * | 8 | IDs unknown or truncated | insert: refresh INSERT_MAY_ENTER; else refresh IDS_UNKNOWN | |
+ *
+ * A ddl write set (PGW_OP_DDL: ALTER TABLE and the like changed the
+ * table's definition, so any row and any column may differ) is decided by
+ * rules 1 to 5 only, like a truncate: another scope skips
+ * (SCOPE_DISJOINT), an undeclared subscription refreshes with UNDECLARED
+ * (rule 3 comes first, as for every other operation), a subscription that
+ * does not read the table skips (TABLE_NOT_READ: its result depends only on
+ * the tables it declared), and every other one refreshes with DDL, whatever
+ * columns, filters, window or result IDs it declared — those name columns
+ * of the old definition.
  *
  * Then each listed row r is examined; the first row that needs a refresh
  * decides, and if none does the verdict is skip (VALUES_DISJOINT when some
@@ -173,9 +183,12 @@ typedef enum pgw_op {
     PGW_OP_TRUNCATE = 4, /**< the table was truncated */
     PGW_OP_UNKNOWN = 5,  /**< an unknown write to the table (a malformed or
                               unknown-version notification) */
-    PGW_OP_RESET = 6     /**< no table: anything in the scope may have
+    PGW_OP_RESET = 6,    /**< no table: anything in the scope may have
                               changed (listener reconnect, unreadable
                               notification) */
+    PGW_OP_DDL = 7       /**< the table's definition changed (ALTER TABLE
+                              and the like): any row and column may differ;
+                              no IDs, columns or values */
 } pgw_op;
 
 /** The kind of a declared filter. */
@@ -212,11 +225,13 @@ typedef enum pgw_reason {
     PGW_REASON_FILTER_COLUMN_CHANGED = 13,/**< refresh: a row may enter or leave */
     PGW_REASON_SORT_COLUMN_CHANGED = 14,  /**< refresh: a row may move */
     PGW_REASON_INSERT_MAY_ENTER = 15,     /**< refresh: an inserted row may enter */
-    PGW_REASON_DELETE_IN_WINDOW = 16      /**< refresh: a deleted row may be in or before the window */
+    PGW_REASON_DELETE_IN_WINDOW = 16,     /**< refresh: a deleted row may be in or before the window */
+    PGW_REASON_DDL = 17,  /**< refresh: the table's definition changed (DDL) */
+    PGW_REASON_CLOCK = 18 /**< refresh: the query reads the clock and its interval passed */
 } pgw_reason;
 
 /** Number of reason codes defined by this release (one past the largest). */
-#define PGW_REASON_COUNT 17
+#define PGW_REASON_COUNT 19
 
 /** A decision: refresh or skip, and why. */
 typedef struct pgw_verdict {
@@ -251,7 +266,8 @@ PGW_API int pgw_reason_from_name(pgw_reason *out, const char *name);
 PGW_API bool pgw_reason_refreshes(pgw_reason reason);
 
 /**
- * The lower-case name of an operation ("insert", ..., "unknown", "reset").
+ * The lower-case name of an operation ("insert", "update", "delete",
+ * "truncate", "unknown", "reset", "ddl"), as in the JSON forms.
  *
  * @return a static string; "invalid" for values outside the enum.
  */
@@ -433,7 +449,9 @@ typedef struct pgw_write pgw_write;
  * @param scope   where the write happened (strings copied).
  * @param schema  schema name, non-empty UTF-8 (copied).
  * @param table   table name, non-empty UTF-8 (copied).
- * @param op      PGW_OP_INSERT, UPDATE, DELETE, TRUNCATE or UNKNOWN.
+ * @param op      PGW_OP_INSERT, UPDATE, DELETE, TRUNCATE, UNKNOWN or DDL
+ *                (a truncate, an unknown write and a ddl have no IDs,
+ *                columns, values or key change: their setters refuse them).
  * @param err     optional detail on failure.
  * @return PGW_OK; PGW_EINVAL on a NULL/empty/non-UTF-8 argument or an op
  *         outside that list (PGW_OP_RESET: use pgw_write_new_reset());
@@ -519,9 +537,9 @@ PGW_API int pgw_write_set_pk_changed(pgw_write *write, bool pk_changed, pgw_erro
  * @param value   the value as text (the column's output text, copied; see
  *                docs/wire.md "Text forms"), or NULL for SQL NULL.
  * @param err     optional detail on failure.
- * @return PGW_OK; PGW_EINVAL on a bad row, side, name or value, or a row
- *         marked absent on that side; PGW_ENOMEM (the write set is
- *         unchanged).
+ * @return PGW_OK; PGW_EINVAL on a write that is not an insert, update or
+ *         delete, a bad row, side, name or value, or a row marked absent on
+ *         that side; PGW_ENOMEM (the write set is unchanged).
  */
 PGW_API int pgw_write_set_value(pgw_write *write, size_t row, pgw_side side,
                                 const char *column, const char *value, pgw_error *err);
@@ -535,9 +553,9 @@ PGW_API int pgw_write_set_value(pgw_write *write, size_t row, pgw_side side,
  * @param row    index into the ID list.
  * @param side   the side on which the row does not exist.
  * @param err    optional detail on failure.
- * @return PGW_OK; PGW_EINVAL on a bad row or side, a write that is not an
- *         update with pk_changed, a row with values on that side, or a row
- *         absent on both sides.
+ * @return PGW_OK; PGW_EINVAL on a write that is not an update with
+ *         pk_changed, a bad row or side, a row with values on that side, or
+ *         a row absent on both sides.
  */
 PGW_API int pgw_write_set_row_absent(pgw_write *write, size_t row, pgw_side side,
                                      pgw_error *err);

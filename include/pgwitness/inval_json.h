@@ -27,8 +27,10 @@
  *    "ids": ["17"] | null, "ids_truncated": false,
  *    "columns": ["status"] | null, "columns_truncated": false,
  *    "old": [{"status": "open"}], "new": [{"status": null}], "pk_changed": false}
- *   with "op" one of insert, update, delete, truncate, unknown, and
- *   {"scope": ..., "op": "reset"} for a scope reset. An element of "old" or
+ *   with "op" one of insert, update, delete, truncate, unknown,
+ *   {"scope": ..., "schema": ..., "table": ..., "op": "ddl"} when the
+ *   table's definition changed, and {"scope": ..., "op": "reset"} for a
+ *   scope reset. An element of "old" or
  *   "new" may be null: the row does not exist on that side (key changes).
  * Verdicts:
  *   {"verdict": "refresh", "reason": "FILTER_COLUMN_CHANGED"}.
@@ -101,7 +103,7 @@ PGW_API int pgw_deps_to_json(char **out, size_t *out_len, const pgw_deps *deps,
  *         malformed JSON, unknown keys, wrong types, an unknown op, "old"
  *         or "new" not aligned with "ids", old rows for an insert or new
  *         rows for a delete, a null row without pk_changed, or row IDs and
- *         columns on a truncate, unknown write or reset; PGW_ENOMEM.
+ *         columns on a truncate, unknown write, ddl or reset; PGW_ENOMEM.
  */
 PGW_API int pgw_write_from_json(pgw_write **out, const char *json, size_t len,
                                 pgw_error *err);

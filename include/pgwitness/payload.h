@@ -12,7 +12,11 @@
  *
  *  - version: 1. Any other value: the payload is not understood.
  *  - schema, table: the written table (catalog names, UTF-8).
- *  - op: "insert", "update", "delete" or "truncate".
+ *  - op: "insert", "update", "delete", "truncate" or "ddl". A ddl
+ *    ({"version":1,"schema":S,"table":T,"op":"ddl"}, no other key) says the
+ *    table's definition changed: every subscription reading it refreshes.
+ *    A listener that predates "ddl" reads it as malformed, an unknown write
+ *    to the table, which refreshes the same subscriptions.
  *  - ids: the changed rows' primary keys (a string, or an array of strings
  *    for a composite key), at most PGW_PAYLOAD_MAX_IDS; null when unknown
  *    (no primary key, too many rows, or over the byte budget). For a key
@@ -123,8 +127,8 @@ PGW_API int pgw_payload_decode(pgw_write **out, const pgw_scope *scope, const ch
  *                 opts->max_bytes bytes; caller frees with pgw_free().
  *                 Untouched on failure.
  * @param out_len  receives its length in bytes; may be NULL.
- * @param write    an insert, update, delete or truncate (the scope is not
- *                 part of the payload).
+ * @param write    an insert, update, delete, truncate or ddl (the scope is
+ *                 not part of the payload).
  * @param opts     options, or NULL for PGW_PAYLOAD_OPTIONS_INIT.
  * @param err      optional detail on failure.
  * @return PGW_OK; PGW_EINVAL when out or write is NULL, the write is an

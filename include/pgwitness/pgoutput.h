@@ -61,6 +61,41 @@
  *    (pk_changed): the old key with its old values, absent after; the new
  *    key with its new values, absent before; changed columns unknown.
  *  - Truncate: one truncate write set per target of each relation.
+ *  - A definition change (DDL): pgoutput sends a relation's Relation
+ *    message before its first change on a connection, and again after
+ *    anything invalidated the relation (an ALTER TABLE among others). When
+ *    one arrives for a relation already known with another definition —
+ *    other columns (count, order, names), other types or type modifiers,
+ *    or another name or schema — the decoder gives one ddl write set
+ *    (PGW_OP_DDL: every subscription reading the table refreshes, reason
+ *    DDL) per target of the relation, or under its own name when it has
+ *    none, as its rows would be reported; at the transaction's Commit with
+ *    its commit LSN, before the transaction's other write sets for that
+ *    table (one per table and transaction); outside a transaction, which
+ *    pgoutput never does, at once with LSN 0 (a Relation message carries
+ *    no position). A change of the replica identity alone (the relation's
+ *    setting, the columns' key flags) is not a definition change: it
+ *    changes what the stream can say about old rows, not what a query
+ *    returns. The cache takes the new definition either way.
+ *  - What this cannot see. pgoutput sends nothing for DDL itself (nor the
+ *    rows a table rewrite writes), only the Relation message before the
+ *    table's next change: a DDL followed by no write to the table (DROP
+ *    COLUMN, ALTER COLUMN ... TYPE, RENAME, until the next INSERT, UPDATE,
+ *    DELETE or TRUNCATE of it) reaches the stream only when someone
+ *    announces it, as a logical message with the prefix message_prefix and
+ *    the ddl payload {"version":1,"schema":S,"table":T,"op":"ddl"}
+ *    (docs/wire.md), which the message path below decodes (transactional:
+ *    at its commit; not: at once). DDL that leaves the name, columns and
+ *    types as they are (a default, a constraint, an index, a trigger, a
+ *    row-level security policy) gives no other Relation message at all;
+ *    of those, what can change a query's result (a policy) is seen only
+ *    when announced. A relation is compared with what the decoder last
+ *    knew of it: a new connection (pgw_pgoutput_restart()) compares with
+ *    the previous one's, but a decoder created afresh (a restarted host)
+ *    knows no relation, and the first Relation message of each is no
+ *    change; a DDL made while no decoder lived is then seen only by
+ *    comparing the host's own snapshots (a restarted host reruns its
+ *    subscriptions anyway).
  *  - A Message whose prefix is message_prefix carries a notification
  *    payload (payload.h, docs/wire.md) and becomes the write set
  *    pgw_payload_decode() gives (a fallback for a payload that is not
@@ -334,11 +369,15 @@ PGW_API int pgw_pgoutput_set_full_rows(pgw_pgoutput *dec, uint32_t relid, bool f
 PGW_API int pgw_pgoutput_clear_targets(pgw_pgoutput *dec, pgw_error *err);
 
 /**
- * Starts over for a new connection: forgets the relation cache (a new
- * walsender sends every Relation message again) and drops the transaction
- * in progress, whose Commit the old connection never delivered (a resumed
- * slot sends that transaction again). Targets, and write sets not yet
- * taken, stay.
+ * Starts over for a new connection: drops the transaction in progress,
+ * whose Commit the old connection never delivered (a resumed slot sends
+ * that transaction again), and keeps the relations it knew only for
+ * comparison: a change needs the new connection's Relation message of its
+ * relation first (a new walsender sends every Relation message again),
+ * and that message is a definition change (a ddl write set, above) when
+ * it differs from what the old connection last sent, or when the dropped
+ * transaction had changed the relation's definition (its ddl write set
+ * was dropped with it). Targets, and write sets not yet taken, stay.
  *
  * @param dec  the decoder, or NULL (ignored).
  */
@@ -362,8 +401,9 @@ typedef struct pgw_pgoutput_message {
     uint32_t xid;
     /** Relation, Insert, Update, Delete: the relation's OID; else 0. */
     uint32_t relid;
-    /** Relation: true when the relation was already cached with other
-     *  columns (an ALTER TABLE since its last Relation message). */
+    /** Relation: true when the relation was already known with another
+     *  definition (an ALTER TABLE since its last Relation message; see
+     *  "A definition change" above), which gives a ddl write set. */
     bool relation_changed;
     /** Message: its prefix (NUL-terminated) and content, borrowed from the
      *  decoded bytes (valid while they are), and whether it is
@@ -407,7 +447,7 @@ typedef struct pgw_pgoutput_change {
      *  pgw_index_reset_scope() does without allocating. */
     bool reset;
     /** The commit LSN of its transaction; for a message outside a
-     *  transaction, the message's LSN. */
+     *  transaction, the message's LSN (0 for a Relation message's ddl). */
     uint64_t lsn;
 } pgw_pgoutput_change;
 

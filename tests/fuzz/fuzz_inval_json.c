@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         write_fixed_point(w);
         pgw_op op = pgw_write_op(w);
         if (op == PGW_OP_INSERT || op == PGW_OP_UPDATE || op == PGW_OP_DELETE ||
-            op == PGW_OP_TRUNCATE) {
+            op == PGW_OP_TRUNCATE || op == PGW_OP_DDL) {
             char *p = NULL;
             size_t len = 0;
             if (pgw_payload_encode(&p, &len, w, NULL, NULL) == PGW_OK &&

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     pgw_op op = pgw_write_op(w);
     if (pgw_write_fallback_status(w) == PGW_OK) {
-        if (op < PGW_OP_INSERT || op > PGW_OP_TRUNCATE)
+        if ((op < PGW_OP_INSERT || op > PGW_OP_TRUNCATE) && op != PGW_OP_DDL)
             abort();
         char *p = NULL;
         size_t len = 0;
@@ -80,6 +80,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (pgw_decide(&v, d, w, NULL) != PGW_OK)
             abort();
         if (op == PGW_OP_RESET && !(v.refresh && v.reason == PGW_REASON_SCOPE_RESET))
+            abort();
+        /* A ddl refreshes every reader of its table. */
+        if (op == PGW_OP_DDL &&
+            (v.refresh != (v.reason == PGW_REASON_DDL) ||
+             (strcmp(pgw_write_schema(w), "public") == 0 &&
+              strcmp(pgw_write_table(w), "tasks") == 0 && !v.refresh)))
             abort();
         pgw_runner_id id;
         if (pgw_index_register(&id, x, d, NULL) == PGW_OK) {

@@ -161,5 +161,50 @@ int main(int argc, char **argv)
     pgo_commit(&m, 0x501, 0x530);
     chunk(m.b, m.n);
     save(dir, "malformed");
+    /* Definition changes: a renamed column after a write of the table, a
+     * partition's changed type, one outside a transaction, one in a
+     * transaction a restart drops (sent again after it), and the ddl
+     * announcement as a logical message, in and outside a transaction. */
+    start(0);
+    const char *renamed[] = {"*id", "name", "status", "notes"};
+    const uint32_t ptypes[] = {25, 23, 1043};
+    const int32_t pmods[] = {-1, -1, 68};
+    const char *ddl = "{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\"}";
+    pgo_relation(&m, 16384, "public", "tasks", 'd', 4, tcols);
+    chunk(m.b, m.n);
+    pgo_relation(&m, 16400, "public", "tasks_p1", 'd', 3, pcols);
+    chunk(m.b, m.n);
+    pgo_begin(&m, 0x600, 5);
+    chunk(m.b, m.n);
+    pgo_insert(&m, 16384, 4, r);
+    chunk(m.b, m.n);
+    pgo_relation(&m, 16384, "public", "tasks", 'd', 4, renamed);
+    chunk(m.b, m.n);
+    pgo_insert(&m, 16384, 4, r);
+    chunk(m.b, m.n);
+    pgo_relation_typed(&m, 16400, "public", "tasks_p1", 'd', 3, pcols, ptypes, pmods);
+    chunk(m.b, m.n);
+    pgo_message(&m, 1, 0x5f0, "pgwitness", ddl);
+    chunk(m.b, m.n);
+    pgo_commit(&m, 0x600, 0x630);
+    chunk(m.b, m.n);
+    pgo_relation(&m, 16384, "public", "tasks", 'd', 4, tcols);
+    chunk(m.b, m.n);
+    pgo_message(&m, 0, 0x640, "pgwitness", ddl);
+    chunk(m.b, m.n);
+    pgo_begin(&m, 0x700, 6);
+    chunk(m.b, m.n);
+    pgo_relation(&m, 16384, "public", "tasks", 'd', 4, renamed);
+    chunk(m.b, m.n);
+    chunk("", 0); /* restart */
+    pgo_begin(&m, 0x700, 6);
+    chunk(m.b, m.n);
+    pgo_relation(&m, 16384, "public", "tasks", 'd', 4, renamed);
+    chunk(m.b, m.n);
+    pgo_insert(&m, 16384, 4, r);
+    chunk(m.b, m.n);
+    pgo_commit(&m, 0x700, 0x730);
+    chunk(m.b, m.n);
+    save(dir, "ddl");
     return 0;
 }

@@ -1028,6 +1028,77 @@ START_TEST(close_confirms_what_was_handled)
 }
 END_TEST
 
+/* A definition change reaches the stream in the Relation message pgoutput
+ * sends before the table's next change: ALTER TABLE ... RENAME COLUMN then
+ * INSERT gives the ddl write set, then the insert; so does an ALTER inside
+ * the transaction that wrote the table before and after it (the ddl
+ * first). A DDL with no later write sends nothing: it needs the
+ * announcement, a logical message with the ddl payload. */
+START_TEST(ddl_then_insert)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE tasks (id int PRIMARY KEY, title text, status text, notes text)");
+    stream_watch(c, "tasks", "status");
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    const char *ddl = "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\"}";
+    pgwt_exec(c, "INSERT INTO tasks VALUES (1, 'a', 'open', NULL)");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\",\"ids\":[\"1\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"new\":[{\"status\":\"open\"}],\"pk_changed\":false}");
+    pgwt_exec(c, "ALTER TABLE tasks RENAME COLUMN notes TO remarks");
+    pgwt_exec(c, "INSERT INTO tasks VALUES (2, 'b', 'open', NULL)");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, ddl);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\",\"ids\":[\"2\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"new\":[{\"status\":\"open\"}],\"pk_changed\":false}");
+    EXPECT_NO_WRITE(s);
+    /* In one transaction, around the ALTER. */
+    pgwt_exec(c, "BEGIN; INSERT INTO tasks VALUES (3, 'c', 'open', NULL); "
+                 "ALTER TABLE tasks ADD COLUMN due date; "
+                 "INSERT INTO tasks VALUES (4, 'd', 'done', NULL, '2024-01-01'); COMMIT");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, ddl);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\","
+                    "\"ids\":[\"3\",\"4\"],\"ids_truncated\":false,\"columns\":null,"
+                    "\"columns_truncated\":false,\"new\":[{\"status\":\"open\"},"
+                    "{\"status\":\"done\"}],\"pk_changed\":false}");
+    EXPECT_NO_WRITE(s);
+    /* A changed type: the same names, another type. */
+    pgwt_exec(c, "ALTER TABLE tasks ALTER COLUMN title TYPE varchar(40)");
+    pgwt_exec(c, "UPDATE tasks SET status = 'done' WHERE id = 1");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, ddl);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\",\"ids\":[\"1\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"new\":[{\"status\":\"done\"}],\"pk_changed\":false}");
+    EXPECT_NO_WRITE(s);
+    /* Without a later write: nothing, until announced. */
+    pgwt_exec(c, "ALTER TABLE tasks DROP COLUMN remarks");
+    pgwt_stream_sync(s, c);
+    EXPECT_NO_WRITE(s);
+    pgwt_exec(c, "SELECT pg_logical_emit_message(true, 'pgwitness', "
+                 "'{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\"}')");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, ddl);
+    EXPECT_NO_WRITE(s);
+    /* The next write's Relation message shows the dropped column: a ddl
+     * again (the stream cannot tell it was announced). */
+    pgwt_exec(c, "DELETE FROM tasks WHERE id = 4");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, ddl);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"delete\",\"ids\":[\"4\"],"
+                    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                    "\"pk_changed\":false}");
+    EXPECT_NO_WRITE(s);
+    ck_assert_int_eq(s->resets, 1);
+    pgwt_stream_close(s);
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(bad_arguments)
 {
     pgw_pq_listener *l = NULL;
@@ -1096,6 +1167,7 @@ static Suite *suite(void)
     tcase_add_test(tc, large_transaction_bounded);
     tcase_add_test(tc, confirmed_position_advances);
     tcase_add_test(tc, close_confirms_what_was_handled);
+    tcase_add_test(tc, ddl_then_insert);
     tcase_add_test(tc, bad_arguments);
     suite_add_tcase(s, tc);
     return s;

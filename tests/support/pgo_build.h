@@ -65,9 +65,12 @@ static inline void pgo_commit(pgo_msg *m, uint64_t lsn, uint64_t end_lsn)
     pgo_be(m, 789000000, 8);
 }
 
-/* A relation of n columns named by "name" or "*name" (a key column). */
-static inline void pgo_relation(pgo_msg *m, uint32_t oid, const char *nsp, const char *name,
-                                char ident, size_t n, const char *const *cols)
+/* A relation of n columns named by "name" or "*name" (a key column), of
+ * the types types[i] with modifiers typmods[i] (NULL: text, no modifier). */
+static inline void pgo_relation_typed(pgo_msg *m, uint32_t oid, const char *nsp,
+                                      const char *name, char ident, size_t n,
+                                      const char *const *cols, const uint32_t *types,
+                                      const int32_t *typmods)
 {
     pgo_reset(m);
     pgo_u8(m, 'R');
@@ -80,9 +83,16 @@ static inline void pgo_relation(pgo_msg *m, uint32_t oid, const char *nsp, const
         int key = cols[i][0] == '*';
         pgo_u8(m, key ? 1 : 0);
         pgo_str(m, cols[i] + key);
-        pgo_be(m, 25, 4); /* text */
-        pgo_be(m, 0xffffffffu, 4);
+        pgo_be(m, types ? types[i] : 25, 4); /* 25: text */
+        pgo_be(m, typmods ? (uint32_t)typmods[i] : 0xffffffffu, 4);
     }
+}
+
+/* A relation of n text columns named by "name" or "*name" (a key column). */
+static inline void pgo_relation(pgo_msg *m, uint32_t oid, const char *nsp, const char *name,
+                                char ident, size_t n, const char *const *cols)
+{
+    pgo_relation_typed(m, oid, nsp, name, ident, n, cols, NULL, NULL);
 }
 
 static inline void pgo_tuple(pgo_msg *m, size_t n, const char *const *cells)

@@ -157,6 +157,90 @@ START_TEST(truncate_refreshes_scope)
 }
 END_TEST
 
+/* A DDL write set for the table and scope of w, which it replaces (w
+ * freed): the differential tests draw their statements from the oracle's
+ * stream as before, and a second stream turns some into DDL. */
+static pgw_write *as_ddl(pgw_write *w)
+{
+    pgw_scope sc;
+    ck_assert_int_eq(pgw_write_scope(&sc, w), PGW_OK);
+    pgw_write *d = NULL;
+    ck_assert_int_eq(pgw_write_new(&d, &sc, pgw_write_schema(w), pgw_write_table(w),
+                                   PGW_OP_DDL, NULL),
+                     PGW_OK);
+    pgw_write_free(w);
+    return d;
+}
+
+/* A ddl write set marks every runner of (scope, table) with reason DDL,
+ * through every secondary index (value filters, result IDs, windows) and
+ * whatever the runner's state, as pgw_decide would; an undeclared runner
+ * of the scope is marked with UNDECLARED; other tables and scopes are left
+ * alone. */
+START_TEST(ddl_marks_every_reader)
+{
+    pgw_index *x = new_index();
+    enum { N = 8 };
+    pgw_deps *d[N];
+    d[0] = open_tasks(&IH_ACME, "open"); /* in the value index */
+    d[1] = open_tasks(&IH_ACME, "open.tracked");
+    ih_result(d[1], "1,2"); /* in the result-ID index too */
+    d[2] = ih_deps(&IH_ACME, "window");
+    size_t t = ih_table(d[2], "tasks");
+    ih_sort(d[2], t, "title");
+    ck_assert_int_eq(pgw_deps_set_window(d[2], t, 10, 10, NULL), PGW_OK);
+    ih_result(d[2], "");
+    d[3] = ih_deps(&IH_ACME, "join");
+    ih_table(d[3], "projects");
+    t = ih_table(d[3], "tasks");
+    ih_cols(d[3], t, "project_id");
+    d[4] = ih_deps(&IH_ACME, "raw"); /* undeclared */
+    d[5] = ih_deps(&IH_ACME, "projects");
+    ih_table(d[5], "projects");
+    d[6] = open_tasks(&IH_GLOBEX, "open");
+    d[7] = open_tasks(&IH_ACME, "open.running");
+    ih_result(d[7], "3");
+    pgw_runner_id ids[N];
+    for (int i = 0; i < N; i++)
+        ids[i] = reg(x, d[i]);
+    ck_assert_int_eq(pgw_index_begin(x, ids[7], NULL), PGW_OK);
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_DDL);
+    pgw_verdict want[N];
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(pgw_index_decide(&want[i], x, ids[i], w, NULL), PGW_OK);
+    ck_assert_uint_eq(match(x, w), 6);
+    const pgw_runner_state st[N] = {PGW_RUNNER_DIRTY, PGW_RUNNER_DIRTY, PGW_RUNNER_DIRTY,
+                                    PGW_RUNNER_DIRTY, PGW_RUNNER_DIRTY, PGW_RUNNER_CLEAN,
+                                    PGW_RUNNER_CLEAN, PGW_RUNNER_RUNNING_DIRTY};
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(state_of(x, ids[i]), st[i]);
+        ck_assert(want[i].refresh == (st[i] != PGW_RUNNER_CLEAN));
+    }
+    ck_assert_int_eq(want[4].reason, PGW_REASON_UNDECLARED);
+    ck_assert_int_eq(want[5].reason, PGW_REASON_TABLE_NOT_READ);
+    ck_assert_int_eq(want[6].reason, PGW_REASON_SCOPE_DISJOINT);
+    ck_assert_uint_eq(pgw_index_reason_count(x, PGW_REASON_DDL), 5);
+    ck_assert_uint_eq(pgw_index_reason_count(x, PGW_REASON_UNDECLARED), 1);
+    pgw_dirty dd;
+    size_t ddl = 0, und = 0;
+    while (pgw_index_pop_dirty(&dd, x) == PGW_OK) {
+        if (dd.runner == ids[4]) {
+            ck_assert_int_eq(dd.reason, PGW_REASON_UNDECLARED);
+            und++;
+        } else {
+            ck_assert_int_eq(dd.reason, PGW_REASON_DDL);
+            ddl++;
+        }
+    }
+    ck_assert_uint_eq(ddl, 4); /* the running one is reported when its run ends */
+    ck_assert_uint_eq(und, 1);
+    pgw_write_free(w);
+    for (int i = 0; i < N; i++)
+        pgw_deps_free(d[i]);
+    pgw_index_free(x);
+}
+END_TEST
+
 /* An undeclared sub refreshes on any write in its scope, none elsewhere. */
 START_TEST(undeclared_in_index)
 {
@@ -775,9 +859,9 @@ START_TEST(index_equals_decide)
     int rounds = (int)(300 * (scale > 0 && scale <= 1 ? scale : 1));
     if (rounds < 10)
         rounds = 10;
-    orng rng = {777};
+    orng rng = {777}, ddl_rng = {1616};
     const pgw_scope scopes[2] = {{"p", "t1", "db"}, {"p", "t2", "db"}};
-    long writes = 0, marks = 0;
+    long writes = 0, marks = 0, ddls = 0;
     for (int round = 0; round < rounds; round++) {
         pgw_index *x = new_index();
         otable tabs[2];
@@ -812,6 +896,10 @@ START_TEST(index_equals_decide)
         for (int k = 0; k < 10; k++) {
             ostmt st;
             pgw_write *w = o_statement(&rng, tabs, &st, &scopes[orng_int(&rng, 2)]);
+            if (orng_p(&ddl_rng, 12)) {
+                w = as_ddl(w);
+                ddls++;
+            }
             bool want[N];
             for (int i = 0; i < N; i++) {
                 pgw_verdict v;
@@ -883,8 +971,10 @@ START_TEST(index_equals_decide)
         ck_assert_uint_eq(st.buckets, 0);
         pgw_index_free(x);
     }
-    printf("# index = decide on %ld writes, %ld runners marked\n", writes, marks);
+    printf("# index = decide on %ld writes (%ld ddl), %ld runners marked\n", writes, ddls,
+           marks);
     ck_assert_int_gt(marks, writes);
+    ck_assert_int_gt(ddls, writes / 20);
 }
 END_TEST
 
@@ -937,9 +1027,9 @@ START_TEST(match_batch_equals_sequential)
     int rounds = (int)(60 * (scale > 0 && scale <= 1 ? scale : 1));
     if (rounds < 6)
         rounds = 6;
-    orng rng = {4242};
+    orng rng = {4242}, ddl_rng = {1617};
     const pgw_scope scopes[3] = {{"p", "t1", "db"}, {"p", "t2", "db"}, {"p", "t3", "db"}};
-    long writes = 0, marked = 0;
+    long writes = 0, marked = 0, ddls = 0;
     for (int round = 0; round < rounds; round++) {
         enum { N = 40, W = 60 };
         pgw_index *x[2] = {new_index(), new_index()};
@@ -960,6 +1050,10 @@ START_TEST(match_batch_equals_sequential)
             } else {
                 ostmt st;
                 ws[k] = o_statement(&rng, tabs, &st, sc);
+                if (orng_p(&ddl_rng, 12)) {
+                    ws[k] = as_ddl(ws[k]);
+                    ddls++;
+                }
             }
         }
         for (int k = 0; k < W;) {
@@ -1015,8 +1109,10 @@ START_TEST(match_batch_equals_sequential)
         pgw_index_free(x[0]);
         pgw_index_free(x[1]);
     }
-    printf("# batch = one by one on %ld writes, %ld runners marked\n", writes, marked);
+    printf("# batch = one by one on %ld writes (%ld ddl), %ld runners marked\n", writes, ddls,
+           marked);
     ck_assert_int_gt(marked, writes / 2);
+    ck_assert_int_gt(ddls, writes / 20);
 }
 END_TEST
 
@@ -1338,6 +1434,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("scenarios");
     tcase_add_test(tc, tenant_isolation);
     tcase_add_test(tc, truncate_refreshes_scope);
+    tcase_add_test(tc, ddl_marks_every_reader);
     tcase_add_test(tc, undeclared_in_index);
     tcase_add_test(tc, two_updates_evaluated);
     suite_add_tcase(s, tc);

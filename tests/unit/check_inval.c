@@ -620,6 +620,105 @@ START_TEST(key_change_unread)
 }
 END_TEST
 
+/* A ddl write set: every subscription of the scope that reads the table
+ * refreshes with DDL, whatever it declared (its columns, filters, window
+ * and result IDs name the old definition); other scopes and other tables
+ * skip as for any write; an undeclared subscription keeps UNDECLARED
+ * (rule 3 comes before the table is looked at). */
+START_TEST(ddl)
+{
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_DDL);
+    ck_assert_int_eq(pgw_write_op(w), PGW_OP_DDL);
+    ck_assert(!pgw_write_ids_known(w));
+    ck_assert(!pgw_write_columns_known(w));
+    ck_assert_uint_eq(pgw_write_n_ids(w), 0);
+    /* A list with an equality filter, a sort, a window and result IDs. */
+    pgw_deps *d = tasks_list(&IH_ACME, "1,2");
+    IH_EXPECT(d, w, true, PGW_REASON_DDL);
+    pgw_deps_free(d);
+    /* The same without result IDs, and with an empty result. */
+    d = tasks_list(&IH_ACME, NULL);
+    IH_EXPECT(d, w, true, PGW_REASON_DDL);
+    pgw_deps_free(d);
+    d = tasks_list(&IH_ACME, "");
+    IH_EXPECT(d, w, true, PGW_REASON_DDL);
+    pgw_deps_free(d);
+    /* count(*): reads no column, yet a dropped or retyped filter column
+     * changes it. */
+    d = ih_deps(&IH_ACME, "tasks.count");
+    size_t t = ih_table(d, "tasks");
+    static const char *const none[1];
+    ck_assert_int_eq(pgw_deps_set_columns(d, t, none, 0, NULL), PGW_OK);
+    IH_EXPECT(d, w, true, PGW_REASON_DDL);
+    pgw_deps_free(d);
+    /* A join whose second table is the altered one. */
+    d = ih_deps(&IH_ACME, "projects.with_tasks");
+    ih_table(d, "projects");
+    t = ih_table(d, "tasks");
+    ih_cols(d, t, "project_id");
+    IH_EXPECT(d, w, true, PGW_REASON_DDL);
+    pgw_deps_free(d);
+    /* Not read, another scope, another schema: skipped. */
+    d = ih_deps(&IH_ACME, "projects.list");
+    ih_table(d, "projects");
+    IH_EXPECT(d, w, false, PGW_REASON_TABLE_NOT_READ);
+    pgw_deps_free(d);
+    d = tasks_list(&IH_GLOBEX, "1");
+    IH_EXPECT(d, w, false, PGW_REASON_SCOPE_DISJOINT);
+    pgw_deps_free(d);
+    d = tasks_list(&IH_ACME, "1");
+    pgw_write *other = NULL;
+    ck_assert_int_eq(pgw_write_new(&other, &IH_ACME, "archive", "tasks", PGW_OP_DDL, NULL),
+                     PGW_OK);
+    IH_EXPECT(d, other, false, PGW_REASON_TABLE_NOT_READ);
+    pgw_write_free(other);
+    pgw_deps_free(d);
+    /* Undeclared: its own reason, as for every other write. */
+    d = ih_deps(&IH_ACME, "raw");
+    IH_EXPECT(d, w, true, PGW_REASON_UNDECLARED);
+    pgw_deps_free(d);
+    d = ih_deps(&IH_GLOBEX, "raw");
+    IH_EXPECT(d, w, false, PGW_REASON_SCOPE_DISJOINT);
+    pgw_deps_free(d);
+
+    /* Nothing about rows can be set on it, and each refusal says why. */
+    pgw_error err;
+    const char *cols[] = {"title"};
+    const char *one[] = {"1"};
+    pgw_rowid id = {one, 1};
+    ck_assert_int_eq(pgw_write_set_ids(w, &id, 1, false, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "write_set_ids: a ddl has no row IDs (the table's definition "
+                                  "changed: any row and column may differ)");
+    ck_assert_int_eq(pgw_write_set_ids(w, NULL, 0, true, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_write_set_columns(w, cols, 1, false, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "write_set_columns: a ddl has no changed columns (the "
+                                  "table's definition changed: any row and column may differ)");
+    ck_assert_int_eq(pgw_write_set_pk_changed(w, true, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "write_set_pk_changed: only an update changes keys, not a "
+                                  "ddl (the table's definition changed: any row and column "
+                                  "may differ)");
+    ck_assert_int_eq(pgw_write_set_pk_changed(w, false, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_write_set_value(w, 0, PGW_SIDE_NEW, "title", "x", &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "write_set_value: a ddl has no rows (the table's definition "
+                                  "changed: any row and column may differ)");
+    ck_assert_int_eq(pgw_write_set_row_absent(w, 0, PGW_SIDE_NEW, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "write_set_row_absent: a ddl has no rows (the table's "
+                                  "definition changed: any row and column may differ)");
+    /* And it is unchanged by the refusals. */
+    ck_assert(!pgw_write_ids_known(w));
+    ck_assert(!pgw_write_columns_known(w));
+    d = tasks_list(&IH_ACME, "1");
+    IH_EXPECT(d, w, true, PGW_REASON_DDL);
+    pgw_deps_free(d);
+    pgw_write_free(w);
+    /* A truncate's refusals are as before. */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_TRUNCATE);
+    ck_assert_int_eq(pgw_write_set_value(w, 0, PGW_SIDE_NEW, "title", "x", &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "write_set_value: a truncate has no rows");
+    pgw_write_free(w);
+}
+END_TEST
+
 START_TEST(reason_names)
 {
     for (int r = 0; r < PGW_REASON_COUNT; r++) {
@@ -634,7 +733,20 @@ START_TEST(reason_names)
     ck_assert_int_eq(pgw_reason_from_name(&r, "rows_disjoint"), PGW_ENOTFOUND);
     ck_assert_int_eq(r, PGW_REASON_TRUNCATE);
     ck_assert_str_eq(pgw_op_name(PGW_OP_TRUNCATE), "truncate");
+    ck_assert_str_eq(pgw_op_name(PGW_OP_DDL), "ddl");
     ck_assert_str_eq(pgw_op_name((pgw_op)0), "invalid");
+    ck_assert_str_eq(pgw_op_name((pgw_op)8), "invalid");
+    /* The reasons of issue 16, at their shared values. */
+    ck_assert_int_eq(PGW_REASON_DDL, 17);
+    ck_assert_int_eq(PGW_REASON_CLOCK, 18);
+    ck_assert_int_eq(PGW_REASON_COUNT, 19);
+    ck_assert_str_eq(pgw_reason_name(PGW_REASON_DDL), "DDL");
+    ck_assert_str_eq(pgw_reason_name(PGW_REASON_CLOCK), "CLOCK");
+    ck_assert(pgw_reason_refreshes(PGW_REASON_DDL));
+    ck_assert(pgw_reason_refreshes(PGW_REASON_CLOCK));
+    ck_assert_int_eq(pgw_reason_from_name(&r, "DDL"), PGW_OK);
+    ck_assert_int_eq(r, PGW_REASON_DDL);
+    ck_assert_str_eq(pgw_reason_name((pgw_reason)PGW_REASON_COUNT), "UNKNOWN_REASON");
 }
 END_TEST
 
@@ -882,6 +994,7 @@ static Suite *suite(void)
     tcase_add_test(tc, key_change_unread);
     suite_add_tcase(s, tc);
     tc = tcase_create("api");
+    tcase_add_test(tc, ddl);
     tcase_add_test(tc, reason_names);
     tcase_add_test(tc, bad_arguments);
     tcase_add_test(tc, accessors);

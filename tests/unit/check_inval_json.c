@@ -168,6 +168,21 @@ START_TEST(write_every_field)
                       "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
                       "\"pk_changed\":false}";
     write_round_trip(unk, unk);
+    /* A ddl: schema, table and op, nothing else (explicit nulls and false
+     * flags are accepted and left out). */
+    const char *ddl = "{\"scope\":{\"project\":\"p\",\"tenant\":\"t\",\"database\":\"d\"},"
+                      "\"schema\":\"s\",\"table\":\"t\",\"op\":\"ddl\"}";
+    write_round_trip(ddl, ddl);
+    write_round_trip("{\"scope\":{\"project\":\"p\",\"tenant\":\"t\",\"database\":\"d\"},"
+                     "\"schema\":\"s\",\"table\":\"t\",\"op\":\"ddl\",\"ids\":null,"
+                     "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                     "\"pk_changed\":false}",
+                     ddl);
+    pgw_write *wd = write_json(ddl);
+    ck_assert_int_eq(pgw_write_op(wd), PGW_OP_DDL);
+    ck_assert_str_eq(pgw_write_table(wd), "t");
+    ck_assert(!pgw_write_ids_known(wd));
+    pgw_write_free(wd);
     const char *reset = "{\"scope\":{\"project\":\"p\",\"tenant\":\"t\",\"database\":null},"
                         "\"op\":\"reset\"}";
     write_round_trip(reset, reset);
@@ -283,9 +298,22 @@ static const bad_case bad_writes[] = {
     {"{\"scope\":{},\"schema\":\"s\\u0000\",\"table\":\"t\",\"op\":\"insert\"}", "$",
      "invalid JSON at line 1 column 30: \\u0000 (NUL) is not allowed in strings"},
     {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"merge\"}", "$.op",
-     "$.op: \"merge\" is not insert, update, delete, truncate, unknown or reset"},
+     "$.op: \"merge\" is not insert, update, delete, truncate, ddl, unknown or reset"},
     {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"truncate\",\"ids\":[\"1\"]}",
      "$.ids", "$: a truncate has no \"ids\""},
+    {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"ddl\",\"ids\":[]}", "$.ids",
+     "$: a ddl has no \"ids\""},
+    {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"ddl\",\"columns\":[\"a\"]}",
+     "$.columns", "$: a ddl has no \"columns\""},
+    {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"ddl\",\"old\":[]}", "$.old",
+     "$: a ddl has no \"old\""},
+    {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"ddl\",\"new\":null}", "$.new",
+     "$: a ddl has no \"new\""},
+    {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"ddl\",\"ids_truncated\":true}",
+     "$.ids_truncated", "$: a ddl has no \"ids_truncated\""},
+    {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"ddl\",\"pk_changed\":true}",
+     "$.pk_changed", "$: a ddl has no \"pk_changed\""},
+    {"{\"scope\":{},\"op\":\"ddl\"}", "$.schema", "$: missing key \"schema\""},
     {"{\"scope\":{},\"op\":\"reset\",\"table\":\"t\"}", "$.table",
      "$: a reset has no \"table\""},
     {"{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"insert\",\"ids\":[\"1\"],"
@@ -452,6 +480,32 @@ START_TEST(payload_round_trip)
         pgw_free(p);
         pgw_write_free(w);
     }
+    /* The ddl announcement: exactly the shared form, and every
+     * subscription reading the table refreshes with DDL. */
+    const char *ddl = "{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\"}";
+    w = decode(ddl);
+    ck_assert_int_eq(pgw_write_fallback_status(w), PGW_OK);
+    ck_assert_int_eq(pgw_write_op(w), PGW_OP_DDL);
+    p = encode(w, NULL);
+    ck_assert_str_eq(p, ddl);
+    pgw_free(p);
+    pgw_deps *sub = ih_deps(&IH_ACME, "q");
+    size_t t = ih_table(sub, "tasks");
+    ih_cols(sub, t, "title");
+    ih_result(sub, "1");
+    IH_EXPECT(sub, w, true, PGW_REASON_DDL);
+    pgw_deps_free(sub);
+    pgw_write_free(w);
+    /* Null members and false flags are accepted (as for a truncate). */
+    w = decode("{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\","
+               "\"ids\":null,\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":"
+               "false,\"pk_changed\":false}");
+    ck_assert_int_eq(pgw_write_fallback_status(w), PGW_OK);
+    ck_assert_int_eq(pgw_write_op(w), PGW_OP_DDL);
+    p = encode(w, NULL);
+    ck_assert_str_eq(p, ddl);
+    pgw_free(p);
+    pgw_write_free(w);
 }
 END_TEST
 
@@ -678,12 +732,31 @@ START_TEST(payload_fallbacks)
         {"{\"version\":\"1\",\"schema\":\"public\",\"table\":\"tasks\"}", PGW_OP_UNKNOWN,
          PGW_EPARSE, "$.version: expected an integer"},
         {"{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"upsert\"}",
-         PGW_OP_UNKNOWN, PGW_EPARSE, "$.op: \"upsert\" is not insert, update, delete or truncate"},
+         PGW_OP_UNKNOWN, PGW_EPARSE, "$.op: \"upsert\" is not insert, update, delete, truncate or ddl"},
         {"{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"reset\"}",
-         PGW_OP_UNKNOWN, PGW_EPARSE, "$.op: \"reset\" is not insert, update, delete or truncate"},
+         PGW_OP_UNKNOWN, PGW_EPARSE, "$.op: \"reset\" is not insert, update, delete, truncate or ddl"},
         {"{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\","
          "\"extra\":true}",
          PGW_OP_UNKNOWN, PGW_EPARSE, "$: unknown key \"extra\""},
+        /* A ddl naming rows or columns is malformed: an unknown write to
+         * the table, which refreshes its readers all the same. */
+        {"{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\","
+         "\"ids\":[\"1\"]}",
+         PGW_OP_UNKNOWN, PGW_EPARSE, "$: a ddl has no \"ids\""},
+        {"{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\","
+         "\"columns\":[]}",
+         PGW_OP_UNKNOWN, PGW_EPARSE, "$: a ddl has no \"columns\""},
+        {"{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\","
+         "\"old\":[{}]}",
+         PGW_OP_UNKNOWN, PGW_EPARSE, "$: a ddl has no \"old\""},
+        {"{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\","
+         "\"new\":[{}]}",
+         PGW_OP_UNKNOWN, PGW_EPARSE, "$: a ddl has no \"new\""},
+        /* What a listener built before "ddl" existed made of the
+         * announcement: the same fallback for an op it did not know. */
+        {"{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"alter\"}",
+         PGW_OP_UNKNOWN, PGW_EPARSE,
+         "$.op: \"alter\" is not insert, update, delete, truncate or ddl"},
         {"{\"version\":1,\"schema\":\"public\",\"op\":\"update\"}", PGW_OP_RESET, PGW_EPARSE,
          "$: missing key \"table\""},
         {"{\"version\":1,\"schema\":\"public\",\"table\":\"\",\"op\":\"update\"}", PGW_OP_RESET,
@@ -756,6 +829,19 @@ static int op_payload_decode(void **made)
                               strlen(PAYLOAD_EXAMPLE), NULL);
 }
 
+static int op_payload_ddl(void **made)
+{
+    const char *p = "{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\"}";
+    return pgw_payload_decode((pgw_write **)made, &IH_ACME, p, strlen(p), NULL);
+}
+
+static int op_write_ddl_from_json(void **made)
+{
+    const char *j = "{\"scope\":{\"project\":\"p\",\"tenant\":\"t\",\"database\":\"d\"},"
+                    "\"schema\":\"s\",\"table\":\"t\",\"op\":\"ddl\"}";
+    return pgw_write_from_json((pgw_write **)made, j, strlen(j), NULL);
+}
+
 static int op_payload_fallback(void **made)
 {
     const char *p = "{\"version\":9,\"schema\":\"public\",\"table\":\"tasks\"}";
@@ -784,7 +870,8 @@ static void free_made(alloc_op op, void *made)
 {
     if (op == op_deps_from_json)
         pgw_deps_free(made);
-    else if (op == op_write_from_json || op == op_payload_decode || op == op_payload_fallback)
+    else if (op == op_write_from_json || op == op_payload_decode || op == op_payload_fallback ||
+             op == op_payload_ddl || op == op_write_ddl_from_json)
         pgw_write_free(made);
     else
         pgw_free(made);
@@ -794,7 +881,7 @@ START_TEST(codecs_enomem)
 {
     alloc_op ops[] = {op_deps_from_json,  op_write_from_json, op_payload_decode,
                       op_payload_fallback, op_payload_encode,  op_write_to_json,
-                      op_deps_to_json};
+                      op_deps_to_json,    op_payload_ddl,     op_write_ddl_from_json};
     pgwt_alloc_install();
     enc_source = write_json(WRITE_EXAMPLE);
     enc_deps = deps_json(DEPS_EXAMPLE);

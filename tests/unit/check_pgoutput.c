@@ -62,12 +62,37 @@ static pgw_pgoutput *tasks_dec(void)
     return d;
 }
 
+/* The watched table with its key only (no value column), under options o. */
+static pgw_pgoutput *keys_dec(const pgw_pgoutput_options *o)
+{
+    pgw_pgoutput *d = new_dec(o);
+    const char *key[] = {"id"};
+    ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, NULL, 0, NULL),
+                     PGW_OK);
+    pgo_msg m;
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, TASK_COLS);
+    feed(d, &m);
+    return d;
+}
+
 /* The same, its old tuples declared full rows (REPLICA IDENTITY FULL). */
 static pgw_pgoutput *full_dec(void)
 {
     pgw_pgoutput *d = tasks_dec();
     ck_assert_int_eq(pgw_pgoutput_set_full_rows(d, T_OID, true, NULL), PGW_OK);
     return d;
+}
+
+/* A second watched table: notes (k, body), relation 20, key k. */
+static void add_notes(pgw_pgoutput *d)
+{
+    const char *key[] = {"k"};
+    ck_assert_int_eq(pgw_pgoutput_add_target(d, 20, "public", "notes", key, 1, NULL, 0, NULL),
+                     PGW_OK);
+    const char *ncols[] = {"*k", "body"};
+    pgo_msg m;
+    pgo_relation(&m, 20, "public", "notes", 'd', 2, ncols);
+    feed(d, &m);
 }
 
 static void begin(pgw_pgoutput *d, uint64_t lsn)
@@ -112,6 +137,11 @@ static const char *next_json(pgw_pgoutput *d, uint64_t lsn)
 }
 
 #define EXPECT_NEXT(d, lsn, want) ck_assert_str_eq(next_json((d), (lsn)), (want))
+
+/* The ddl write set of a table (its JSON form, scope left out). */
+#define DDL_OF(schema, table) \
+    "{\"schema\":\"" schema "\",\"table\":\"" table "\",\"op\":\"ddl\"}"
+#define DDL_TASKS DDL_OF("public", "tasks")
 
 /* ------------------------------------------------------------------ */
 
@@ -521,13 +551,8 @@ END_TEST
 START_TEST(grouping_and_order)
 {
     pgw_pgoutput *d = tasks_dec();
-    const char *key[] = {"k"};
-    ck_assert_int_eq(pgw_pgoutput_add_target(d, 20, "public", "notes", key, 1, NULL, 0, NULL),
-                     PGW_OK);
-    const char *ncols[] = {"*k", "body"};
+    add_notes(d);
     pgo_msg m;
-    pgo_relation(&m, 20, "public", "notes", 'd', 2, ncols);
-    feed(d, &m);
     begin(d, 0x10);
     const char *a[] = {"1", "a", "open", PGO_NULL}, *b[] = {"2", "b", "open", PGO_NULL};
     const char *n1[] = {"x", "body"};
@@ -570,13 +595,8 @@ START_TEST(chunking)
 {
     pgw_pgoutput_options o = PGW_PGOUTPUT_OPTIONS_INIT;
     o.max_ids_per_write = 1000;
-    pgw_pgoutput *d = new_dec(&o);
-    const char *key[] = {"id"};
-    ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, NULL, 0, NULL),
-                     PGW_OK);
+    pgw_pgoutput *d = keys_dec(&o);
     pgo_msg m;
-    pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, TASK_COLS);
-    feed(d, &m);
     begin(d, 0x9000);
     char id[16];
     for (int i = 0; i < 2500; i++) {
@@ -700,6 +720,9 @@ START_TEST(relation_changes)
     pgo_relation(&m, T_OID, "public", "tasks", 'd', 3, cols);
     ck_assert_int_eq(pgw_pgoutput_decode(&info, d, m.b, m.n, NULL), PGW_OK);
     ck_assert(info.relation_changed);
+    /* Outside a transaction, its ddl write set is ready at once. */
+    ck_assert_uint_eq(info.ready, 1);
+    EXPECT_NEXT(d, 0, DDL_TASKS);
     begin(d, 0x70);
     const char *r[] = {"1", "open", "t"};
     pgo_insert(&m, T_OID, 3, r);
@@ -717,6 +740,577 @@ START_TEST(relation_changes)
     ck_assert_str_eq(feed_bad(d, &m, PGW_EPARSE),
                      "Insert message: relation 16384 has had no Relation message at byte 1 of 29");
     pgw_pgoutput_free(d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* the table's definition changed while streaming                      */
+
+#define INSERT_1                                                                          \
+    "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\",\"ids\":[\"1\"],"       \
+    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"              \
+    "\"new\":[{\"status\":\"open\"}],\"pk_changed\":false}"
+
+/* Feeds a Relation message; returns whether the decoder took it for a
+ * change of the relation's definition. */
+static bool relation(pgw_pgoutput *d, const pgo_msg *m)
+{
+    pgw_pgoutput_message info;
+    pgw_error e;
+    pgw_error_clear(&e);
+    ck_assert_msg(pgw_pgoutput_decode(&info, d, m->b, m->n, &e) == PGW_OK, "%s", e.message);
+    ck_assert_int_eq(info.type, 'R');
+    return info.relation_changed;
+}
+
+/* In transaction lsn: the Relation message rel (a change of definition
+ * when `changed`), then an insert of row 1 of n columns (status "open" at
+ * position status_at); at the commit, the ddl write set (when changed)
+ * then the insert. */
+static void relation_then_insert(pgw_pgoutput *d, uint64_t lsn, const pgo_msg *rel,
+                                 bool changed, size_t n, size_t status_at)
+{
+    const char *row[] = {"1", "a", "a", PGO_NULL, PGO_NULL};
+    row[status_at] = "open";
+    pgo_msg m;
+    begin(d, lsn);
+    ck_assert(relation(d, rel) == changed);
+    pgo_insert(&m, T_OID, n, row);
+    feed(d, &m);
+    EXPECT_NEXT(d, 0, "none");
+    commit(d, lsn);
+    if (changed)
+        EXPECT_NEXT(d, lsn, DDL_TASKS);
+    EXPECT_NEXT(d, lsn, INSERT_1);
+    EXPECT_NEXT(d, 0, "none");
+}
+
+/* Each change of the column list a Relation message can show (a renamed
+ * column, a dropped one, an added one, a changed type, a changed type
+ * modifier, a moved column) and a renamed relation give a ddl write set at
+ * its transaction's commit, with the commit LSN, before the transaction's
+ * write sets for the table; one per transaction and target however many
+ * changes it saw. The same definition sent again (pgoutput resends it
+ * after any invalidation of the relation), or another replica identity
+ * alone, is no change. */
+START_TEST(ddl_column_changes)
+{
+    pgw_pgoutput *d = tasks_dec();
+    pgo_msg m;
+    /* ALTER TABLE tasks RENAME COLUMN notes TO remarks */
+    const char *renamed[] = {"*id", "title", "status", "remarks"};
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, renamed);
+    relation_then_insert(d, 0x1000, &m, true, 4, 2);
+    /* ALTER TABLE tasks DROP COLUMN remarks */
+    const char *dropped[] = {"*id", "title", "status"};
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 3, dropped);
+    relation_then_insert(d, 0x1100, &m, true, 3, 2);
+    /* ALTER TABLE tasks ALTER id TYPE int4, then title TYPE varchar(100),
+     * in one transaction: one ddl write set. */
+    const uint32_t text3[] = {23, 25, 25}, varchar3[] = {23, 1043, 25};
+    const int32_t none3[] = {-1, -1, -1}, v100[] = {-1, 104, -1}, v200[] = {-1, 204, -1};
+    begin(d, 0x1200);
+    pgo_relation_typed(&m, T_OID, "public", "tasks", 'd', 3, dropped, text3, none3);
+    ck_assert(relation(d, &m));
+    pgo_relation_typed(&m, T_OID, "public", "tasks", 'd', 3, dropped, varchar3, v100);
+    ck_assert(relation(d, &m));
+    commit(d, 0x1200);
+    EXPECT_NEXT(d, 0x1200, DDL_TASKS);
+    EXPECT_NEXT(d, 0, "none");
+    /* ... TYPE varchar(200): the modifier alone */
+    pgo_relation_typed(&m, T_OID, "public", "tasks", 'd', 3, dropped, varchar3, v200);
+    relation_then_insert(d, 0x1300, &m, true, 3, 2);
+    /* ALTER TABLE tasks ADD COLUMN due date */
+    const char *added[] = {"*id", "title", "status", "due"};
+    const uint32_t t4[] = {23, 1043, 25, 1082};
+    const int32_t m4[] = {-1, 204, -1, -1};
+    pgo_relation_typed(&m, T_OID, "public", "tasks", 'd', 4, added, t4, m4);
+    relation_then_insert(d, 0x1400, &m, true, 4, 2);
+    /* Not changes: the same definition again, REPLICA IDENTITY FULL (every
+     * column flagged as key). */
+    relation_then_insert(d, 0x1500, &m, false, 4, 2);
+    const char *all_keys[] = {"*id", "*title", "*status", "*due"};
+    pgo_relation_typed(&m, T_OID, "public", "tasks", 'f', 4, all_keys, t4, m4);
+    relation_then_insert(d, 0x1510, &m, false, 4, 2);
+    /* A column moved (dropped and added again at the end): the same
+     * names at other positions. */
+    const char *moved[] = {"*id", "status", "title", "due"};
+    const uint32_t tm[] = {23, 25, 1043, 1082};
+    const int32_t mm[] = {-1, -1, 204, -1};
+    pgo_relation_typed(&m, T_OID, "public", "tasks", 'd', 4, moved, tm, mm);
+    relation_then_insert(d, 0x1600, &m, true, 4, 1);
+    /* ALTER TABLE tasks RENAME TO jobs (and SET SCHEMA): the subscriptions
+     * name the target, which the host configured; its readers refresh. */
+    pgo_relation_typed(&m, T_OID, "app", "jobs", 'd', 4, moved, tm, mm);
+    relation_then_insert(d, 0x1700, &m, true, 4, 1);
+    pgw_pgoutput_stats st;
+    ck_assert_int_eq(pgw_pgoutput_stats_get(&st, d), PGW_OK);
+    ck_assert_uint_eq(st.writes, 15);
+    pgw_pgoutput_free(d);
+}
+END_TEST
+
+/* The definition change and the transaction's other writes: the ddl write
+ * set comes first even when the table was written before the ALTER in the
+ * same transaction; a transaction that writes another table after the
+ * ALTER gives the ddl write set and that table's; an update of an unread
+ * column after ADD COLUMN skips a subscription the ddl refreshes. */
+START_TEST(ddl_and_the_transactions_writes)
+{
+    pgw_pgoutput *d = full_dec();
+    add_notes(d);
+    pgo_msg m;
+    /* INSERT INTO notes; INSERT INTO tasks; ALTER TABLE tasks ...; INSERT
+     * INTO tasks: a Relation message between the two inserts. */
+    begin(d, 0x2000);
+    const char *n1[] = {"x", "hello"};
+    pgo_insert(&m, 20, 2, n1);
+    feed(d, &m);
+    const char *r1[] = {"1", "a", "open", PGO_NULL}, *r2[] = {"2", "b", "done", PGO_NULL, "t"};
+    pgo_insert(&m, T_OID, 4, r1);
+    feed(d, &m);
+    const char *five[] = {"*id", "title", "status", "notes", "urgent"};
+    pgo_relation(&m, T_OID, "public", "tasks", 'f', 5, five);
+    ck_assert(relation(d, &m));
+    pgo_insert(&m, T_OID, 5, r2);
+    feed(d, &m);
+    commit(d, 0x2000);
+    EXPECT_NEXT(d, 0x2000,
+                "{\"schema\":\"public\",\"table\":\"notes\",\"op\":\"insert\",\"ids\":[\"x\"],"
+                "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                "\"pk_changed\":false}");
+    EXPECT_NEXT(d, 0x2000, DDL_TASKS);
+    EXPECT_NEXT(d, 0x2000,
+                "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\","
+                "\"ids\":[\"1\",\"2\"],\"ids_truncated\":false,\"columns\":null,"
+                "\"columns_truncated\":false,\"new\":[{\"status\":\"open\"},"
+                "{\"status\":\"done\"}],\"pk_changed\":false}");
+    EXPECT_NEXT(d, 0, "none");
+    /* ALTER TABLE tasks DROP COLUMN urgent; INSERT INTO notes: the
+     * Relation message of tasks with no row of tasks after it (pgoutput
+     * sends it before a change; here the change is to notes). */
+    begin(d, 0x2100);
+    pgo_relation(&m, T_OID, "public", "tasks", 'f', 4, TASK_COLS);
+    ck_assert(relation(d, &m));
+    pgo_insert(&m, 20, 2, n1);
+    feed(d, &m);
+    commit(d, 0x2100);
+    EXPECT_NEXT(d, 0x2100, DDL_TASKS);
+    EXPECT_NEXT(d, 0x2100,
+                "{\"schema\":\"public\",\"table\":\"notes\",\"op\":\"insert\",\"ids\":[\"x\"],"
+                "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                "\"pk_changed\":false}");
+    /* ALTER TABLE tasks RENAME COLUMN status TO state; UPDATE tasks SET
+     * title = ...: the update alone changed a column the subscription does
+     * not read (skipped), the ddl refreshes it: its column is gone. */
+    const char *state[] = {"*id", "title", "state", "notes"};
+    begin(d, 0x2200);
+    pgo_relation(&m, T_OID, "public", "tasks", 'f', 4, state);
+    ck_assert(relation(d, &m));
+    const char *o[] = {"1", "a", "open", PGO_NULL}, *n[] = {"1", "b", "open", PGO_NULL};
+    pgo_update(&m, T_OID, 4, 'O', o, n);
+    feed(d, &m);
+    commit(d, 0x2200);
+    pgw_deps *deps = NULL;
+    size_t t;
+    const char *read[] = {"status"};
+    ck_assert_int_eq(pgw_deps_new(&deps, &ACME, "tasks.status", NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_add_table(&t, deps, "public", "tasks", NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_set_columns(deps, t, read, 1, NULL), PGW_OK);
+    pgw_reason want[2] = {PGW_REASON_DDL, PGW_REASON_COLUMNS_DISJOINT};
+    for (int k = 0; k < 2; k++) {
+        pgw_pgoutput_change c;
+        ck_assert_int_eq(pgw_pgoutput_next(&c, d), PGW_OK);
+        ck_assert_int_eq(pgw_write_op(c.write), k ? PGW_OP_UPDATE : PGW_OP_DDL);
+        pgw_verdict v;
+        ck_assert_int_eq(pgw_decide(&v, deps, c.write, NULL), PGW_OK);
+        ck_assert_int_eq(v.reason, want[k]);
+        ck_assert(v.refresh == (k == 0));
+        pgw_write_free(c.write);
+    }
+    EXPECT_NEXT(d, 0, "none");
+    pgw_deps_free(deps);
+    pgw_pgoutput_free(d);
+}
+END_TEST
+
+#define C_OID 16500u /* an inheritance child, tasks_archive */
+
+/* The ddl write set goes to the targets the decoder reports the
+ * relation's rows under: a partition's watched root, an inheritance
+ * child's parent and the child itself, in target order; a relation
+ * without a target under its own name, as its rows are. */
+START_TEST(ddl_targets)
+{
+    pgw_pgoutput *d = new_dec(NULL);
+    const char *key[] = {"id"};
+    ck_assert_int_eq(pgw_pgoutput_add_target(d, P_OID, "public", "tasks", key, 1, NULL, 0, NULL),
+                     PGW_OK);
+    ck_assert_int_eq(pgw_pgoutput_add_target(d, C_OID, "public", "tasks_archive", key, 1, NULL,
+                                             0, NULL),
+                     PGW_OK);
+    ck_assert_int_eq(pgw_pgoutput_add_target(d, C_OID, "public", "tasks", key, 1, NULL, 0, NULL),
+                     PGW_OK);
+    pgo_msg m;
+    pgo_relation(&m, P_OID, "public", "tasks_p1", 'd', 4, TASK_COLS);
+    ck_assert(!relation(d, &m));
+    pgo_relation(&m, C_OID, "public", "tasks_archive", 'd', 4, TASK_COLS);
+    ck_assert(!relation(d, &m));
+    pgo_relation(&m, 99, "", "loose", 'd', 4, TASK_COLS);
+    ck_assert(!relation(d, &m));
+    EXPECT_NEXT(d, 0, "none");
+    const char *renamed[] = {"*id", "name", "status", "notes"};
+    begin(d, 0x3000);
+    pgo_relation(&m, P_OID, "public", "tasks_p1", 'd', 4, renamed);
+    ck_assert(relation(d, &m));
+    pgo_relation(&m, C_OID, "public", "tasks_archive", 'd', 4, renamed);
+    ck_assert(relation(d, &m));
+    pgo_relation(&m, 99, "", "loose", 'd', 4, renamed);
+    ck_assert(relation(d, &m));
+    commit(d, 0x3000);
+    /* The partition's and the child's ddl for tasks are one write set:
+     * they are one target table. */
+    EXPECT_NEXT(d, 0x3000, DDL_TASKS);
+    EXPECT_NEXT(d, 0x3000, DDL_OF("public", "tasks_archive"));
+    EXPECT_NEXT(d, 0x3000, DDL_OF("pg_catalog", "loose"));
+    EXPECT_NEXT(d, 0, "none");
+    pgw_pgoutput_free(d);
+}
+END_TEST
+
+/* Past max_txn_bytes the rows are forgotten, not the ddl: its write set
+ * comes first, then the degraded ones (unknown IDs), whether the ALTER
+ * came before or after the budget ran out. A spoiled transaction gives a
+ * reset, which covers the ddl too; the relation cache still takes the new
+ * columns, so the next transaction decodes. */
+START_TEST(ddl_degraded_and_spoiled)
+{
+    pgw_pgoutput_options o = PGW_PGOUTPUT_OPTIONS_INIT;
+    o.max_txn_bytes = 1024;
+    pgw_pgoutput *d = keys_dec(&o);
+    pgo_msg m;
+    const char *renamed[] = {"*id", "name", "status", "notes"};
+    const char *unknown_ids =
+        "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\",\"ids\":null,"
+        "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+        "\"pk_changed\":false}";
+    char id[16];
+    for (int late = 0; late < 2; late++) {
+        uint64_t lsn = 0x4000 + (uint64_t)late * 0x100;
+        begin(d, lsn);
+        if (!late) {
+            pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, renamed);
+            ck_assert(relation(d, &m));
+        }
+        for (int i = 0; i < 200; i++) {
+            snprintf(id, sizeof id, "%d", i);
+            const char *r[] = {id, "t", "open", PGO_NULL};
+            pgo_insert(&m, T_OID, 4, r);
+            feed(d, &m);
+        }
+        if (late) {
+            pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, TASK_COLS);
+            ck_assert(relation(d, &m));
+            const char *r[] = {"x", "t", "open", PGO_NULL};
+            pgo_insert(&m, T_OID, 4, r);
+            feed(d, &m);
+        }
+        commit(d, lsn);
+        EXPECT_NEXT(d, lsn, DDL_TASKS);
+        EXPECT_NEXT(d, lsn, unknown_ids);
+        EXPECT_NEXT(d, 0, "none");
+    }
+    pgw_pgoutput_stats st;
+    ck_assert_int_eq(pgw_pgoutput_stats_get(&st, d), PGW_OK);
+    ck_assert_uint_eq(st.degraded, 2);
+    /* Spoiled after the ALTER, or before it. */
+    for (int before = 0; before < 2; before++) {
+        uint64_t lsn = 0x4200 + (uint64_t)before * 0x100;
+        const char *const *cols = before ? TASK_COLS : renamed;
+        begin(d, lsn);
+        pgo_msg bad;
+        pgo_begin(&bad, 1, 1);
+        bad.b[0] = 'Z';
+        if (before)
+            feed_bad(d, &bad, PGW_EPARSE);
+        pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, cols);
+        ck_assert(relation(d, &m));
+        if (!before)
+            feed_bad(d, &bad, PGW_EPARSE);
+        const char *r[] = {"1", "a", "open", PGO_NULL};
+        pgo_insert(&m, T_OID, 4, r);
+        feed(d, &m);
+        commit(d, lsn);
+        EXPECT_NEXT(d, lsn, "reset");
+        EXPECT_NEXT(d, 0, "none");
+    }
+    /* The cache holds the last columns: a 4-column insert decodes, a
+     * 3-column one does not. */
+    begin(d, 0x4400);
+    const char *r4[] = {"7", "a", "open", PGO_NULL}, *r3[] = {"7", "a", "open"};
+    pgo_insert(&m, T_OID, 4, r4);
+    feed(d, &m);
+    commit(d, 0x4400);
+    EXPECT_NEXT(d, 0x4400,
+                "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\",\"ids\":[\"7\"],"
+                "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                "\"pk_changed\":false}");
+    begin(d, 0x4500);
+    pgo_insert(&m, T_OID, 3, r3);
+    feed_bad(d, &m, PGW_EPARSE);
+    commit(d, 0x4500);
+    EXPECT_NEXT(d, 0x4500, "reset");
+    pgw_pgoutput_free(d);
+}
+END_TEST
+
+/* A new connection (pgw_pgoutput_restart()) keeps the relations it knew,
+ * for comparison only: the same definition sent again is no change, a
+ * definition that changed while the stream was away is one, and so is a
+ * change whose transaction the lost connection never committed (the
+ * resumed stream sends it again, with the new definition the cache
+ * already holds). A change still needs the new connection's Relation
+ * message. A decoder made afresh (a restarted host) knows no relation: its
+ * first Relation message of each is no change. */
+START_TEST(ddl_across_restart)
+{
+    pgw_pgoutput *d = tasks_dec();
+    pgo_msg m;
+    const char *r4[] = {"1", "a", "open", PGO_NULL};
+    pgw_pgoutput_restart(d);
+    begin(d, 0x5000);
+    pgo_insert(&m, T_OID, 4, r4);
+    ck_assert_str_eq(feed_bad(d, &m, PGW_EPARSE),
+                     "Insert message: relation 16384 has had no Relation message at byte 1 of 30");
+    commit(d, 0x5000);
+    EXPECT_NEXT(d, 0x5000, "reset");
+    /* The same definition: no change. */
+    begin(d, 0x5100);
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, TASK_COLS);
+    ck_assert(!relation(d, &m));
+    pgo_insert(&m, T_OID, 4, r4);
+    feed(d, &m);
+    commit(d, 0x5100);
+    EXPECT_NEXT(d, 0x5100, INSERT_1);
+    EXPECT_NEXT(d, 0, "none");
+    /* Changed while away. */
+    pgw_pgoutput_restart(d);
+    const char *renamed[] = {"*id", "name", "status", "notes"};
+    begin(d, 0x5200);
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, renamed);
+    ck_assert(relation(d, &m));
+    pgo_insert(&m, T_OID, 4, r4);
+    feed(d, &m);
+    commit(d, 0x5200);
+    EXPECT_NEXT(d, 0x5200, DDL_TASKS);
+    EXPECT_NEXT(d, 0x5200, INSERT_1);
+    /* Changed in a transaction the connection lost before its Commit. */
+    const char *dropped[] = {"*id", "name", "status"};
+    const char *r3[] = {"1", "a", "open"};
+    begin(d, 0x5300);
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 3, dropped);
+    ck_assert(relation(d, &m));
+    pgo_insert(&m, T_OID, 3, r3);
+    feed(d, &m);
+    pgw_pgoutput_restart(d);
+    ck_assert(!pgw_pgoutput_in_transaction(d));
+    EXPECT_NEXT(d, 0, "none");
+    begin(d, 0x5300); /* sent again */
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 3, dropped);
+    ck_assert(relation(d, &m));
+    pgo_insert(&m, T_OID, 3, r3);
+    feed(d, &m);
+    commit(d, 0x5300);
+    EXPECT_NEXT(d, 0x5300, DDL_TASKS);
+    EXPECT_NEXT(d, 0x5300, INSERT_1);
+    EXPECT_NEXT(d, 0, "none");
+    /* ... once: the next Relation message of that definition is none. */
+    begin(d, 0x5400);
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 3, dropped);
+    ck_assert(!relation(d, &m));
+    commit(d, 0x5400);
+    EXPECT_NEXT(d, 0, "none");
+    /* A lost transaction that only resent the definition leaves nothing
+     * pending. */
+    begin(d, 0x5500);
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 3, dropped);
+    ck_assert(!relation(d, &m));
+    pgw_pgoutput_restart(d);
+    begin(d, 0x5500);
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 3, dropped);
+    ck_assert(!relation(d, &m));
+    commit(d, 0x5500);
+    EXPECT_NEXT(d, 0, "none");
+    pgw_pgoutput_free(d);
+    /* A fresh decoder: nothing to compare with. */
+    d = new_dec(NULL);
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 3, dropped);
+    ck_assert(!relation(d, &m));
+    EXPECT_NEXT(d, 0, "none");
+    pgw_pgoutput_free(d);
+}
+END_TEST
+
+/* The announcement of a ddl the stream cannot see (pgoutput.h): a logical
+ * message with the prefix pgwitness and the ddl payload, transactional
+ * (at its commit, in its place among the transaction's write sets) or not
+ * (at once, with the message's LSN). One that names rows is malformed: an
+ * unknown write to the table. */
+START_TEST(ddl_messages)
+{
+    pgw_pgoutput *d = tasks_dec();
+    pgo_msg m;
+    const char *ddl = "{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\"}";
+    pgo_message(&m, 0, 0x6010, "pgwitness", ddl);
+    pgw_pgoutput_message info;
+    ck_assert_int_eq(pgw_pgoutput_decode(&info, d, m.b, m.n, NULL), PGW_OK);
+    ck_assert_uint_eq(info.ready, 1);
+    EXPECT_NEXT(d, 0x6010, DDL_TASKS);
+    begin(d, 0x6100);
+    const char *r4[] = {"1", "a", "open", PGO_NULL};
+    pgo_insert(&m, T_OID, 4, r4);
+    feed(d, &m);
+    pgo_message(&m, 1, 0x6050, "pgwitness", ddl);
+    feed(d, &m);
+    pgo_message(&m, 1, 0x6060, "pgwitness",
+                "{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\","
+                "\"columns\":[\"title\"]}");
+    feed(d, &m);
+    EXPECT_NEXT(d, 0, "none");
+    commit(d, 0x6100);
+    EXPECT_NEXT(d, 0x6100, INSERT_1);
+    EXPECT_NEXT(d, 0x6100, DDL_TASKS);
+    pgw_pgoutput_change c;
+    ck_assert_int_eq(pgw_pgoutput_next(&c, d), PGW_OK);
+    ck_assert_uint_eq(c.lsn, 0x6100);
+    ck_assert_int_eq(pgw_write_op(c.write), PGW_OP_UNKNOWN);
+    ck_assert_str_eq(pgw_write_table(c.write), "tasks");
+    ck_assert_int_eq(pgw_write_fallback_status(c.write), PGW_EPARSE);
+    ck_assert_str_eq(pgw_write_fallback_message(c.write), "$: a ddl has no \"columns\"");
+    pgw_write_free(c.write);
+    EXPECT_NEXT(d, 0, "none");
+    pgw_pgoutput_free(d);
+}
+END_TEST
+
+/* The ddl paths under allocation failure: the Relation message that
+ * changed (in a transaction, placed before an earlier write of the table;
+ * outside one; for a target and for an own name), at every allocation.
+ * Every call returns PGW_OK, PGW_ENOMEM or (a change after a Relation
+ * message that could not be kept) PGW_EPARSE; each transaction gives its
+ * write sets whole or a reset; a change outside a transaction its ddl
+ * write set or a reset; nothing leaks. */
+static void ddl_scenario(pgw_pgoutput *d, size_t *resets, size_t *writes)
+{
+    pgo_msg m;
+    const char *renamed[] = {"*id", "name", "status", "notes"};
+    const char *other[] = {"*id", "title", "state", "notes"};
+    const char *r[] = {"1", "a", "open", PGO_NULL};
+    const char *const *cols = renamed;
+    int rc;
+    for (int round = 0; round < 2; round++) {
+        /* The relations as a new connection sends them (round 1: a change
+         * from what round 0 left, its ddl write sets drained here). */
+        pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, TASK_COLS);
+        rc = pgw_pgoutput_decode(NULL, d, m.b, m.n, NULL);
+        ck_assert(rc == PGW_OK || rc == PGW_ENOMEM);
+        pgo_relation(&m, 99, "public", "loose", 'd', 4, TASK_COLS);
+        rc = pgw_pgoutput_decode(NULL, d, m.b, m.n, NULL);
+        ck_assert(rc == PGW_OK || rc == PGW_ENOMEM);
+        /* Whatever those left queued (a reset, or ddl write sets). */
+        pgw_pgoutput_change c;
+        while (pgw_pgoutput_next(&c, d) == PGW_OK) {
+            if (c.reset)
+                (*resets)++;
+            pgw_write_free(c.write);
+        }
+        uint64_t lsn = 0x100 * (uint64_t)(round + 1);
+        pgo_begin(&m, lsn, 1);
+        ck_assert_int_eq(pgw_pgoutput_decode(NULL, d, m.b, m.n, NULL), PGW_OK);
+        for (int step = 0; step < 5; step++) {
+            switch (step) {
+            case 0: pgo_insert(&m, T_OID, 4, r); break;
+            case 1: pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, cols); break;
+            case 2: pgo_insert(&m, T_OID, 4, r); break;
+            case 3: pgo_relation(&m, 99, "public", "loose", 'd', 4, cols); break;
+            default: pgo_insert(&m, 99, 4, r); break;
+            }
+            rc = pgw_pgoutput_decode(NULL, d, m.b, m.n, NULL);
+            ck_assert(rc == PGW_OK || rc == PGW_ENOMEM || rc == PGW_EPARSE);
+        }
+        pgo_commit(&m, lsn, lsn + 0x30);
+        ck_assert_int_eq(pgw_pgoutput_decode(NULL, d, m.b, m.n, NULL), PGW_OK);
+        size_t got = 0;
+        bool reset = false;
+        while (pgw_pgoutput_next(&c, d) == PGW_OK) {
+            if (c.reset) {
+                reset = true;
+                (*resets)++;
+                continue;
+            }
+            /* After an earlier reset a Relation message may not have
+             * been kept: the next one is then no change. */
+            pgw_op want[4] = {PGW_OP_DDL, PGW_OP_INSERT, PGW_OP_DDL, PGW_OP_INSERT};
+            ck_assert(got < 4);
+            ck_assert_msg(*resets > 0 || pgw_write_op(c.write) == want[got],
+                          "round %d write %zu: %s %s", round, got,
+                          pgw_op_name(pgw_write_op(c.write)), pgw_write_table(c.write));
+            got++;
+            pgw_write_free(c.write);
+        }
+        /* ddl tasks, insert tasks, ddl loose, insert loose; or a reset */
+        ck_assert_msg(reset || got == 4 || (*resets > 0 && got >= 2), "round %d gave %zu write sets",
+                      round, got);
+        *writes += got;
+        /* Outside a transaction: the ddl at once, or a reset. */
+        pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, other);
+        rc = pgw_pgoutput_decode(NULL, d, m.b, m.n, NULL);
+        ck_assert(rc == PGW_OK || rc == PGW_ENOMEM);
+        while (pgw_pgoutput_next(&c, d) == PGW_OK) {
+            if (c.reset) {
+                (*resets)++;
+                continue;
+            }
+            ck_assert_int_eq(pgw_write_op(c.write), PGW_OP_DDL);
+            (*writes)++;
+            pgw_write_free(c.write);
+        }
+    }
+}
+
+START_TEST(ddl_allocation_failure)
+{
+    pgwt_alloc_install();
+    const char *key[] = {"id"}, *vals[] = {"status"};
+    pgw_pgoutput *d = new_dec(NULL);
+    ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, vals, 1, NULL),
+                     PGW_OK);
+    size_t writes = 0, resets = 0;
+    size_t before = pgwt_alloc_get().calls;
+    ddl_scenario(d, &resets, &writes);
+    size_t calls = pgwt_alloc_get().calls - before;
+    pgw_pgoutput_free(d);
+    /* Each round: 4 in the transaction, 1 outside it. */
+    ck_assert_uint_eq(resets, 0);
+    ck_assert_uint_eq(writes, 10);
+    ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+    for (size_t n = 1; n <= calls; n++) {
+        d = new_dec(NULL);
+        ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, vals, 1,
+                                                 NULL),
+                         PGW_OK);
+        writes = resets = 0;
+        pgwt_alloc_fail_at(n);
+        ddl_scenario(d, &resets, &writes);
+        bool failed = pgwt_alloc_failed();
+        pgwt_alloc_fail_at(0);
+        ck_assert(failed);
+        ck_assert_msg(resets > 0 || writes == 10, "allocation %zu lost a write set (%zu)", n,
+                      writes);
+        pgw_pgoutput_free(d);
+        ck_assert_msg(pgwt_alloc_get().live == 0, "allocation %zu leaks", n);
+    }
+    pgwt_alloc_uninstall();
 }
 END_TEST
 
@@ -1025,6 +1619,13 @@ static Suite *suite(void)
     tcase_add_test(tc, memory_bound);
     tcase_add_test(tc, logical_messages);
     tcase_add_test(tc, relation_changes);
+    tcase_add_test(tc, ddl_column_changes);
+    tcase_add_test(tc, ddl_and_the_transactions_writes);
+    tcase_add_test(tc, ddl_targets);
+    tcase_add_test(tc, ddl_degraded_and_spoiled);
+    tcase_add_test(tc, ddl_across_restart);
+    tcase_add_test(tc, ddl_messages);
+    tcase_add_test(tc, ddl_allocation_failure);
     tcase_add_test(tc, malformed_messages);
     tcase_add_test(tc, invalid_utf8);
     tcase_add_test(tc, bad_arguments);

@@ -269,6 +269,8 @@ pgw_verdict pgwi_decide_view(const pgwi_dview *d, bool r_unknown, const pgw_writ
         return skip(PGW_REASON_TABLE_NOT_READ); /* 4 */
     if (w->op == PGW_OP_TRUNCATE)
         return refresh(PGW_REASON_TRUNCATE); /* 5 */
+    if (w->op == PGW_OP_DDL)
+        return refresh(PGW_REASON_DDL); /* 5: any row and column may differ */
     if (w->op != PGW_OP_INSERT && w->op != PGW_OP_UPDATE && w->op != PGW_OP_DELETE)
         return refresh(PGW_REASON_WRITE_UNKNOWN); /* 6 */
     return decide_table(t, t == &d->tables[0], d, r_unknown, w, m);

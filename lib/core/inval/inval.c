@@ -196,7 +196,8 @@ static const char *const reason_names[PGW_REASON_COUNT] = {
     "UNDECLARED",       "TRUNCATE",            "WRITE_UNKNOWN",
     "IDS_UNKNOWN",      "COLUMNS_UNKNOWN",     "ROW_IN_RESULT",
     "RESULT_UNKNOWN",   "FILTER_COLUMN_CHANGED", "SORT_COLUMN_CHANGED",
-    "INSERT_MAY_ENTER", "DELETE_IN_WINDOW",
+    "INSERT_MAY_ENTER", "DELETE_IN_WINDOW",    "DDL",
+    "CLOCK",
 };
 
 const char *pgw_reason_name(pgw_reason reason)
@@ -238,6 +239,8 @@ const char *pgw_op_name(pgw_op op)
         return "unknown";
     case PGW_OP_RESET:
         return "reset";
+    case PGW_OP_DDL:
+        return "ddl";
     }
     return "invalid";
 }
@@ -610,7 +613,7 @@ int pgwi_write_init(pgw_write *w, const pgw_scope *scope, const char *schema,
         return PGW_OK;
     }
     if (op != PGW_OP_INSERT && op != PGW_OP_UPDATE && op != PGW_OP_DELETE &&
-        op != PGW_OP_TRUNCATE && op != PGW_OP_UNKNOWN)
+        op != PGW_OP_TRUNCATE && op != PGW_OP_UNKNOWN && op != PGW_OP_DDL)
         return pgwi_error(err, PGW_EINVAL, "write_new: op %d is not a table operation",
                           (int)op);
     if ((rc = copy_name(&w->schema, &w->arena, schema, true, "write_new: schema", err)) < 0)
@@ -684,14 +687,23 @@ static bool row_op(const pgw_write *w)
     return w->op == PGW_OP_INSERT || w->op == PGW_OP_UPDATE || w->op == PGW_OP_DELETE;
 }
 
+/* Why a write set that is not a row operation has no rows, for the
+ * setters' errors ("" where the operation's name says it). */
+static const char *no_rows_why(const pgw_write *w)
+{
+    return w->op == PGW_OP_DDL ? " (the table's definition changed: any row and column may "
+                                 "differ)"
+                               : "";
+}
+
 int pgw_write_set_ids(pgw_write *w, const pgw_rowid *ids, size_t n_ids, bool truncated,
                       pgw_error *err)
 {
     if (!w)
         return pgwi_error(err, PGW_EINVAL, "write_set_ids: write is NULL");
     if (!row_op(w))
-        return pgwi_error(err, PGW_EINVAL, "write_set_ids: a %s has no row IDs",
-                          pgw_op_name((pgw_op)w->op));
+        return pgwi_error(err, PGW_EINVAL, "write_set_ids: a %s has no row IDs%s",
+                          pgw_op_name((pgw_op)w->op), no_rows_why(w));
     if (!ids && n_ids)
         return pgwi_error(err, PGW_EINVAL, "write_set_ids: ids is NULL with %zu entries",
                           n_ids);
@@ -725,8 +737,8 @@ int pgw_write_set_columns(pgw_write *w, const char *const *columns, size_t n_col
     if (!w)
         return pgwi_error(err, PGW_EINVAL, "write_set_columns: write is NULL");
     if (!row_op(w))
-        return pgwi_error(err, PGW_EINVAL, "write_set_columns: a %s has no changed columns",
-                          pgw_op_name((pgw_op)w->op));
+        return pgwi_error(err, PGW_EINVAL, "write_set_columns: a %s has no changed columns%s",
+                          pgw_op_name((pgw_op)w->op), no_rows_why(w));
     const pgwi_str **arr;
     int rc;
     if ((rc = name_list(&arr, &w->arena, columns, n_columns, "write_set_columns", "columns",
@@ -748,6 +760,10 @@ int pgw_write_set_pk_changed(pgw_write *w, bool pk_changed, pgw_error *err)
 {
     if (!w)
         return pgwi_error(err, PGW_EINVAL, "write_set_pk_changed: write is NULL");
+    if (w->op != PGW_OP_UPDATE && !row_op(w))
+        return pgwi_error(err, PGW_EINVAL,
+                          "write_set_pk_changed: only an update changes keys, not a %s%s",
+                          pgw_op_name((pgw_op)w->op), no_rows_why(w));
     if (w->op != PGW_OP_UPDATE)
         return pgwi_error(err, PGW_EINVAL, "write_set_pk_changed: only an update changes keys");
     if (!pk_changed && w->rstate) {
@@ -765,6 +781,9 @@ static int check_row_side(const pgw_write *w, size_t row, pgw_side side, const c
 {
     if (!w)
         return pgwi_error(err, PGW_EINVAL, "%s: write is NULL", fn);
+    if (!row_op(w))
+        return pgwi_error(err, PGW_EINVAL, "%s: a %s has no rows%s", fn,
+                          pgw_op_name((pgw_op)w->op), no_rows_why(w));
     if (!w->ids_known)
         return pgwi_error(err, PGW_EINVAL, "%s: set the row IDs first", fn);
     if (row >= w->n_ids)

@@ -116,7 +116,7 @@ int pgwi_scope_from_jobj(pgw_scope *out, const json_t *v, const char *path, pgw_
 
 pgw_op pgwi_op_from_name(const char *s)
 {
-    for (int op = PGW_OP_INSERT; op <= PGW_OP_RESET; op++)
+    for (int op = PGW_OP_INSERT; op <= PGW_OP_DDL; op++)
         if (strcmp(pgw_op_name((pgw_op)op), s) == 0)
             return (pgw_op)op;
     return (pgw_op)0;
@@ -580,8 +580,9 @@ int pgwi_write_from_jobj(pgw_write **out, const json_t *obj, const pgwi_wdec *ho
     if (!op || (how->payload && (op == PGW_OP_RESET || op == PGW_OP_UNKNOWN)))
         return pgwi_error_at(err, PGW_EPARSE, "$.op",
                              "$.op: \"%.40s\" is not %s", ops,
-                             how->payload ? "insert, update, delete or truncate"
-                                          : "insert, update, delete, truncate, unknown or reset");
+                             how->payload
+                                 ? "insert, update, delete, truncate or ddl"
+                                 : "insert, update, delete, truncate, ddl, unknown or reset");
     const bool rows = op == PGW_OP_INSERT || op == PGW_OP_UPDATE || op == PGW_OP_DELETE;
     if (op == PGW_OP_RESET) {
         const char *key;
@@ -707,6 +708,8 @@ static int jwrite_members(json_t *o, const pgw_write *w, const pgwi_wenc *how, p
         (rc = pgwi_json_set(o, "table", jstr(w->table), err)) < 0 ||
         (rc = pgwi_json_set(o, "op", json_string(pgw_op_name((pgw_op)w->op)), err)) < 0)
         return rc;
+    if (w->op == PGW_OP_DDL)
+        return PGW_OK; /* no IDs, columns, values or key change: nothing else */
     a = json_null();
     if (w->ids_known && !drop_ids && (rc = jrids(&a, w->ids, w->n_ids, err)) < 0)
         return rc;

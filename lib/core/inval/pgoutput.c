@@ -265,7 +265,9 @@ typedef struct target {
 
 typedef struct rcol {
     char *name;
-    uint8_t flags;
+    uint8_t flags;   /* 1: part of the replica identity key */
+    uint32_t typoid; /* the column's type */
+    uint32_t typmod; /* its modifier (atttypmod; 0xffffffff: none) */
 } rcol;
 
 /* A target resolved against a relation's columns. */
@@ -283,6 +285,13 @@ typedef struct rel {
     rcol *cols;
     uint64_t gen; /* the target generation rt was resolved for */
     bool full_rows; /* its 'O' old tuples are full rows (declared) */
+    /* Kept from an earlier connection (pgw_pgoutput_restart()): compared
+     * with the next Relation message, never used to read a change. */
+    bool stale;
+    /* Its definition changed in a transaction a restart dropped: the next
+     * Relation message yields a ddl write set whatever it says. */
+    bool ddl_pending;
+    uint64_t changed_txn; /* the transaction (txn_seq) it last changed in */
     uint32_t n_rt;
     rtarget rt[PGW_PGOUTPUT_MAX_TARGETS];
 } rel;
@@ -364,6 +373,7 @@ struct pgw_pgoutput {
     bool in_txn, spoiled, degraded;
     bool recovered; /* the failing message already set the state right */
     uint64_t final_lsn;
+    uint64_t txn_seq; /* Begins seen: names the transaction in progress */
     txbuf cur;
 
     /* the last committed transaction, whose write sets are built one at a
@@ -708,10 +718,10 @@ static int items_reserve(pgw_pgoutput *d)
     return PGW_OK;
 }
 
-/* The group of (target, op, pk_changed), made when new. For an own-name
- * group (t NULL) the relation r names it. */
-static int group_get(item **out, pgw_pgoutput *d, const target *t, const rel *r, uint8_t op,
-                     bool pk_changed)
+/* The existing group of (target, op, pk_changed), or NULL. For an
+ * own-name group (t NULL) the relation r names it. */
+static item *group_find(pgw_pgoutput *d, const target *t, const rel *r, uint8_t op,
+                        bool pk_changed)
 {
     uint32_t h = d->cur.last_item;
     for (uint32_t k = 0; k < d->cur.n_items; k++) {
@@ -720,34 +730,98 @@ static int group_get(item **out, pgw_pgoutput *d, const target *t, const rel *r,
         if (it->kind == ITEM_GROUP && it->t == t && it->op == op &&
             it->pk_changed == pk_changed && (t || it->relid == r->oid)) {
             d->cur.last_item = i;
-            *out = it;
-            return PGW_OK;
+            return it;
         }
     }
-    if (items_reserve(d) < 0)
+    return NULL;
+}
+
+/* The schema a relation without a target is reported in (pgoutput sends
+ * an empty namespace for pg_catalog). */
+static const char *own_schema(const rel *r)
+{
+    return r->nsp[0] ? r->nsp : "pg_catalog";
+}
+
+/* The name a group of target t (NULL: the relation r's own name) reports;
+ * an own name is copied into the transaction's meta_arena. */
+static int group_name(const char **schema, const char **table, pgw_pgoutput *d,
+                      const target *t, const rel *r)
+{
+    if (t) {
+        *schema = t->schema;
+        *table = t->table;
+        return PGW_OK;
+    }
+    *schema = pgwi_arena_strdup(&d->cur.meta_arena, own_schema(r));
+    *table = pgwi_arena_strdup(&d->cur.meta_arena, r->name);
+    return *schema && *table ? PGW_OK : PGW_ENOMEM;
+}
+
+/* A new group of (target, op, pk_changed), inserted at item position at
+ * (n_items: appended); nothing changes on failure. */
+static int group_make(item **out, pgw_pgoutput *d, uint32_t at, const target *t, const rel *r,
+                      uint8_t op, bool pk_changed)
+{
+    const char *schema, *table;
+    if (group_name(&schema, &table, d, t, r) < 0 || items_reserve(d) < 0)
         return PGW_ENOMEM;
-    item *it = &d->cur.items[d->cur.n_items];
+    item *it = &d->cur.items[at];
+    memmove(it + 1, it, (size_t)(d->cur.n_items - at) * sizeof *it);
     memset(it, 0, sizeof *it);
     it->kind = ITEM_GROUP;
     it->t = t;
     it->op = op;
     it->pk_changed = pk_changed;
-    it->ids_known = op != PGW_OP_TRUNCATE && !d->degraded && t && t->n_key > 0;
+    it->ids_known = (op == PGW_OP_INSERT || op == PGW_OP_UPDATE || op == PGW_OP_DELETE) &&
+                    !d->degraded && t && t->n_key > 0;
     it->cols_known = op == PGW_OP_UPDATE && !pk_changed;
-    if (t) {
-        it->schema = t->schema;
-        it->table = t->table;
-    } else {
-        it->relid = r->oid;
-        it->schema = pgwi_arena_strdup(&d->cur.meta_arena, r->nsp[0] ? r->nsp : "pg_catalog");
-        it->table = pgwi_arena_strdup(&d->cur.meta_arena, r->name);
-        if (!it->schema || !it->table)
-            return PGW_ENOMEM;
-    }
-    d->cur.last_item = d->cur.n_items++;
+    it->relid = t ? 0 : r->oid;
+    it->schema = schema;
+    it->table = table;
+    d->cur.n_items++;
+    d->cur.last_item = at;
     *out = it;
     note_bytes(d);
     return PGW_OK;
+}
+
+/* The group of (target, op, pk_changed), made when new (appended). */
+static int group_get(item **out, pgw_pgoutput *d, const target *t, const rel *r, uint8_t op,
+                     bool pk_changed)
+{
+    if ((*out = group_find(d, t, r, op, pk_changed)))
+        return PGW_OK;
+    return group_make(out, d, d->cur.n_items, t, r, op, pk_changed);
+}
+
+/* Whether item it reports the table schema.table. */
+static bool item_reports(const item *it, const char *schema, const char *table)
+{
+    const char *s = it->kind == ITEM_GROUP ? it->schema : pgw_write_schema(it->w);
+    const char *t = it->kind == ITEM_GROUP ? it->table : pgw_write_table(it->w);
+    return s && t && strcmp(s, schema) == 0 && strcmp(t, table) == 0;
+}
+
+/* The ddl group of a target of relation r (t NULL: r's own name): one per
+ * reported table and transaction (a partition and an inheritance child of
+ * one watched table share it), placed before the transaction's first item
+ * that reports the same table, so that its write set comes before theirs. */
+static int ddl_group(pgw_pgoutput *d, const target *t, const rel *r)
+{
+    const char *schema = t ? t->schema : own_schema(r);
+    const char *table = t ? t->table : r->name;
+    uint32_t at = d->cur.n_items;
+    for (uint32_t i = d->cur.n_items; i-- > 0;) {
+        const item *it = &d->cur.items[i];
+        if (!item_reports(it, schema, table))
+            continue;
+        if (it->kind == ITEM_GROUP && it->op == PGW_OP_DDL)
+            return PGW_OK;
+        at = i;
+    }
+    item *it;
+    return group_make(&it, d, at, t, r, PGW_OP_DDL, false);
 }
 
 /* Adds a changed column name to a group (once). */
@@ -1052,7 +1126,7 @@ static int read_relid(rd *r, const pgw_pgoutput *d, rel **out, pgw_error *err)
     if ((rc = rd_u32(r, &oid, "the relation's OID", err)) < 0)
         return rc;
     rel *rl = rel_find(d, oid);
-    if (!rl) {
+    if (!rl || rl->stale) {
         r->off -= 4;
         char what[80];
         snprintf(what, sizeof what, "relation %u has had no Relation message", oid);
@@ -1067,6 +1141,51 @@ static int need_txn(rd *r, const pgw_pgoutput *d, pgw_error *err)
     if (!d->in_txn) {
         r->off = 0;
         return rd_fail(r, err, "a change outside a transaction (no Begin)");
+    }
+    return PGW_OK;
+}
+
+/* Whether two Relation messages of one relation describe the same
+ * definition: its name and schema, and its columns in order with their
+ * names, types and type modifiers. The replica identity (the relation's
+ * setting and the columns' key flags) is left out: it changes what the
+ * stream says about old rows, not any query's result (pgoutput.h). */
+static bool rel_same_definition(const rel *a, const rel *b)
+{
+    if (a->ncols != b->ncols || strcmp(a->nsp, b->nsp) != 0 || strcmp(a->name, b->name) != 0)
+        return false;
+    for (uint32_t i = 0; i < a->ncols; i++) {
+        const rcol *x = &a->cols[i], *y = &b->cols[i];
+        if (x->typoid != y->typoid || x->typmod != y->typmod || strcmp(x->name, y->name) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* A relation's definition changed while streaming: a ddl write set for
+ * each of its targets (its own name when it has none), at its
+ * transaction's commit before the transaction's other write sets for the
+ * same table, or at once outside a transaction. A spoiled transaction
+ * gives a reset, which covers it. */
+static int on_definition_changed(pgw_pgoutput *d, rel *r)
+{
+    if (d->spoiled)
+        return PGW_OK;
+    rel_resolve(d, r);
+    uint32_t n = r->n_rt ? r->n_rt : 1;
+    int rc;
+    for (uint32_t k = 0; k < n; k++) {
+        const target *t = r->n_rt ? r->rt[k].t : NULL;
+        if (d->in_txn) {
+            if ((rc = ddl_group(d, t, r)) < 0)
+                return rc;
+            continue;
+        }
+        pgw_write *w = NULL;
+        if ((rc = pgw_write_new(&w, &d->scope, t ? t->schema : own_schema(r),
+                                t ? t->table : r->name, PGW_OP_DDL, NULL)) < 0)
+            return rc;
+        q_push(d, w); /* lsn 0: a Relation message carries no position */
     }
     return PGW_OK;
 }
@@ -1112,6 +1231,8 @@ static int on_relation(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_erro
         }
         nr->ncols = (uint16_t)(i + 1);
         nr->cols[i].flags = flags;
+        nr->cols[i].typoid = typoid;
+        nr->cols[i].typmod = typmod;
         if (!(nr->cols[i].name = pgwi_strndup(cn, cl))) {
             rel_free(nr);
             return PGW_ENOMEM;
@@ -1127,9 +1248,8 @@ static int on_relation(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_erro
     rel *old = d->rels[s];
     bool changed = false;
     if (old) {
-        changed = old->ncols != nr->ncols;
-        for (uint32_t i = 0; !changed && i < nr->ncols; i++)
-            changed = strcmp(old->cols[i].name, nr->cols[i].name) != 0;
+        changed = old->ddl_pending || !rel_same_definition(old, nr);
+        nr->changed_txn = old->changed_txn;
         rel_free(old);
     } else {
         d->n_rels++;
@@ -1138,7 +1258,10 @@ static int on_relation(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_erro
     d->rels[s] = nr;
     m->relid = oid;
     m->relation_changed = changed;
-    return PGW_OK;
+    if (!changed)
+        return PGW_OK;
+    nr->changed_txn = d->in_txn ? d->txn_seq : 0;
+    return on_definition_changed(d, nr);
 }
 
 static int on_change(pgw_pgoutput *d, rd *r, char type, pgw_pgoutput_message *m,
@@ -1437,6 +1560,7 @@ static int on_begin(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_error *
     }
     d->in_txn = true;
     d->final_lsn = lsn;
+    d->txn_seq++;
     m->lsn = lsn;
     m->commit_time = (int64_t)t;
     m->xid = xid;
@@ -1757,8 +1881,18 @@ void pgw_pgoutput_restart(pgw_pgoutput *d)
 {
     if (!d)
         return;
+    /* The relations stay, for comparison with the new connection's
+     * Relation messages; one whose change was in the dropped transaction
+     * yields its ddl write set at the next one, whatever it says. */
+    for (uint32_t i = 0; i < d->cap_rels; i++) {
+        rel *r = d->rels[i];
+        if (!r)
+            continue;
+        r->stale = true;
+        if (d->in_txn && r->changed_txn == d->txn_seq)
+            r->ddl_pending = true;
+    }
     txn_clear(d);
-    forget_rels(d);
 }
 
 int pgw_pgoutput_decode(pgw_pgoutput_message *out, pgw_pgoutput *d, const void *msg, size_t len,
