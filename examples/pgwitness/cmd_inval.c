@@ -51,6 +51,10 @@ static const char *explain(pgw_reason r)
         return "an inserted row may enter the result";
     case PGW_REASON_DELETE_IN_WINDOW:
         return "a deleted row may be in the result, or before its window (shifting the page)";
+    case PGW_REASON_DDL:
+        return "the table's definition changed: any row and column may differ";
+    case PGW_REASON_CLOCK:
+        return "the query reads the clock and its refresh interval passed";
     }
     return "";
 }

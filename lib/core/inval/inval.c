@@ -196,7 +196,8 @@ static const char *const reason_names[PGW_REASON_COUNT] = {
     "UNDECLARED",       "TRUNCATE",            "WRITE_UNKNOWN",
     "IDS_UNKNOWN",      "COLUMNS_UNKNOWN",     "ROW_IN_RESULT",
     "RESULT_UNKNOWN",   "FILTER_COLUMN_CHANGED", "SORT_COLUMN_CHANGED",
-    "INSERT_MAY_ENTER", "DELETE_IN_WINDOW",
+    "INSERT_MAY_ENTER", "DELETE_IN_WINDOW",    "DDL",
+    "CLOCK",
 };
 
 const char *pgw_reason_name(pgw_reason reason)
@@ -572,6 +573,19 @@ int pgw_deps_scope(pgw_scope *out, const pgw_deps *d)
 size_t pgw_deps_n_tables(const pgw_deps *d)
 {
     return d ? d->n_tables : 0;
+}
+
+int pgw_deps_set_time_dependent(pgw_deps *d, bool on, pgw_error *err)
+{
+    if (!d)
+        return pgwi_error(err, PGW_EINVAL, "deps_set_time_dependent: deps is NULL");
+    d->time_dependent = on;
+    return PGW_OK;
+}
+
+bool pgw_deps_time_dependent(const pgw_deps *d)
+{
+    return d && d->time_dependent;
 }
 
 void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d)
