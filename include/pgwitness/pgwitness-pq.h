@@ -944,8 +944,11 @@ typedef struct pgw_pq_listener_options {
     /** Must be PGW_PQ_LISTENER_OPTIONS_VERSION. */
     unsigned int version;
     /** The index notifications are matched against (pgw_index_match(),
-     *  pgw_index_reset_scope()); borrowed, must outlive the listener; may
-     *  be NULL when only the callbacks are wanted. */
+     *  pgw_index_reset_scope()), and whose clock pgw_pq_listener_tick()
+     *  drives (pgw_index_clock() with CLOCK_MONOTONIC milliseconds: a host
+     *  that calls pgw_index_clock() on it too must pass the same clock);
+     *  borrowed, must outlive the listener; may be NULL when only the
+     *  callbacks are wanted. */
     pgw_index *index;
     /** The channel to LISTEN on, 1..63 bytes; NULL for
      *  PGW_PQ_DEFAULT_CHANNEL. Copied. */
@@ -1268,11 +1271,15 @@ PGW_API int pgw_pq_listener_process(pgw_pq_listener *listener, int fd, unsigned 
 
 /**
  * Runs the timers that are due: retries after backoff, connection attempts
- * that took too long, idle closes.
+ * that took too long, idle closes, and the clock of the listener's index
+ * (pgw_index_clock() with the current CLOCK_MONOTONIC milliseconds: the
+ * time-dependent runners whose interval passed become dirty, reason CLOCK;
+ * index.h, "Time-dependent runners").
  *
  * @param out       receives the milliseconds until the next timer is due
- *                  (call tick again then), or -1 when no timer is set; may
- *                  be NULL.
+ *                  (call tick again then; the index's next clock deadline,
+ *                  pgw_index_clock_next(), is one), or -1 when no timer is
+ *                  set; may be NULL.
  * @param listener  the listener.
  * @param err       optional detail on failure.
  * @return PGW_OK; PGW_EINVAL when listener is NULL.
