@@ -189,6 +189,18 @@ static char *conninfo(const char *db)
     return b;
 }
 
+/* A tenant of scope (p, tenant, db) on db, touched and run until LISTEN is
+ * in effect. */
+static pgw_pq_tenant_id listening_tenant(pgw_pq_listener *l, const pgw_scope *scope,
+                                         const char *db)
+{
+    pgw_pq_tenant_id t;
+    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t, l, scope, conninfo(db), NULL), PGW_OK);
+    ck_assert_int_eq(pgw_pq_listener_touch(l, t, NULL), PGW_OK);
+    run_until_state(l, t, PGW_PQ_TENANT_LISTENING);
+    return t;
+}
+
 /* The tasks.list subscriptions of the source design, open and done. */
 static void tasks_subscriptions(pgw_index *idx, const char *tenant, const char *db)
 {
@@ -376,10 +388,7 @@ START_TEST(terminated_backend_reconnects_and_resets)
     memset(&r, 0, sizeof r);
     pgw_pq_listener *l = new_listener(idx, &r, 0, 4);
     pgw_scope scope = {"p", "acme", db};
-    pgw_pq_tenant_id t;
-    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t, l, &scope, conninfo(db), NULL), PGW_OK);
-    ck_assert_int_eq(pgw_pq_listener_touch(l, t, NULL), PGW_OK);
-    run_until_state(l, t, PGW_PQ_TENANT_LISTENING);
+    pgw_pq_tenant_id t = listening_tenant(l, &scope, db);
     drain(idx);
     int pid = info(l, t).backend_pid;
     PGconn *w = pgwt_connect();
@@ -719,10 +728,7 @@ START_TEST(time_dependent_runners_follow_the_clock)
     memset(&r, 0, sizeof r);
     pgw_pq_listener *l = new_listener(idx, &r, 0, 4);
     pgw_scope scope = {"p", "acme", db};
-    pgw_pq_tenant_id t;
-    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t, l, &scope, conninfo(db), NULL), PGW_OK);
-    ck_assert_int_eq(pgw_pq_listener_touch(l, t, NULL), PGW_OK);
-    run_until_state(l, t, PGW_PQ_TENANT_LISTENING);
+    listening_tenant(l, &scope, db);
     /* Registered before the index had a time, the timed runner may have
      * been marked by the clock at the first tick, or by the reset first. */
     pgw_runner_info ri;
