@@ -728,7 +728,7 @@ int cmd_watch(cli *c, int argc, char **argv)
     const char *channel = NULL, *values = NULL, *project = NULL, *tenant = NULL,
                *database = NULL, *seconds_s = NULL, *source_s = NULL, *slot = NULL,
                *publication = NULL;
-    bool replace = false;
+    bool replace = false, enable_always = false;
     const cli_opt opts[] = {{"dbname", 'd', true, &c->conninfo, NULL},
                             {"schema", 0, true, &c->pgw_schema, NULL},
                             {"pgw-schema", 0, true, &c->pgw_schema, NULL},
@@ -742,7 +742,8 @@ int cmd_watch(cli *c, int argc, char **argv)
                             {"tenant", 0, true, &tenant, NULL},
                             {"database", 0, true, &database, NULL},
                             {"seconds", 0, true, &seconds_s, NULL},
-                            {"replace", 0, false, NULL, &replace}};
+                            {"replace", 0, false, NULL, &replace},
+                            {"enable-always", 0, false, NULL, &enable_always}};
     const char *pos[MAX_TABLES];
     size_t n_pos;
     if (!cli_parse(c, argc, argv, opts, N(opts), pos, MAX_TABLES, &n_pos))
@@ -770,6 +771,9 @@ int cmd_watch(cli *c, int argc, char **argv)
     if (channel && source == SOURCE_WAL)
         return cli_usage(c, "--channel is for the triggers: the stream reads a publication "
                             "(--publication)");
+    if (enable_always && source == SOURCE_WAL)
+        return cli_usage(c, "--enable-always is for the triggers: the stream reads the WAL "
+                            "whatever the triggers and the replication role");
     const char *problem = channel ? ex_name_problem(channel) : NULL;
     if (problem)
         return cli_usage(c, "--channel: the channel name %s", problem);
@@ -799,6 +803,9 @@ int cmd_watch(cli *c, int argc, char **argv)
     wo.channel = channel;
     wo.value_columns = n_values ? value_cols : NULL;
     wo.n_value_columns = n_values;
+    wo.enable_always = enable_always;
+    pgw_pq_watch_result wres = PGW_PQ_WATCH_RESULT_INIT;
+    wo.result = &wres;
     pgw_pq_stream_watch_options so = PGW_PQ_STREAM_WATCH_OPTIONS_INIT;
     so.pgw_schema = c->pgw_schema;
     so.publication = pub;
@@ -841,6 +848,14 @@ int cmd_watch(cli *c, int argc, char **argv)
     }
     if (!sql_ok(c, conn, "COMMIT"))
         return 1;
+    /* What the server's settings mean for the writers (one line; the
+     * triggers are installed, the exit status stays 0). */
+    if (source == SOURCE_TRIGGERS && (wres.warnings & PGW_PQ_WATCH_WARN_PREPARED_TRANSACTIONS))
+        fprintf(stderr,
+                "%s watch: warning: max_prepared_transactions is %d: writers of watched "
+                "tables cannot use PREPARE TRANSACTION (a NOTIFY cannot be prepared); use "
+                "--source=wal for two-phase commit\n",
+                c->prog, wres.max_prepared_transactions);
     /* The scope of what arrives: the connection's database, and the
      * project and tenant the operator names (to match a deps file). */
     pgw_scope scope = {project, tenant, database ? database : PQdb(conn)};

@@ -134,8 +134,8 @@ static const struct {
      "that cannot be read ends the run with an error line and exit status 1.\n", NULL},
     {"watch",
      "usage: pgwitness watch TABLE... [--channel C] [--values COL,...] [--replace]\n"
-     "                       [--project P] [--tenant T] [--database D] [--seconds N]\n"
-     "                       [--json]\n"
+     "                       [--enable-always] [--project P] [--tenant T]\n"
+     "                       [--database D] [--seconds N] [--json]\n"
      "       pgwitness watch TABLE... --source=wal [--slot NAME] [--publication NAME]\n"
      "                       [--values COL,...] [--replace] [--project P] ...\n"
      "\n"
@@ -165,6 +165,12 @@ static const struct {
      "                    a column of a watched table: the triggers skip others)\n"
      "  --replace         replace triggers installed with another channel or other\n"
      "                    value columns (whoever listens to them then misses writes)\n"
+     "  --enable-always   install the triggers ENABLE ALWAYS (needs the table's\n"
+     "                    owner): they fire also under session_replication_role =\n"
+     "                    replica; without it, watching makes them plain ENABLE.\n"
+     "                    No trigger fires after ALTER TABLE ... DISABLE TRIGGER\n"
+     "                    nor for logical replication's apply worker: use\n"
+     "                    --source=wal there\n"
      "  --project P, --tenant T, --database D\n"
      "                    the scope written into each write set (default: no\n"
      "                    project or tenant, the connection's database); match\n"
@@ -172,7 +178,9 @@ static const struct {
      "  --seconds N       stop after N seconds (default 0: run until interrupted)\n"
      "Every (re)connection first prints a scope reset (op \"reset\"): NOTIFY is\n"
      "not durable, so writes made while not listening are covered by refreshing\n"
-     "all.\n",
+     "all. When the server allows prepared transactions (max_prepared_transactions\n"
+     "> 0), a warning line says that writers of the tables cannot use PREPARE\n"
+     "TRANSACTION (a NOTIFY cannot be prepared); --source=wal has no such limit.\n",
      /* continued (a C string literal stays under 4095 bytes) */
      "\n"
      "--source=wal reads the write-ahead log instead (logical decoding with\n"

@@ -58,6 +58,41 @@
  * pgw_index_ack_unknown(). (A first table that reads no column, as
  * count(*) does, is known to be an aggregate: its IDs are ignored.)
  *
+ * Time-dependent runners. A query that reads the clock (now(),
+ * current_date, ...: pgw_deps_set_time_dependent(), inval.h) changes with
+ * no write. The core reads no clock: the host drives time with
+ * pgw_index_clock(idx, now_ms), in milliseconds of a monotonic clock that
+ * never goes back (CLOCK_MONOTONIC; POSIX clock_gettime()), and the index
+ * marks each time-dependent runner whose result is older than the clock
+ * interval (pgw_index_options.clock_interval_ms, default
+ * PGW_INDEX_CLOCK_INTERVAL_MS) dirty with reason CLOCK. Precisely:
+ *  - the index's time is the latest now_ms passed to pgw_index_clock()
+ *    (none before the first call);
+ *  - a runner's base time is the index's time when it was registered (as
+ *    a new runner: joining a shared one keeps its base) and whenever a
+ *    rerun of it starts (pgw_index_pop_dirty(), pgw_index_begin()); an
+ *    acknowledgement keeps the base of the rerun's start;
+ *  - pgw_index_clock(now_ms) marks every time-dependent runner that is
+ *    CLEAN (→ DIRTY) or RUNNING (→ RUNNING_DIRTY, as a write would) and
+ *    whose base is unknown (taken before the first call) or at most
+ *    now_ms - clock_interval_ms: with interval 1000 and base 5000, the call
+ *    at 5999 marks nothing, the call at 6000 marks it;
+ *  - a runner already DIRTY or RUNNING_DIRTY is not marked (it reruns
+ *    anyway, and its rerun's start sets a new base); a runner that is not
+ *    time-dependent is never marked by the clock; writes are matched and
+ *    decided as without the flag (a write's reason wins when it marks
+ *    first).
+ * Since a base is the index's time, not the true time the host took its
+ * snapshot, it is never later than that: a runner is marked at most
+ * clock_interval_ms after its result was taken, possibly earlier (by the
+ * time since the previous pgw_index_clock() call, at most). Call
+ * pgw_index_clock() once before registering and before taking dirty runners
+ * to keep marks on time; pgw_index_clock_next() says when to call it next,
+ * so a host can sleep until then or until a notification. Cost: a call
+ * visits only the runners it marks, plus one (the waiting runners are kept
+ * in the order of their base times), so O(marked + 1) and never O(runners);
+ * pgw_index_clock_next() is O(1). Neither allocates.
+ *
  * Memory: one allocation per runner (its state, its compiled declaration
  * with names interned and shared by all runners, its result IDs at 4 bytes
  * each), one per (scope, table) bucket (its postings, 16 bytes each, and an
@@ -82,8 +117,8 @@
  *
  * Threading: one thread at a time per index. pgw_index_match(),
  * pgw_index_match_batch(), pgw_index_reset_scope(), pgw_index_pop_dirty(),
- * pgw_index_begin(), pgw_index_ack_unknown() and pgw_index_unregister()
- * never allocate, so they cannot fail for lack of memory: a notification
+ * pgw_index_begin(), pgw_index_ack_unknown(), pgw_index_clock(),
+ * pgw_index_clock_next() and pgw_index_unregister() never allocate, so they cannot fail for lack of memory: a notification
  * that reached the index is never dropped.
  *
  * SPDX-License-Identifier: MIT
@@ -109,19 +144,29 @@ typedef struct pgw_index pgw_index;
  *  unregistered runners) are detected and refused with PGW_ENOTFOUND. */
 typedef uint64_t pgw_runner_id;
 
-/** Version of pgw_index_options understood by this release. */
-#define PGW_INDEX_OPTIONS_VERSION 1
+/** Version of pgw_index_options understood by this release: 2 added
+ *  clock_interval_ms. pgw_index_new() accepts versions 1 and 2 (version 1
+ *  reads only the members it had, and uses the default interval). */
+#define PGW_INDEX_OPTIONS_VERSION 2
+
+/** The default clock interval, in milliseconds: a time-dependent runner's
+ *  result is at most this old when it is marked (pgw_index_clock()). */
+#define PGW_INDEX_CLOCK_INTERVAL_MS 1000
 
 /** Options of pgw_index_new(). NULL means PGW_INDEX_OPTIONS_INIT. */
 typedef struct pgw_index_options {
-    /** Must be PGW_INDEX_OPTIONS_VERSION. */
+    /** PGW_INDEX_OPTIONS_VERSION (or 1). */
     unsigned int version;
     /** Runners to size the tables for up front (0: grow as needed). */
     size_t expected_runners;
+    /** (Version 2.) The age, in milliseconds (>= 1), at which the result of
+     *  a time-dependent runner is refreshed (reason CLOCK): the staleness
+     *  the host accepts for queries that read the clock. */
+    int64_t clock_interval_ms;
 } pgw_index_options;
 
 /** Initialiser for pgw_index_options. */
-#define PGW_INDEX_OPTIONS_INIT { PGW_INDEX_OPTIONS_VERSION, 0 }
+#define PGW_INDEX_OPTIONS_INIT { PGW_INDEX_OPTIONS_VERSION, 0, PGW_INDEX_CLOCK_INTERVAL_MS }
 
 /** The state of a runner (see the rerun protocol above). */
 typedef enum pgw_runner_state {
@@ -149,8 +194,10 @@ typedef struct pgw_runner_info {
                                    runner is unregistered */
 } pgw_runner_info;
 
-/** Version of pgw_index_stats understood by this release. */
-#define PGW_INDEX_STATS_VERSION 1
+/** Version of pgw_index_stats understood by this release: 2 added
+ *  time_dependent and clocked. pgw_index_stats_get() accepts 1 and 2 and
+ *  fills only the members of the version asked for. */
+#define PGW_INDEX_STATS_VERSION 2
 
 /** Counters of an index. Set `version` before calling pgw_index_stats(). */
 typedef struct pgw_index_stats {
@@ -165,19 +212,22 @@ typedef struct pgw_index_stats {
     uint64_t visited;      /**< candidates decided by matches */
     uint64_t marked;       /**< runners newly marked dirty */
     uint64_t coalesced;    /**< hits on runners already dirty */
+    uint64_t time_dependent; /**< (version 2) runners whose query reads the clock */
+    uint64_t clocked;      /**< (version 2) runners newly marked by pgw_index_clock()
+                                (counted in marked too) */
 } pgw_index_stats;
 
 /** Initialiser for pgw_index_stats. */
-#define PGW_INDEX_STATS_INIT { PGW_INDEX_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define PGW_INDEX_STATS_INIT { PGW_INDEX_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /**
  * Creates an empty index.
  *
  * @param out   receives the index; caller frees with pgw_index_free().
- * @param opts  options, or NULL for the defaults.
+ * @param opts  options, or NULL for the defaults (borrowed for the call).
  * @param err   optional detail on failure.
- * @return PGW_OK; PGW_EINVAL when out is NULL or opts has another version;
- *         PGW_ENOMEM.
+ * @return PGW_OK; PGW_EINVAL when out is NULL, opts has a version other
+ *         than 1 and 2, or its clock_interval_ms is below 1; PGW_ENOMEM.
  */
 PGW_API int pgw_index_new(pgw_index **out, const pgw_index_options *opts, pgw_error *err);
 
@@ -192,7 +242,9 @@ PGW_API void pgw_index_free(pgw_index *idx);
  * and declaration exists, its reference count grows and its ID is returned
  * (its state and result IDs are kept; the result IDs in deps are then
  * ignored: a subscriber of a shared runner sees the runner's result).
- * Otherwise a new CLEAN runner is created with deps' result IDs.
+ * Otherwise a new CLEAN runner is created with deps' result IDs; when deps
+ * is time-dependent, its base time is the index's time (see "Time-dependent
+ * runners" above; unknown before the first pgw_index_clock()).
  *
  * @param out   receives the runner's ID (untouched on failure).
  * @param idx   the index.
@@ -292,9 +344,49 @@ PGW_API int pgw_index_reset_scope(size_t *out, pgw_index *idx, const pgw_scope *
                                   pgw_error *err);
 
 /**
+ * Tells the index the time and marks the time-dependent runners whose
+ * result is older than the clock interval dirty with reason CLOCK (CLEAN →
+ * DIRTY, RUNNING → RUNNING_DIRTY): those whose base time is unknown or at
+ * most now_ms - clock_interval_ms ("Time-dependent runners" at the top of
+ * this header gives the rule). Runners that are not time-dependent, and
+ * those already DIRTY or RUNNING_DIRTY, are untouched. Marked runners join
+ * the dirty queue in the order of their base times. Cost: O(marked + 1).
+ * Never allocates.
+ *
+ * @param out     receives the number of runners newly marked; may be NULL.
+ * @param idx     the index.
+ * @param now_ms  the time, in milliseconds of a monotonic clock (>= 0; e.g.
+ *                CLOCK_MONOTONIC's seconds × 1000 + nanoseconds / 10^6),
+ *                not before the now_ms of any earlier call.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when idx is NULL, now_ms is negative, or now_ms
+ *         is before an earlier call's (nothing is marked, the index's time
+ *         is unchanged).
+ */
+PGW_API int pgw_index_clock(size_t *out, pgw_index *idx, int64_t now_ms, pgw_error *err);
+
+/**
+ * When the next time-dependent runner is due: the earliest now_ms at which
+ * pgw_index_clock() will mark one, so that a host can sleep until then (or
+ * until a write arrives). The deadline of a runner whose base time is
+ * unknown (registered or begun before the first pgw_index_clock()) is 0:
+ * due at once. O(1); never allocates.
+ *
+ * @param out  receives the deadline, in the milliseconds of the host's
+ *             clock (base time + clock_interval_ms, INT64_MAX at most);
+ *             untouched unless PGW_OK.
+ * @param idx  the index.
+ * @return PGW_OK; PGW_ENOTFOUND when no time-dependent runner is waiting
+ *         (none registered, or all are DIRTY or RUNNING_DIRTY: the next
+ *         start of a rerun sets a deadline); PGW_EINVAL on a NULL argument.
+ */
+PGW_API int pgw_index_clock_next(int64_t *out, const pgw_index *idx);
+
+/**
  * Takes the oldest dirty runner for a rerun (DIRTY → RUNNING): runners come
  * in the order they were marked, those one write marked in an unspecified
- * order among themselves. Take the rerun's snapshot after this call. Never
+ * order among themselves. Take the rerun's snapshot after this call. A
+ * time-dependent runner's base time becomes the index's time. Never
  * allocates.
  *
  * @param out  receives the runner and the reason it was marked.
@@ -306,7 +398,8 @@ PGW_API int pgw_index_pop_dirty(pgw_dirty *out, pgw_index *idx);
 
 /**
  * Starts a rerun the index did not ask for (e.g. the first run after
- * registering): CLEAN or DIRTY → RUNNING. Never allocates.
+ * registering): CLEAN or DIRTY → RUNNING. A time-dependent runner's base
+ * time becomes the index's time. Never allocates.
  *
  * @param idx     the index.
  * @param runner  the runner.
@@ -384,18 +477,19 @@ PGW_API int pgw_index_runner(pgw_runner_info *out, const pgw_index *idx, pgw_run
 /**
  * Reads the index's counters.
  *
- * @param out  set out->version to PGW_INDEX_STATS_VERSION first; receives
- *             the counters.
+ * @param out  set out->version to PGW_INDEX_STATS_VERSION (or 1) first;
+ *             receives the counters of that version.
  * @param idx  the index.
- * @return PGW_OK; PGW_EINVAL on a NULL argument or another version.
+ * @return PGW_OK; PGW_EINVAL on a NULL argument or a version other than 1
+ *         and 2.
  */
 PGW_API int pgw_index_stats_get(pgw_index_stats *out, const pgw_index *idx);
 
 /**
  * How many verdicts with this reason the index has produced: one per
  * candidate decided by pgw_index_match() or pgw_index_match_batch() (skips
- * included) and one per
- * runner reached by a scope reset. Runners a write never visits (other
+ * included), one per runner reached by a scope reset, and one per runner
+ * pgw_index_clock() marked (reason CLOCK). Runners a write never visits (other
  * scopes and tables, pruned groups) are not counted.
  *
  * @param idx     the index; NULL gives 0.

@@ -434,6 +434,36 @@ PGW_API int pgw_deps_scope(pgw_scope *out, const pgw_deps *deps);
  */
 PGW_API size_t pgw_deps_n_tables(const pgw_deps *deps);
 
+/**
+ * Declares whether the query reads the clock: `now()`,
+ * `current_timestamp`, `current_date`, `current_time`, `localtimestamp`,
+ * `localtime`, `transaction_timestamp()`, `statement_timestamp()`,
+ * `clock_timestamp()`, `timeofday()`, or the input strings 'now', 'today',
+ * 'tomorrow', 'yesterday' (PostgreSQL documentation, "Date/Time Functions
+ * and Operators", "Current Date/Time"; "Date/Time Types", "Special
+ * Values"). Such a result changes with no write, so no write set can tell
+ * when: a pgw_index (index.h) marks a time-dependent runner dirty, with
+ * reason CLOCK, once its result is older than the index's clock interval
+ * (pgw_index_clock()). The flag takes part in a runner's identity (two
+ * declarations that differ only in it never share a runner) and in the
+ * JSON form (`"time_dependent": true`, docs/wire.md); pgw_decide() ignores
+ * it: a write is decided as without it. Default false. A query that reads
+ * time only from its parameters (`created_at > $1`, with the host passing
+ * the time) is not time-dependent.
+ *
+ * @param deps  the declaration.
+ * @param on    whether the query reads the clock.
+ * @param err   optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when deps is NULL.
+ */
+PGW_API int pgw_deps_set_time_dependent(pgw_deps *deps, bool on, pgw_error *err);
+
+/**
+ * Whether a declaration reads the clock (pgw_deps_set_time_dependent()).
+ * @param deps  the declaration; NULL gives false.
+ */
+PGW_API bool pgw_deps_time_dependent(const pgw_deps *deps);
+
 /* ------------------------------------------------------------------ */
 /* write sets                                                           */
 

@@ -9,8 +9,9 @@
  * path of the problem in pgw_error.path ("$.tables[0].filters[1].op").
  * Writing is canonical: compact, keys in the documented order, optional
  * members written exactly when docs/wire.md says (a write set's "old" and
- * "new" only when it has values, a declaration's "undeclared" only when
- * set), so decode(encode(x)) encodes to the same text.
+ * "new" only when it has values, a declaration's "undeclared" and
+ * "time_dependent" only when set), so decode(encode(x)) encodes to the
+ * same text.
  *
  * Dependencies:
  *   {"scope": {"project": "p1", "tenant": "acme", "database": "app"},
@@ -20,8 +21,10 @@
  *                "filters": [{"column": "status", "op": "eq", "values": ["open"]},
  *                            {"column": "due_at", "op": "opaque"}],
  *                "order_by": ["updated_at"], "limit": 20 | null, "offset": 0}],
- *    "result_ids": ["17", ["1", "a"]] | null}
- *   or {"scope": ..., "query": ..., "undeclared": true}.
+ *    "result_ids": ["17", ["1", "a"]] | null, "time_dependent": true}
+ *   or {"scope": ..., "query": ..., "undeclared": true}, each with an
+ *   optional last "time_dependent" (boolean, default false: the query
+ *   reads the clock; pgw_deps_set_time_dependent()).
  * Write sets:
  *   {"scope": ..., "schema": "public", "table": "tasks", "op": "update",
  *    "ids": ["17"] | null, "ids_truncated": false,

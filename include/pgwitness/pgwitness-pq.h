@@ -487,8 +487,50 @@ PGW_API int pgw_pq_baseline(pgw_pq_baseline_result *out, PGconn *conn,
 /** Most columns whose old/new values a watched table's payloads carry. */
 #define PGW_PQ_MAX_VALUE_COLUMNS 64
 
-/** Version of pgw_pq_watch_options understood by this release. */
-#define PGW_PQ_WATCH_OPTIONS_VERSION 1
+/** Version of pgw_pq_watch_options understood by this release: 2 added
+ *  enable_always and result. pgw_pq_watch_table() accepts versions 1 and 2
+ *  (version 1 reads only the members it had: enable_always false, no
+ *  result). */
+#define PGW_PQ_WATCH_OPTIONS_VERSION 2
+
+/** Version of pgw_pq_watch_result understood by this release. */
+#define PGW_PQ_WATCH_RESULT_VERSION 1
+
+/** A warning of pgw_pq_watch_table() (bits of pgw_pq_watch_result.warnings). */
+typedef enum pgw_pq_watch_warning {
+    /** The server allows prepared transactions (max_prepared_transactions
+     *  > 0), and writers of a watched table cannot use them: PREPARE
+     *  TRANSACTION fails (SQLSTATE 0A000, "cannot PREPARE a transaction that
+     *  has executed LISTEN, UNLISTEN, or NOTIFY") in every transaction that
+     *  wrote to the table, and that transaction is rolled back. Watch the
+     *  table with the stream instead (pgw_pq_stream_watch_table()), which
+     *  decodes prepared transactions at their COMMIT PREPARED. */
+    PGW_PQ_WATCH_WARN_PREPARED_TRANSACTIONS = 1
+} pgw_pq_watch_warning;
+
+/** What pgw_pq_watch_table() found besides success: warnings about the
+ *  server that bear on the watched table's writers. Caller-owned: set
+ *  `version` (PGW_PQ_WATCH_RESULT_INIT does) and point
+ *  pgw_pq_watch_options.result at it; filled when the call returns PGW_OK,
+ *  untouched otherwise. */
+typedef struct pgw_pq_watch_result {
+    /** Set by the caller: PGW_PQ_WATCH_RESULT_VERSION. */
+    unsigned int version;
+    /** PGW_PQ_WATCH_WARN_* bits; 0: nothing to warn about. */
+    unsigned int warnings;
+    /** The server's max_prepared_transactions (its setting when the call
+     *  ran; 0: PREPARE TRANSACTION is refused anyway). */
+    int max_prepared_transactions;
+    /** One line of text per warning, separated by '\n', NUL-terminated
+     *  ("" when warnings is 0), e.g. "max_prepared_transactions is 10:
+     *  writers of watched tables cannot use PREPARE TRANSACTION (a NOTIFY
+     *  cannot be prepared); watch them with the stream for two-phase
+     *  commit". */
+    char message[PGW_ERROR_MESSAGE_SIZE];
+} pgw_pq_watch_result;
+
+/** Initialiser for pgw_pq_watch_result. */
+#define PGW_PQ_WATCH_RESULT_INIT { PGW_PQ_WATCH_RESULT_VERSION, 0, 0, "" }
 
 /** How a table is watched. */
 typedef struct pgw_pq_watch_options {
@@ -510,6 +552,18 @@ typedef struct pgw_pq_watch_options {
     const char *const *value_columns;
     /** Number of value columns, 0..PGW_PQ_MAX_VALUE_COLUMNS. */
     size_t n_value_columns;
+    /** (Version 2.) Install the triggers ENABLE ALWAYS (ALTER TABLE ...
+     *  ENABLE ALWAYS TRIGGER), so that they fire also in sessions with
+     *  session_replication_role = replica; false: plain ENABLE (they fire
+     *  in the origin and local roles only). Part of the watch's
+     *  configuration, like the channel: watching again without it returns
+     *  ENABLE ALWAYS triggers to ENABLE. Needs the table's owner (ALTER
+     *  TABLE), where the triggers alone need the TRIGGER privilege. What it
+     *  does not cover: see pgw_pq_watch_table(), "Silenced triggers". */
+    bool enable_always;
+    /** (Version 2.) Optional: receives the call's warnings (borrowed for
+     *  the call; NULL for none). */
+    pgw_pq_watch_result *result;
 } pgw_pq_watch_options;
 
 /** The table's watch lock: pgw_pq_watch_table() and
@@ -519,8 +573,8 @@ typedef struct pgw_pq_watch_options {
 #define PGW_PQ_WATCH_LOCK_BASE INT64_C(0x7067770000000000)
 
 /** Initialiser for pgw_pq_watch_options: default schema and channel, no
- *  value columns. */
-#define PGW_PQ_WATCH_OPTIONS_INIT { PGW_PQ_WATCH_OPTIONS_VERSION, NULL, NULL, NULL, 0 }
+ *  value columns, plain ENABLE, no result. */
+#define PGW_PQ_WATCH_OPTIONS_INIT { PGW_PQ_WATCH_OPTIONS_VERSION, NULL, NULL, NULL, 0, false, NULL }
 
 /**
  * Watches a table: installs (or replaces) its four statement triggers, so
@@ -588,11 +642,42 @@ typedef struct pgw_pq_watch_options {
  *
  * What it costs: each statement runs the trigger function in the writer's
  * transaction; under pgbench's TPC-B-like load writers keep about 0.43 of
- * their throughput (tests/bench/bench-triggers). Writers of a watched table
- * cannot use two-phase commit: PREPARE TRANSACTION fails after a NOTIFY.
- * The triggers are silent under session_replication_role = replica and
- * after ALTER TABLE ... DISABLE TRIGGER. The stream (pgw_pq_stream_watch_
- * table) has none of these costs (docs/stream.md, "Choosing a source").
+ * their throughput (tests/bench/bench-triggers). The stream
+ * (pgw_pq_stream_watch_table) has none of these costs and neither of the
+ * two limits below (docs/stream.md, "Choosing a source").
+ *
+ * Two-phase commit. Writers of a watched table cannot use it: a NOTIFY
+ * cannot be prepared, so PREPARE TRANSACTION fails with SQLSTATE 0A000
+ * ("cannot PREPARE a transaction that has executed LISTEN, UNLISTEN, or
+ * NOTIFY") in every transaction that wrote to the table, and that
+ * transaction is rolled back whole (PostgreSQL documentation, PREPARE
+ * TRANSACTION, "Notes"). The call warns when the server allows prepared
+ * transactions (max_prepared_transactions > 0: PGW_PQ_WATCH_WARN_PREPARED_
+ * TRANSACTIONS in opts->result); with it at 0 PREPARE TRANSACTION is
+ * refused anyway. Hosts whose writers use two-phase commit watch with the
+ * stream, which decodes a prepared transaction at its COMMIT PREPARED.
+ *
+ * Silenced triggers. A write fires no trigger, so sends nothing, in two
+ * cases (PostgreSQL documentation, ALTER TABLE, "DISABLE/ENABLE [ REPLICA |
+ * ALWAYS ] TRIGGER"; session_replication_role):
+ *  - in a session with session_replication_role = replica (set by
+ *    replication tools and bulk loaders; superuser or a granted SET
+ *    privilege): plain triggers do not fire there. opts->enable_always
+ *    installs them ENABLE ALWAYS, which fires in every role. It does not
+ *    reach the logical replication apply worker's INSERT, UPDATE and DELETE
+ *    on a subscriber's table, which fire row triggers only, never statement
+ *    triggers (PostgreSQL documentation, Logical Replication, "Triggers";
+ *    its initial table synchronization fires them for INSERT, like COPY);
+ *  - after ALTER TABLE ... DISABLE TRIGGER (a trigger's name, ALL or USER,
+ *    by the table's owner; pg_restore --disable-triggers does it for a
+ *    data-only restore): a disabled trigger fires in no role, ENABLE ALWAYS
+ *    or not, until it is enabled again (ENABLE TRIGGER ALL, which a
+ *    data-only pg_restore runs after the data, makes an ALWAYS trigger a
+ *    plain one again). Watching the table again enables disabled triggers
+ *    (and restores ENABLE ALWAYS when asked).
+ * Writes made while a trigger was silent are lost to the listeners: reset
+ * the scope (pgw_index_reset_scope()) after such an operation, or watch
+ * with the stream, which reads the WAL whatever the triggers and the role.
  *
  * Transactions: when the connection is idle the call runs in its own
  * transaction; inside the caller's transaction it uses a savepoint, so a
@@ -607,14 +692,17 @@ typedef struct pgw_pq_watch_options {
  *                table and EXECUTE on the trigger function.
  * @param schema  the table's schema (exact name, not quoted).
  * @param table   the table's name (exact name, not quoted).
- * @param opts    options; NULL for PGW_PQ_WATCH_OPTIONS_INIT.
+ * @param opts    options (borrowed for the call); NULL for
+ *                PGW_PQ_WATCH_OPTIONS_INIT. Its result, when set, is
+ *                filled on PGW_OK.
  * @param err     optional detail on failure.
  * @return PGW_OK;
  *         PGW_EINVAL on a NULL or empty name, names that are not UTF-8, a
- *         bad channel, too many or empty value columns, another options
- *         version, or a relation that is not an ordinary or partitioned
- *         table (a view, a foreign table), or a partition (err->message
- *         names its root, which to watch instead);
+ *         bad channel, too many or empty value columns, an options version
+ *         other than 1 and 2, a result of another version, or a relation
+ *         that is not an ordinary or partitioned table (a view, a foreign
+ *         table), or a partition (err->message names its root, which to
+ *         watch instead);
  *         PGW_ENOTFOUND when the table does not exist, or the library
  *         schema has no trigger function, or it is older than version 4
  *         and the table has partitions or inheritance children (run
@@ -622,9 +710,11 @@ typedef struct pgw_pq_watch_options {
  *         PGW_EEXISTS when a trigger of one of the four names is not
  *         pgwitness's (err->message names it and the function it calls);
  *         PGW_ESTATE for a failed transaction; PGW_EPG (e.g. 42501 without
- *         the TRIGGER privilege, on a descendant too; 42710 when a
- *         trigger of a descendant's names is not pgwitness's); PGW_ECONN;
- *         PGW_ENOMEM. On failure no trigger is changed.
+ *         the TRIGGER privilege, on a descendant too, or with
+ *         enable_always (or ENABLE ALWAYS triggers to return to ENABLE) by
+ *         a role that does not own the table; 42710 when a trigger of a
+ *         descendant's names is not pgwitness's); PGW_ECONN; PGW_ENOMEM.
+ *         On failure no trigger is changed.
  */
 PGW_API int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
                                const pgw_pq_watch_options *opts, pgw_error *err);
@@ -1033,8 +1123,11 @@ typedef struct pgw_pq_listener_options {
     /** Must be PGW_PQ_LISTENER_OPTIONS_VERSION. */
     unsigned int version;
     /** The index notifications are matched against (pgw_index_match(),
-     *  pgw_index_reset_scope()); borrowed, must outlive the listener; may
-     *  be NULL when only the callbacks are wanted. */
+     *  pgw_index_reset_scope()), and whose clock pgw_pq_listener_tick()
+     *  drives (pgw_index_clock() with CLOCK_MONOTONIC milliseconds: a host
+     *  that calls pgw_index_clock() on it too must pass the same clock);
+     *  borrowed, must outlive the listener; may be NULL when only the
+     *  callbacks are wanted. */
     pgw_index *index;
     /** The channel to LISTEN on, 1..63 bytes; NULL for
      *  PGW_PQ_DEFAULT_CHANNEL. Copied. */
@@ -1357,11 +1450,15 @@ PGW_API int pgw_pq_listener_process(pgw_pq_listener *listener, int fd, unsigned 
 
 /**
  * Runs the timers that are due: retries after backoff, connection attempts
- * that took too long, idle closes.
+ * that took too long, idle closes, and the clock of the listener's index
+ * (pgw_index_clock() with the current CLOCK_MONOTONIC milliseconds: the
+ * time-dependent runners whose interval passed become dirty, reason CLOCK;
+ * index.h, "Time-dependent runners").
  *
  * @param out       receives the milliseconds until the next timer is due
- *                  (call tick again then), or -1 when no timer is set; may
- *                  be NULL.
+ *                  (call tick again then; the index's next clock deadline,
+ *                  pgw_index_clock_next(), is one), or -1 when no timer is
+ *                  set; may be NULL.
  * @param listener  the listener.
  * @param err       optional detail on failure.
  * @return PGW_OK; PGW_EINVAL when listener is NULL.

@@ -933,6 +933,33 @@ def watch_and_decide(tmp):
     rc, out, err = cli("watch", "tasks", "--seconds=1", "--json", "--values", "status")
     check("watch --seconds=1 stops by itself", rc == 0 and '"op":"reset"' in out.replace(" ", ""),
           out + err)
+    # The test cluster allows prepared transactions: one warning line, exit 0.
+    warning = ("pgwitness watch: warning: max_prepared_transactions is 10: writers of watched "
+               "tables cannot use PREPARE TRANSACTION (a NOTIFY cannot be prepared); use "
+               "--source=wal for two-phase commit\n")
+    check("watch warns once that writers cannot prepare transactions", rc == 0 and
+          err.count(warning) == 1 and err.startswith(warning), err)
+    always = ("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'tasks'::regclass AND tgname "
+              "LIKE 'pgwitness%' AND tgenabled = 'A'")
+    rc, out, err = cli("watch", "tasks", "--seconds=1", "--values", "status", "--enable-always")
+    check("watch --enable-always: the triggers fire ALWAYS", rc == 0 and psql(always) == "4" and
+          err.count(warning) == 1, out + err)
+    w = popen([CLI, "watch", "tasks", "--json", "--values", "status", "--enable-always"])
+    listening = wait_listening()
+    psql("SET session_replication_role = replica; INSERT INTO tasks VALUES (99, 'r', 'open', 9)")
+    got = read_lines(w, 2, 10).decode()
+    rc, rest, werr = stop(w)
+    try:
+        lines = [json.loads(l) for l in (got + rest).splitlines()]
+    except ValueError:
+        lines = []
+    check("watch --enable-always: a write under session_replication_role = replica arrives",
+          listening and rc == 0 and [l["op"] for l in lines] == ["reset", "insert"] and
+          lines[1]["ids"] == ["99"] and lines[1]["new"] == [{"status": "open"}],
+          f"rc={rc}\n{got}{rest}{werr}")
+    rc, out, err = cli("watch", "tasks", "--seconds=1", "--values", "status")
+    check("watch without --enable-always: plain ENABLE again", rc == 0 and psql(always) == "0",
+          out + err)
 
 
 def decide_files(tmp):
@@ -1381,7 +1408,10 @@ def stream_usage_errors():
             (["--source=wal", "--slot", "s" * 64],
              f"--slot: '{'s' * 64}' is not a replication slot name (1 to 63 bytes of a-z, 0-9 "
              "and _)"),
-            (["--source=wal", "--publication="], "--publication: the publication name is empty")]:
+            (["--source=wal", "--publication="], "--publication: the publication name is empty"),
+            (["--source=wal", "--enable-always"],
+             "--enable-always is for the triggers: the stream reads the WAL whatever the "
+             "triggers and the replication role")]:
         exact_error(f"watch {' '.join(args)}: a usage error", *cli(*w, *args), 2,
                     "pgwitness watch: " + line)
     one_error_line("watch --source=wal --slot with 63 bytes: a name (then no server)",

@@ -5,7 +5,8 @@
  * close and an eviction each end in a scope reset when the tenant listens
  * again, so a write made meanwhile is covered; capped exponential backoff;
  * connection timeouts; undecodable payloads; the event-loop integration
- * (sockets, process, tick); bad arguments and allocation failures.
+ * (sockets, process, tick); the index's clock; bad arguments and
+ * allocation failures.
  * SPDX-License-Identifier: MIT
  */
 #define _DEFAULT_SOURCE
@@ -186,6 +187,18 @@ static char *conninfo(const char *db)
     char *b = buf[k++ % 4];
     snprintf(b, sizeof buf[0], "dbname=%s", db);
     return b;
+}
+
+/* A tenant of scope (p, tenant, db) on db, touched and run until LISTEN is
+ * in effect. */
+static pgw_pq_tenant_id listening_tenant(pgw_pq_listener *l, const pgw_scope *scope,
+                                         const char *db)
+{
+    pgw_pq_tenant_id t;
+    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t, l, scope, conninfo(db), NULL), PGW_OK);
+    ck_assert_int_eq(pgw_pq_listener_touch(l, t, NULL), PGW_OK);
+    run_until_state(l, t, PGW_PQ_TENANT_LISTENING);
+    return t;
 }
 
 /* The tasks.list subscriptions of the source design, open and done. */
@@ -375,10 +388,7 @@ START_TEST(terminated_backend_reconnects_and_resets)
     memset(&r, 0, sizeof r);
     pgw_pq_listener *l = new_listener(idx, &r, 0, 4);
     pgw_scope scope = {"p", "acme", db};
-    pgw_pq_tenant_id t;
-    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t, l, &scope, conninfo(db), NULL), PGW_OK);
-    ck_assert_int_eq(pgw_pq_listener_touch(l, t, NULL), PGW_OK);
-    run_until_state(l, t, PGW_PQ_TENANT_LISTENING);
+    pgw_pq_tenant_id t = listening_tenant(l, &scope, db);
     drain(idx);
     int pid = info(l, t).backend_pid;
     PGconn *w = pgwt_connect();
@@ -687,6 +697,75 @@ START_TEST(driven_by_an_external_poll_loop)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* the index's clock                                                     */
+
+/* The listener drives its index's clock: a time-dependent runner becomes
+ * dirty (CLOCK) one interval after its rerun started, with no write; the
+ * same query without the flag does not; tick's delay includes the clock's
+ * deadline. */
+START_TEST(time_dependent_runners_follow_the_clock)
+{
+    const char *db = pgwt_dbname();
+    prepare_db(db, false);
+    pgw_index_options io = PGW_INDEX_OPTIONS_INIT;
+    io.clock_interval_ms = 300;
+    pgw_index *idx = NULL;
+    ck_assert_int_eq(pgw_index_new(&idx, &io, NULL), PGW_OK);
+    const char *tables = "[{\"schema\":\"public\",\"table\":\"tasks\",\"filters\":"
+                         "[{\"column\":\"updated_at\",\"op\":\"opaque\"}]}]";
+    subscribe(idx, "acme", db, "tasks.recent", tables);
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"scope\":{\"project\":\"p\",\"tenant\":\"acme\",\"database\":\"%s\"},"
+             "\"query\":\"tasks.recent.now\",\"tables\":%s,\"time_dependent\":true}",
+             db, tables);
+    pgw_deps *d = NULL;
+    ck_assert_int_eq(pgw_deps_from_json(&d, json, strlen(json), NULL), PGW_OK);
+    pgw_runner_id timed;
+    ck_assert_int_eq(pgw_index_register(&timed, idx, d, NULL), PGW_OK);
+    pgw_deps_free(d);
+    rec r;
+    memset(&r, 0, sizeof r);
+    pgw_pq_listener *l = new_listener(idx, &r, 0, 4);
+    pgw_scope scope = {"p", "acme", db};
+    listening_tenant(l, &scope, db);
+    /* Registered before the index had a time, the timed runner may have
+     * been marked by the clock at the first tick, or by the reset first. */
+    pgw_runner_info ri;
+    ck_assert_int_eq(pgw_index_runner(&ri, idx, timed, NULL), PGW_OK);
+    ck_assert_int_eq(ri.state, PGW_RUNNER_DIRTY);
+    ck_assert(ri.reason == PGW_REASON_CLOCK || ri.reason == PGW_REASON_SCOPE_RESET);
+    drain(idx);
+    /* The reruns started at the index's time of the last tick, t0 or
+     * later: the next clock deadline is at most 300 ms away. */
+    long long t0 = now_ms();
+    int64_t delay = -2;
+    ck_assert_int_eq(pgw_pq_listener_tick(&delay, l, NULL), PGW_OK);
+    ck_assert_str_eq(drain(idx), "");
+    ck_assert_int_eq(pgw_pq_listener_tick(&delay, l, NULL), PGW_OK);
+    ck_assert_int_ge(delay, 0);
+    ck_assert_int_le(delay, 300);
+    long long end = t0 + 10000;
+    for (;;) {
+        ck_assert_int_eq(pgw_index_runner(&ri, idx, timed, NULL), PGW_OK);
+        if (ri.state == PGW_RUNNER_DIRTY)
+            break;
+        ck_assert_msg(now_ms() < end, "the clock never marked the time-dependent runner");
+        ck_assert_int_eq(pgw_pq_listener_run(l, 10, NULL), PGW_OK);
+    }
+    ck_assert_int_ge(now_ms() - t0, 300);
+    ck_assert_str_eq(drain(idx), "tasks.recent.now:CLOCK");
+    ck_assert_int_eq(r.writes, 0); /* no write was involved */
+    pgw_index_stats st = PGW_INDEX_STATS_INIT;
+    ck_assert_int_eq(pgw_index_stats_get(&st, idx), PGW_OK);
+    ck_assert_uint_ge(st.clocked, 1);
+    ck_assert_uint_eq(st.time_dependent, 1);
+    pgw_pq_listener_free(l);
+    pgw_index_free(idx);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* arguments and memory                                                  */
 
 START_TEST(bad_arguments)
@@ -837,6 +916,7 @@ static Suite *suite(void)
     tcase_add_test(tc, connect_attempts_time_out);
     tcase_add_test(tc, undecodable_payloads_fall_back);
     tcase_add_test(tc, driven_by_an_external_poll_loop);
+    tcase_add_test(tc, time_dependent_runners_follow_the_clock);
     tcase_add_test(tc, bad_arguments);
     tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);

@@ -6,8 +6,10 @@
  * truncate, transactions, savepoints), the text of IDs and values does not
  * depend on the writer's session, the bounds (500 IDs, 100 columns, fewer
  * than 8000 bytes, 10,000 rows) degrade as docs/wire.md says and never fail
- * the writer, and pgw_pq_watch_table/pgw_pq_unwatch_table with their
- * errors.
+ * the writer, the triggers' firing mode (ENABLE ALWAYS under
+ * session_replication_role = replica, DISABLE TRIGGER), the two-phase commit
+ * warning and what it warns of, and pgw_pq_watch_table/pgw_pq_unwatch_table
+ * with their errors.
  * Every payload is also checked to be byte for byte what pgw_payload_encode()
  * writes for the write set it decodes to (tests/support/pgwt_notify.c).
  * SPDX-License-Identifier: MIT
@@ -1162,6 +1164,187 @@ START_TEST(triggers_of_the_same_name_that_are_not_ours)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* silenced triggers; two-phase commit                                  */
+
+static long long n_enabled(PGconn *c, const char *table, char mode)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'public.%s'::regclass "
+             "AND tgname LIKE 'pgwitness\\_%%' AND tgenabled = '%c'",
+             table, mode);
+    return pgwt_int(c, sql);
+}
+
+static void watch_always(PGconn *c, const char *table, bool always)
+{
+    pgw_pq_watch_options o = PGW_PQ_WATCH_OPTIONS_INIT;
+    o.enable_always = always;
+    pgw_error err;
+    pgw_error_clear(&err);
+    ck_assert_msg(pgw_pq_watch_table(c, "public", table, &o, &err) == PGW_OK, "watch %s: %s",
+                  table, err.message);
+}
+
+#define T_INSERT(id)                                                                         \
+    "\"schema\":\"public\",\"table\":\"t\",\"op\":\"insert\",\"ids\":[\"" id "\"],"          \
+    "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"                  \
+    "\"pk_changed\":false}"
+
+/* session_replication_role = replica silences plain triggers, not ENABLE
+ * ALWAYS ones; DISABLE TRIGGER USER silences both; watching again sets the
+ * mode asked, without recreating or locking what is already right. */
+START_TEST(enable_always_fires_under_replica_role)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY, status text)");
+    watch(c, "t", NULL, 0);
+    ck_assert_int_eq(n_enabled(c, "t", 'O'), 4);
+    pgwt_exec(c, "SET session_replication_role = replica; INSERT INTO t VALUES (1, 'a'); "
+                 "UPDATE t SET status = 'b'; DELETE FROM t; TRUNCATE t; "
+                 "RESET session_replication_role");
+    pgwt_expect_marker(c, lc, CH, "replica, plain triggers");
+    watch_always(c, "t", true);
+    ck_assert_int_eq(n_enabled(c, "t", 'A'), 4);
+    pgwt_exec(c, "SET session_replication_role = replica; INSERT INTO t VALUES (2, 'a')");
+    pgwt_expect_write(lc, T_INSERT("2"));
+    pgwt_exec(c, "TRUNCATE t; RESET session_replication_role");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"t\",\"op\":\"truncate\","
+                          "\"ids\":null,\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_exec(c, "INSERT INTO t VALUES (3, 'a')"); /* and in the origin role */
+    pgwt_expect_write(lc, T_INSERT("3"));
+    /* Again with the option: nothing changes, no lock is taken. */
+    char first[256], again[256];
+    trigger_oids(c, first, sizeof first);
+    PGconn *reader = pgwt_connect();
+    pgwt_exec(reader, "BEGIN; LOCK TABLE t IN ACCESS SHARE MODE");
+    pgwt_exec(c, "SET lock_timeout = '200ms'");
+    watch_always(c, "t", true);
+    pgwt_exec(c, "RESET lock_timeout");
+    pgwt_exec(reader, "ROLLBACK");
+    PQfinish(reader);
+    trigger_oids(c, again, sizeof again);
+    ck_assert_str_eq(again, first);
+    /* Without it: back to plain ENABLE (the same triggers, altered). */
+    watch_always(c, "t", false);
+    ck_assert_int_eq(n_enabled(c, "t", 'O'), 4);
+    trigger_oids(c, again, sizeof again);
+    ck_assert_str_eq(again, first);
+    pgwt_exec(c, "SET session_replication_role = replica; INSERT INTO t VALUES (4, 'a'); "
+                 "RESET session_replication_role");
+    pgwt_expect_marker(c, lc, CH, "replica, plain again");
+    /* DISABLE TRIGGER USER silences ALWAYS triggers too, in every role. */
+    watch_always(c, "t", true);
+    pgwt_exec(c, "ALTER TABLE t DISABLE TRIGGER USER");
+    ck_assert_int_eq(n_enabled(c, "t", 'D'), 4);
+    pgwt_exec(c, "INSERT INTO t VALUES (5, 'a'); SET session_replication_role = replica; "
+                 "INSERT INTO t VALUES (6, 'a'); RESET session_replication_role");
+    pgwt_expect_marker(c, lc, CH, "disabled");
+    watch_always(c, "t", true); /* made anew, ALWAYS */
+    ck_assert_int_eq(n_enabled(c, "t", 'A'), 4);
+    pgwt_exec(c, "SET session_replication_role = replica; INSERT INTO t VALUES (7, 'a'); "
+                 "RESET session_replication_role");
+    pgwt_expect_write(lc, T_INSERT("7"));
+    /* ENABLE TRIGGER ALL (what a data-only pg_restore --disable-triggers
+     * runs after the data) makes them plain again. */
+    pgwt_exec(c, "ALTER TABLE t DISABLE TRIGGER ALL; ALTER TABLE t ENABLE TRIGGER ALL");
+    ck_assert_int_eq(n_enabled(c, "t", 'O'), 4);
+    /* Version 1 options have no enable_always: plain ENABLE. */
+    watch_always(c, "t", true);
+    pgw_pq_watch_options v1 = PGW_PQ_WATCH_OPTIONS_INIT;
+    v1.version = 1;
+    v1.enable_always = true; /* not a member of a version 1 struct: not read */
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &v1, &err), PGW_OK);
+    ck_assert_int_eq(n_enabled(c, "t", 'O'), 4);
+    /* ALTER TABLE needs the owner: a role with the TRIGGER privilege may
+     * watch, not with enable_always; nothing is changed then. */
+    pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_trigger_only; "
+                 "CREATE ROLE pgwt_trigger_only LOGIN; RESET client_min_messages; "
+                 "CREATE TABLE u (id int PRIMARY KEY); GRANT TRIGGER ON u TO pgwt_trigger_only; "
+                 "GRANT USAGE ON SCHEMA pgwitness TO pgwt_trigger_only");
+    PGconn *nc = pgwt_connect_opts("user=pgwt_trigger_only");
+    ck_assert_ptr_nonnull(nc);
+    watch_always(nc, "u", false);
+    ck_assert_int_eq(n_enabled(c, "u", 'O'), 4);
+    pgw_pq_watch_options o = PGW_PQ_WATCH_OPTIONS_INIT;
+    o.enable_always = true;
+    ck_assert_int_eq(pgw_pq_watch_table(nc, "public", "u", &o, &err), PGW_EPG);
+    ck_assert_str_eq(err.sqlstate, "42501");
+    ck_assert_msg(strstr(err.message, "must be owner of table u") != NULL, "%s", err.message);
+    ck_assert_int_eq(PQtransactionStatus(nc), PQTRANS_IDLE);
+    ck_assert_int_eq(n_enabled(c, "u", 'O'), 4);
+    PQfinish(nc);
+    pgwt_exec(c, "DROP TABLE u; REVOKE ALL ON SCHEMA pgwitness FROM pgwt_trigger_only; "
+                 "DROP ROLE pgwt_trigger_only");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* The server allows prepared transactions (the test cluster has 10): the
+ * watch warns, and PREPARE TRANSACTION after a write to the watched table
+ * fails with 0A000, the writer's transaction rolled back whole. */
+START_TEST(prepared_transactions_warning)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    ck_assert_int_eq(pgwt_int(c, "SELECT current_setting('max_prepared_transactions')::int"),
+                     10);
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY, status text); "
+                 "CREATE TABLE plain (id int PRIMARY KEY)");
+    pgw_pq_watch_result res = PGW_PQ_WATCH_RESULT_INIT;
+    pgw_pq_watch_options o = PGW_PQ_WATCH_OPTIONS_INIT;
+    o.result = &res;
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_OK);
+    ck_assert_uint_eq(res.warnings, PGW_PQ_WATCH_WARN_PREPARED_TRANSACTIONS);
+    ck_assert_int_eq(res.max_prepared_transactions, 10);
+    ck_assert_str_eq(res.message, "max_prepared_transactions is 10: writers of watched tables "
+                                  "cannot use PREPARE TRANSACTION (a NOTIFY cannot be "
+                                  "prepared); watch them with the stream for two-phase commit");
+    /* Filled on every success (the table is already watched), untouched on
+     * failure. */
+    memset(&res, 0x5a, sizeof res);
+    res.version = PGW_PQ_WATCH_RESULT_VERSION;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_OK);
+    ck_assert_uint_eq(res.warnings, PGW_PQ_WATCH_WARN_PREPARED_TRANSACTIONS);
+    ck_assert_int_eq(res.max_prepared_transactions, 10);
+    res.warnings = 77;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "nope", &o, &err), PGW_ENOTFOUND);
+    ck_assert_uint_eq(res.warnings, 77);
+    res.version = 9;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "watch options: result version 9 is not 1 (use "
+                                  "PGW_PQ_WATCH_RESULT_INIT)");
+    ck_assert_uint_eq(res.warnings, 77);
+    /* What the warning is about, on the real server. */
+    pgwt_exec(c, "BEGIN; INSERT INTO t VALUES (1, 'open')");
+    PGresult *r = PQexec(c, "PREPARE TRANSACTION 'pgwt_watched'");
+    ck_assert_int_eq(PQresultStatus(r), PGRES_FATAL_ERROR);
+    ck_assert_str_eq(PQresultErrorField(r, PG_DIAG_SQLSTATE), "0A000");
+    ck_assert_str_eq(PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY),
+                     "cannot PREPARE a transaction that has executed LISTEN, UNLISTEN, or "
+                     "NOTIFY");
+    PQclear(r);
+    /* The transaction is over, rolled back: no row, nothing prepared,
+     * nothing sent. */
+    ck_assert_int_eq(PQtransactionStatus(c), PQTRANS_IDLE);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM t"), 0);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_prepared_xacts"), 0);
+    pgwt_expect_marker(c, lc, CH, "after the failed prepare");
+    /* The same on a table that is not watched prepares and commits. */
+    pgwt_exec(c, "BEGIN");
+    pgwt_exec(c, "INSERT INTO plain VALUES (1)");
+    pgwt_exec(c, "PREPARE TRANSACTION 'pgwt_plain'");
+    pgwt_exec(c, "COMMIT PREPARED 'pgwt_plain'");
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM plain"), 1);
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(watch_refusals_and_bad_arguments)
 {
     PGconn *c = setup();
@@ -1200,7 +1383,11 @@ START_TEST(watch_refusals_and_bad_arguments)
     ck_assert_int_eq(pgw_pq_unwatch_table(NULL, NULL, "public", "t", &err), PGW_EINVAL);
     ck_assert_int_eq(pgw_pq_unwatch_table(NULL, c, "", "t", &err), PGW_EINVAL);
     o = (pgw_pq_watch_options)PGW_PQ_WATCH_OPTIONS_INIT;
-    o.version = 2;
+    o.version = 3;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "watch options version 3 is not 1 to 2 (use "
+                                  "PGW_PQ_WATCH_OPTIONS_INIT)");
+    o.version = 0;
     ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", &o, &err), PGW_EINVAL);
     o = (pgw_pq_watch_options)PGW_PQ_WATCH_OPTIONS_INIT;
     o.channel = "";
@@ -1802,6 +1989,8 @@ static Suite *suite(void)
     tcase_add_test(tc, watch_is_idempotent_and_reconfigurable);
     tcase_add_test(tc, watch_inside_a_transaction);
     tcase_add_test(tc, watch_refusals_and_bad_arguments);
+    tcase_add_test(tc, enable_always_fires_under_replica_role);
+    tcase_add_test(tc, prepared_transactions_warning);
     tcase_add_test(tc, install_upgrades_version_1);
     tcase_add_test(tc, watch_allocation_failures);
     tcase_add_test(tc, partitioned_table_and_its_partitions);

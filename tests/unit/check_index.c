@@ -878,6 +878,8 @@ START_TEST(index_equals_decide)
             deps[i] = o_declare(&q, &scopes[orng_int(&rng, 2)], &before, tabs[0].composite);
             if (orng_p(&rng, 5))
                 pgw_deps_clear_result_ids(deps[i]);
+            if (i % 5 == 0) /* reading the clock changes no verdict of a write */
+                ck_assert_int_eq(pgw_deps_set_time_dependent(deps[i], true, NULL), PGW_OK);
             ids[i] = reg(x, deps[i]);
         }
         for (int i = 0; i < N; i++) { /* some running, some without results */
@@ -1172,6 +1174,291 @@ START_TEST(batch_many_candidates)
 }
 END_TEST
 
+/* ---- the clock (time-dependent runners) ---- */
+
+static size_t clock_at(pgw_index *x, int64_t now)
+{
+    size_t n = 99;
+    pgw_error err;
+    pgw_error_clear(&err);
+    ck_assert_msg(pgw_index_clock(&n, x, now, &err) == PGW_OK, "clock: %s", err.message);
+    return n;
+}
+
+static int64_t next_due(pgw_index *x)
+{
+    int64_t d = -42;
+    ck_assert_int_eq(pgw_index_clock_next(&d, x), PGW_OK);
+    return d;
+}
+
+static pgw_reason reason_of(pgw_index *x, pgw_runner_id id)
+{
+    pgw_runner_info info;
+    ck_assert_int_eq(pgw_index_runner(&info, x, id, NULL), PGW_OK);
+    return info.reason;
+}
+
+static pgw_deps *timed(pgw_deps *d)
+{
+    ck_assert_int_eq(pgw_deps_set_time_dependent(d, true, NULL), PGW_OK);
+    return d;
+}
+
+/* A time-dependent runner is marked exactly one interval after its base
+ * (registration, then each start of a rerun), never between, never twice;
+ * its twin that does not read the clock is a separate runner the clock
+ * never marks. */
+START_TEST(clock_interval)
+{
+    pgw_index *x = new_index(); /* the default interval, 1000 ms */
+    ck_assert_uint_eq(clock_at(x, 0), 0); /* the index's time: 0 */
+    pgw_deps *dt = timed(open_tasks(&IH_ACME, "due.today"));
+    pgw_deps *dp = open_tasks(&IH_ACME, "due.today");
+    pgw_runner_id t = reg(x, dt), p = reg(x, dp);
+    ck_assert_uint_ne(t, p); /* the flag is part of the identity */
+    ck_assert_uint_eq(reg(x, dt), t); /* the same declaration joins */
+    ck_assert_uint_eq(stats(x).runners, 2);
+    ck_assert_uint_eq(stats(x).time_dependent, 1);
+    ck_assert_int_eq(next_due(x), 1000);
+    ck_assert_uint_eq(clock_at(x, 999), 0);
+    ck_assert_int_eq(state_of(x, t), PGW_RUNNER_CLEAN);
+    ck_assert_uint_eq(clock_at(x, 1000), 1);
+    ck_assert_int_eq(state_of(x, t), PGW_RUNNER_DIRTY);
+    ck_assert_int_eq(reason_of(x, t), PGW_REASON_CLOCK);
+    ck_assert_int_eq(state_of(x, p), PGW_RUNNER_CLEAN);
+    pgw_index_stats s = stats(x);
+    ck_assert_uint_eq(s.clocked, 1);
+    ck_assert_uint_eq(s.marked, 1);
+    ck_assert_uint_eq(s.dirty, 1);
+    ck_assert_uint_eq(s.visited, 0); /* the clock decides nothing */
+    ck_assert_uint_eq(pgw_index_reason_count(x, PGW_REASON_CLOCK), 1);
+    /* Dirty: nothing is due until its rerun starts; not marked twice. */
+    int64_t d = 7;
+    ck_assert_int_eq(pgw_index_clock_next(&d, x), PGW_ENOTFOUND);
+    ck_assert_int_eq(d, 7);
+    ck_assert_uint_eq(clock_at(x, 5000), 0);
+    ck_assert_uint_eq(stats(x).clocked, 1);
+    ck_assert_uint_eq(stats(x).coalesced, 0);
+    pgw_dirty dd;
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK); /* base 5000 */
+    ck_assert_uint_eq(dd.runner, t);
+    ck_assert_int_eq(dd.reason, PGW_REASON_CLOCK);
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_ENOTFOUND);
+    ck_assert_int_eq(next_due(x), 6000);
+    /* Running: RUNNING → RUNNING_DIRTY at the interval, queued on ack. */
+    ck_assert_uint_eq(clock_at(x, 5999), 0);
+    ck_assert_int_eq(state_of(x, t), PGW_RUNNER_RUNNING);
+    ck_assert_uint_eq(clock_at(x, 6000), 1);
+    ck_assert_int_eq(state_of(x, t), PGW_RUNNER_RUNNING_DIRTY);
+    ck_assert_uint_eq(clock_at(x, 9000), 0); /* coalesced */
+    ck_assert_int_eq(pgw_index_ack_unknown(x, t, NULL), PGW_OK);
+    ck_assert_int_eq(state_of(x, t), PGW_RUNNER_DIRTY);
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK); /* base 9000 */
+    ck_assert_int_eq(dd.reason, PGW_REASON_CLOCK);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, t, NULL), PGW_OK);
+    /* An ack keeps the base of the rerun's start. */
+    ck_assert_int_eq(next_due(x), 10000);
+    ck_assert_uint_eq(clock_at(x, 9500), 0);
+    ck_assert_uint_eq(clock_at(x, 9999), 0);
+    ck_assert_int_eq(state_of(x, t), PGW_RUNNER_CLEAN);
+    /* A write marks it with its own reason; the clock leaves that alone. */
+    pgw_write *ins = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(ins, "1", false);
+    ck_assert_uint_eq(match(x, ins), 2);
+    ck_assert_int_eq(reason_of(x, t), PGW_REASON_INSERT_MAY_ENTER);
+    ck_assert_int_eq(pgw_index_clock_next(&d, x), PGW_ENOTFOUND);
+    ck_assert_uint_eq(clock_at(x, 20000), 0);
+    ck_assert_int_eq(reason_of(x, t), PGW_REASON_INSERT_MAY_ENTER);
+    ck_assert_uint_eq(drain(x), 2); /* t's base: 20000 */
+    ck_assert_int_eq(next_due(x), 21000);
+    /* begin sets the base too. */
+    ck_assert_uint_eq(clock_at(x, 20400), 0);
+    ck_assert_int_eq(pgw_index_begin(x, t, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, t, NULL), PGW_OK);
+    ck_assert_int_eq(next_due(x), 21400);
+    ck_assert_uint_eq(clock_at(x, 21399), 0);
+    ck_assert_uint_eq(clock_at(x, 21400), 1);
+    ck_assert_int_eq(state_of(x, p), PGW_RUNNER_CLEAN);
+    ck_assert_uint_eq(stats(x).clocked, 3);
+    ck_assert_uint_eq(pgw_index_reason_count(x, PGW_REASON_CLOCK), 3);
+    /* Unregistered (both references), it is due no more. */
+    ck_assert_int_eq(pgw_index_unregister(x, t, NULL), PGW_OK);
+    ck_assert_uint_eq(stats(x).time_dependent, 1);
+    ck_assert_int_eq(pgw_index_unregister(x, t, NULL), PGW_OK);
+    ck_assert_uint_eq(stats(x).time_dependent, 0);
+    ck_assert_uint_eq(stats(x).dirty, 0);
+    ck_assert_int_eq(pgw_index_clock_next(&d, x), PGW_ENOTFOUND);
+    ck_assert_uint_eq(clock_at(x, 99999), 0);
+    pgw_write_free(ins);
+    pgw_deps_free(dt);
+    pgw_deps_free(dp);
+    pgw_index_free(x);
+}
+END_TEST
+
+/* Before the index has a time, a base is unknown: due at once. A shared
+ * runner keeps its base when a subscriber joins. */
+START_TEST(clock_unknown_base)
+{
+    pgw_index *x = new_index();
+    pgw_deps *dt = timed(ih_deps(&IH_ACME, "count.today"));
+    ih_table(dt, "tasks");
+    pgw_runner_id t = reg(x, dt);
+    ck_assert_int_eq(next_due(x), 0);
+    ck_assert_int_eq(pgw_index_begin(x, t, NULL), PGW_OK);
+    ck_assert_int_eq(next_due(x), 0); /* still no time */
+    ck_assert_uint_eq(clock_at(x, 123), 1);
+    ck_assert_int_eq(state_of(x, t), PGW_RUNNER_RUNNING_DIRTY);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, t, NULL), PGW_OK);
+    pgw_dirty dd;
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_int_eq(dd.reason, PGW_REASON_CLOCK);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, t, NULL), PGW_OK);
+    ck_assert_int_eq(next_due(x), 1123);
+    ck_assert_uint_eq(clock_at(x, 600), 0);
+    ck_assert_uint_eq(reg(x, dt), t);
+    ck_assert_int_eq(next_due(x), 1123);
+    ck_assert_uint_eq(clock_at(x, 1122), 0);
+    ck_assert_uint_eq(clock_at(x, 1123), 1);
+    pgw_deps_free(dt);
+    pgw_index_free(x);
+}
+END_TEST
+
+/* Waiting runners are due in the order of their bases, whatever marks some
+ * of them in between; the dirty queue follows; a scope reset marks them as
+ * it marks the others. The interval is the host's. */
+START_TEST(clock_order)
+{
+    pgw_index_options o = PGW_INDEX_OPTIONS_INIT;
+    o.clock_interval_ms = 50;
+    pgw_index *x = NULL;
+    ck_assert_int_eq(pgw_index_new(&x, &o, NULL), PGW_OK);
+    pgw_runner_id r[4];
+    pgw_deps *ds[4];
+    for (int i = 0; i < 4; i++) {
+        char q[16];
+        snprintf(q, sizeof q, "q%d", i);
+        ds[i] = timed(open_tasks(i == 3 ? &IH_GLOBEX : &IH_ACME, q));
+        ih_result(ds[i], i == 1 ? "2" : "1");
+        ck_assert_uint_eq(clock_at(x, 10 * i), 0);
+        r[i] = reg(x, ds[i]); /* bases 0, 10, 20, 30 */
+    }
+    /* Plenty of runners that do not read the clock: never visited. */
+    for (int i = 0; i < 200; i++) {
+        char q[16];
+        snprintf(q, sizeof q, "plain%d", i);
+        pgw_deps *d = open_tasks(&IH_ACME, q);
+        ih_result(d, "1");
+        reg(x, d);
+        pgw_deps_free(d);
+    }
+    ck_assert_int_eq(next_due(x), 50);
+    /* A write to row 2 marks r[1] only (the others hold row 1): it stops
+     * waiting, the others keep their order. */
+    pgw_write *u2 = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(u2, "2", false);
+    ih_wcols(u2, "title", false);
+    ck_assert_uint_eq(match(x, u2), 1);
+    ck_assert_int_eq(state_of(x, r[1]), PGW_RUNNER_DIRTY);
+    ck_assert_uint_eq(clock_at(x, 69), 1); /* r[0] */
+    ck_assert_int_eq(next_due(x), 70);
+    ck_assert_uint_eq(clock_at(x, 80), 2); /* r[2], r[3] */
+    pgw_dirty dd;
+    const pgw_runner_id order[4] = {r[1], r[0], r[2], r[3]};
+    const pgw_reason why[4] = {PGW_REASON_ROW_IN_RESULT, PGW_REASON_CLOCK, PGW_REASON_CLOCK,
+                               PGW_REASON_CLOCK};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+        ck_assert_uint_eq(dd.runner, order[i]);
+        ck_assert_int_eq(dd.reason, why[i]);
+        ck_assert_int_eq(pgw_index_ack_unknown(x, dd.runner, NULL), PGW_OK);
+    }
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_ENOTFOUND);
+    ck_assert_uint_eq(stats(x).clocked, 3);
+    ck_assert_int_eq(next_due(x), 130);
+    /* A reset of acme marks its three and every plain runner; globex's
+     * waits on. */
+    size_t n = 0;
+    ck_assert_int_eq(pgw_index_reset_scope(&n, x, &IH_ACME, NULL), PGW_OK);
+    ck_assert_uint_eq(n, 203);
+    ck_assert_int_eq(next_due(x), 130);
+    ck_assert_uint_eq(clock_at(x, 130), 1);
+    ck_assert_int_eq(state_of(x, r[3]), PGW_RUNNER_DIRTY);
+    ck_assert_uint_eq(stats(x).visited, 1); /* the write's one candidate; the clock decides none */
+    pgw_write_free(u2);
+    for (int i = 0; i < 4; i++)
+        pgw_deps_free(ds[i]);
+    pgw_index_free(x);
+}
+END_TEST
+
+/* Version 1 options (no interval) and version 1 stats are still
+ * accepted; the clock refuses a time that goes back. */
+START_TEST(clock_versions_and_errors)
+{
+    pgw_index_options v1 = {1, 0, 0}; /* a version 1 struct ends before the interval */
+    pgw_index *x = NULL;
+    ck_assert_int_eq(pgw_index_new(&x, &v1, NULL), PGW_OK);
+    pgw_deps *dt = timed(open_tasks(&IH_ACME, "a"));
+    ck_assert_uint_eq(clock_at(x, 100), 0);
+    pgw_runner_id t = reg(x, dt);
+    ck_assert_int_eq(next_due(x), 100 + PGW_INDEX_CLOCK_INTERVAL_MS);
+    pgw_error err;
+    size_t n = 99;
+    ck_assert_int_eq(pgw_index_clock(&n, x, 99, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_clock: now_ms 99 is before 100, the time of an earlier "
+                                  "call (the clock must not go back: use a monotonic clock)");
+    ck_assert_uint_eq(n, 99);
+    ck_assert_int_eq(pgw_index_clock(NULL, x, -1, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_clock: now_ms -1 is negative (milliseconds of a "
+                                  "monotonic clock, such as CLOCK_MONOTONIC)");
+    ck_assert_int_eq(pgw_index_clock(NULL, NULL, 0, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_clock: index is NULL");
+    ck_assert_uint_eq(clock_at(x, 100), 0); /* the same time again is fine */
+    ck_assert_int_eq(pgw_index_clock(NULL, x, 1100, NULL), PGW_OK); /* out may be NULL */
+    ck_assert_int_eq(state_of(x, t), PGW_RUNNER_DIRTY);
+    int64_t d = 5;
+    ck_assert_int_eq(pgw_index_clock_next(NULL, x), PGW_EINVAL);
+    ck_assert_int_eq(pgw_index_clock_next(&d, NULL), PGW_EINVAL);
+    ck_assert_int_eq(d, 5);
+    /* stats version 1 fills the version 1 members only */
+    pgw_index_stats s1 = PGW_INDEX_STATS_INIT;
+    s1.version = 1;
+    s1.time_dependent = s1.clocked = 77;
+    ck_assert_int_eq(pgw_index_stats_get(&s1, x), PGW_OK);
+    ck_assert_uint_eq(s1.marked, 1);
+    ck_assert_uint_eq(s1.time_dependent, 77);
+    ck_assert_uint_eq(s1.clocked, 77);
+    s1.version = 0;
+    ck_assert_int_eq(pgw_index_stats_get(&s1, x), PGW_EINVAL);
+    /* An interval near the end of time saturates. */
+    pgw_index_options big = PGW_INDEX_OPTIONS_INIT;
+    big.clock_interval_ms = INT64_MAX;
+    pgw_index *y = NULL;
+    ck_assert_int_eq(pgw_index_new(&y, &big, NULL), PGW_OK);
+    ck_assert_uint_eq(clock_at(y, 1), 0);
+    reg(y, dt);
+    ck_assert_int_eq(next_due(y), INT64_MAX);
+    ck_assert_uint_eq(clock_at(y, INT64_MAX - 1), 0);
+    ck_assert_uint_eq(clock_at(y, INT64_MAX), 1);
+    /* an index decides a time-dependent runner as pgw_decide() does */
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "1", false);
+    ih_wcols(w, "updated_at", false);
+    pgw_verdict v, vd;
+    ck_assert_int_eq(pgw_index_decide(&v, x, t, w, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_decide(&vd, dt, w, NULL), PGW_OK);
+    ck_assert(!v.refresh && v.reason == PGW_REASON_COLUMNS_DISJOINT);
+    ck_assert(vd.refresh == v.refresh && vd.reason == v.reason);
+    pgw_write_free(w);
+    pgw_deps_free(dt);
+    pgw_index_free(x);
+    pgw_index_free(y);
+}
+END_TEST
+
 /* Memory per subscription through the allocator hook, in the shape of the
  * issue's benchmark: tenants × 10 tables × 10 distinct subscriptions, each
  * with a filter, a sort, a window and 20 result IDs. */
@@ -1232,7 +1519,7 @@ START_TEST(index_enomem)
     pgw_deps *seed = open_tasks(&IH_ACME, "seed");
     ih_result(seed, "1,2,3");
     pgw_runner_id rs = reg(x, seed);
-    pgw_deps *shapes[5];
+    pgw_deps *shapes[6];
     shapes[0] = open_tasks(&IH_ACME, "same scope, same bucket");
     ih_result(shapes[0], "4,5,6");
     shapes[1] = open_tasks(&IH_GLOBEX, "new scope");
@@ -1245,9 +1532,12 @@ START_TEST(index_enomem)
     shapes[3] = ih_deps(&IH_LANDLORD, "undeclared");
     shapes[4] = open_tasks(&IH_ACME, "seed"); /* joins the seed runner: no allocation */
     ih_result(shapes[4], "1,2,3");
+    shapes[5] = open_tasks(&IH_ACME, "seed"); /* the seed, reading the clock: a new runner */
+    ih_result(shapes[5], "1,2,3");
+    ck_assert_int_eq(pgw_deps_set_time_dependent(shapes[5], true, NULL), PGW_OK);
     pgw_write *probe = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
     ih_wids(probe, "2", false);
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 6; k++) {
         size_t n;
         for (n = 1;; n++) {
             pgw_index_stats s0 = stats(x);
@@ -1269,6 +1559,7 @@ START_TEST(index_enomem)
             ck_assert_uint_eq(s1.subscriptions, s0.subscriptions);
             ck_assert_uint_eq(s1.scopes, s0.scopes);
             ck_assert_uint_eq(s1.buckets, s0.buckets);
+            ck_assert_uint_eq(s1.time_dependent, s0.time_dependent);
             /* Only table capacity may have grown. */
             ck_assert_uint_le(pgwt_alloc_get().live, live0 + 8);
             /* The index still works. */
@@ -1320,7 +1611,7 @@ START_TEST(index_enomem)
         ck_assert_ptr_eq(y, (pgw_index *)0x1);
     }
     pgw_write_free(probe);
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 6; k++)
         pgw_deps_free(shapes[k]);
     pgw_deps_free(seed);
     pgw_index_free(x);
@@ -1329,7 +1620,8 @@ START_TEST(index_enomem)
 }
 END_TEST
 
-/* match, reset, pop, begin, ack_unknown and unregister never allocate. */
+/* match, reset, pop, begin, ack_unknown, unregister and the clock never
+ * allocate. */
 START_TEST(match_allocates_nothing)
 {
     pgwt_alloc_install();
@@ -1337,6 +1629,10 @@ START_TEST(match_allocates_nothing)
     pgw_deps *d = open_tasks(&IH_ACME, "a");
     ih_result(d, "1");
     pgw_runner_id r = reg(x, d);
+    ck_assert_int_eq(pgw_index_clock(NULL, x, 0, NULL), PGW_OK);
+    pgw_deps *dt = open_tasks(&IH_GLOBEX, "timed");
+    ck_assert_int_eq(pgw_deps_set_time_dependent(dt, true, NULL), PGW_OK);
+    pgw_runner_id rt = reg(x, dt);
     pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
     ih_wids(w, "1", false);
     ih_wcols(w, "status", false);
@@ -1358,11 +1654,23 @@ START_TEST(match_allocates_nothing)
     ck_assert_int_eq(pgw_index_ack_unknown(x, r, NULL), PGW_OK);
     ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
     ck_assert_int_eq(pgw_index_unregister(x, r, NULL), PGW_OK);
+    int64_t due = 0;
+    ck_assert_int_eq(pgw_index_clock_next(&due, x), PGW_OK);
+    ck_assert_int_eq(due, 1000);
+    size_t n = 0;
+    ck_assert_int_eq(pgw_index_clock(&n, x, 1000, NULL), PGW_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_int_eq(dd.reason, PGW_REASON_CLOCK);
+    ck_assert_int_eq(pgw_index_clock(&n, x, 2000, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, rt, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_unregister(x, rt, NULL), PGW_OK);
     ck_assert(!pgwt_alloc_failed());
     pgwt_alloc_fail_at(0);
     ck_assert_uint_eq(pgwt_alloc_get().calls, a0.calls);
     pgw_write_free(w);
     pgw_deps_free(d);
+    pgw_deps_free(dt);
     pgw_index_free(x);
     pgwt_alloc_uninstall();
 }
@@ -1372,10 +1680,20 @@ START_TEST(index_bad_arguments)
 {
     pgw_error err;
     pgw_index *x = (pgw_index *)0x1;
-    pgw_index_options o = {2, 0};
+    pgw_index_options o = {3, 0, 1000};
     ck_assert_int_eq(pgw_index_new(&x, &o, &err), PGW_EINVAL);
     ck_assert_str_eq(err.message,
-                     "index_new: options version 2 is not 1 (use PGW_INDEX_OPTIONS_INIT)");
+                     "index_new: options version 3 is not 1 to 2 (use PGW_INDEX_OPTIONS_INIT)");
+    ck_assert_ptr_eq(x, (pgw_index *)0x1);
+    o.version = 0;
+    ck_assert_int_eq(pgw_index_new(&x, &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "index_new: options version 0 is not 1 to 2 (use PGW_INDEX_OPTIONS_INIT)");
+    o.version = 2;
+    o.clock_interval_ms = 0;
+    ck_assert_int_eq(pgw_index_new(&x, &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "index_new: clock_interval_ms 0 is not positive (milliseconds, >= 1)");
     ck_assert_ptr_eq(x, (pgw_index *)0x1);
     x = new_index();
     pgw_runner_id id = 7;
@@ -1456,6 +1774,12 @@ static Suite *suite(void)
     tcase_add_test(tc, index_enomem);
     tcase_add_test(tc, match_allocates_nothing);
     tcase_add_test(tc, index_bad_arguments);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("clock");
+    tcase_add_test(tc, clock_interval);
+    tcase_add_test(tc, clock_unknown_base);
+    tcase_add_test(tc, clock_order);
+    tcase_add_test(tc, clock_versions_and_errors);
     suite_add_tcase(s, tc);
     return s;
 }

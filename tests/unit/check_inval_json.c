@@ -132,6 +132,63 @@ START_TEST(deps_every_field)
     deps_round_trip(und, und);
     pgw_deps *d = deps_json(und);
     ck_assert_uint_eq(pgw_deps_n_tables(d), 0);
+    ck_assert(!pgw_deps_time_dependent(d));
+    pgw_deps_free(d);
+}
+END_TEST
+
+/* "time_dependent": written last, only when true; false reads as absent. */
+START_TEST(deps_time_dependent)
+{
+    const char *timed =
+        "{\"scope\":{\"project\":null,\"tenant\":null,\"database\":null},\"query\":\"q\","
+        "\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"columns\":\"*\",\"filters\":[],"
+        "\"order_by\":[],\"limit\":null,\"offset\":0}],\"result_ids\":[\"1\"],"
+        "\"time_dependent\":true}";
+    deps_round_trip(timed, timed);
+    /* any position in, the canonical position out */
+    deps_round_trip("{\"time_dependent\":true,\"scope\":{},\"query\":\"q\",\"tables\":"
+                    "[{\"schema\":\"s\",\"table\":\"t\"}],\"result_ids\":[\"1\"]}",
+                    timed);
+    deps_round_trip("{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":"
+                    "\"t\"}],\"time_dependent\":false}",
+                    "{\"scope\":{\"project\":null,\"tenant\":null,\"database\":null},"
+                    "\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"columns\":"
+                    "\"*\",\"filters\":[],\"order_by\":[],\"limit\":null,\"offset\":0}],"
+                    "\"result_ids\":null}");
+    const char *und = "{\"scope\":{\"project\":\"p\",\"tenant\":\"t\",\"database\":\"d\"},"
+                      "\"query\":\"legacy\",\"undeclared\":true,\"time_dependent\":true}";
+    deps_round_trip(und, und);
+    pgw_deps *d = deps_json(timed);
+    ck_assert(pgw_deps_time_dependent(d));
+    /* the builder's flag is the same */
+    pgw_error err;
+    ck_assert_int_eq(pgw_deps_set_time_dependent(d, false, &err), PGW_OK);
+    ck_assert(!pgw_deps_time_dependent(d));
+    char *out;
+    ck_assert_int_eq(pgw_deps_to_json(&out, NULL, d, NULL), PGW_OK);
+    ck_assert_ptr_null(strstr(out, "time_dependent"));
+    pgw_free(out);
+    ck_assert_int_eq(pgw_deps_set_time_dependent(d, true, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_to_json(&out, NULL, d, NULL), PGW_OK);
+    ck_assert_str_eq(out, timed);
+    pgw_free(out);
+    ck_assert_int_eq(pgw_deps_set_time_dependent(NULL, true, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_time_dependent: deps is NULL");
+    ck_assert(!pgw_deps_time_dependent(NULL));
+    /* pgw_decide() ignores it: a write is decided as without it */
+    pgw_deps *plain = deps_json(DEPS_EXAMPLE);
+    pgw_deps *clock = deps_json(DEPS_EXAMPLE);
+    ck_assert_int_eq(pgw_deps_set_time_dependent(clock, true, NULL), PGW_OK);
+    pgw_write *w = write_json(WRITE_EXAMPLE);
+    IH_EXPECT(plain, w, true, PGW_REASON_ROW_IN_RESULT);
+    IH_EXPECT(clock, w, true, PGW_REASON_ROW_IN_RESULT);
+    pgw_write *other = ih_write(&IH_GLOBEX, "tasks", PGW_OP_INSERT);
+    IH_EXPECT(clock, other, false, PGW_REASON_SCOPE_DISJOINT);
+    pgw_write_free(other);
+    pgw_write_free(w);
+    pgw_deps_free(plain);
+    pgw_deps_free(clock);
     pgw_deps_free(d);
 }
 END_TEST
@@ -285,6 +342,11 @@ static const bad_case bad_deps[] = {
      "\"result_ids\":[7]}",
      "$.result_ids[0]", "$.result_ids[0]: a row ID is a string or an array of strings"},
     {"[1]", "$", "$: expected an object, found an array"},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\"}],"
+     "\"time_dependent\":1}",
+     "$.time_dependent", "$.time_dependent: expected a boolean, found an integer"},
+    {"{\"scope\":{},\"query\":\"q\",\"undeclared\":true,\"time_dependent\":null}",
+     "$.time_dependent", "$.time_dependent: expected a boolean, found null"},
     {"{\"scope\":{},\"query\":\"q\",\"undeclared\":true,\"undeclared\":true}", "$",
      NULL /* jansson's duplicate-key message */},
 };
@@ -813,6 +875,17 @@ static int op_deps_from_json(void **made)
     return pgw_deps_from_json((pgw_deps **)made, DEPS_EXAMPLE, strlen(DEPS_EXAMPLE), NULL);
 }
 
+static int op_deps_timed_from_json(void **made)
+{
+    /* jansson 2.14 reads past the end of its token buffer when growing it
+     * fails on a 14-byte string (16 bytes with its quotes, the buffer's
+     * first size), such as the key "time_dependent": here an earlier,
+     * longer string (the query) has grown the buffer. */
+    const char *t = "{\"scope\":{},\"query\":\"tasks.due.today.list\",\"undeclared\":true,"
+                    "\"time_dependent\":true}";
+    return pgw_deps_from_json((pgw_deps **)made, t, strlen(t), NULL);
+}
+
 static int op_write_from_json(void **made)
 {
     const char *pk =
@@ -849,7 +922,7 @@ static int op_payload_fallback(void **made)
 }
 
 static pgw_write *enc_source;
-static pgw_deps *enc_deps;
+static pgw_deps *enc_deps, *enc_timed;
 
 static int op_payload_encode(void **made)
 {
@@ -866,9 +939,14 @@ static int op_deps_to_json(void **made)
     return pgw_deps_to_json((char **)made, NULL, enc_deps, NULL);
 }
 
+static int op_deps_timed_to_json(void **made)
+{
+    return pgw_deps_to_json((char **)made, NULL, enc_timed, NULL);
+}
+
 static void free_made(alloc_op op, void *made)
 {
-    if (op == op_deps_from_json)
+    if (op == op_deps_from_json || op == op_deps_timed_from_json)
         pgw_deps_free(made);
     else if (op == op_write_from_json || op == op_payload_decode || op == op_payload_fallback ||
              op == op_payload_ddl || op == op_write_ddl_from_json)
@@ -881,10 +959,13 @@ START_TEST(codecs_enomem)
 {
     alloc_op ops[] = {op_deps_from_json,  op_write_from_json, op_payload_decode,
                       op_payload_fallback, op_payload_encode,  op_write_to_json,
-                      op_deps_to_json,    op_payload_ddl,     op_write_ddl_from_json};
+                      op_deps_to_json,    op_payload_ddl,     op_write_ddl_from_json,
+                      op_deps_timed_from_json, op_deps_timed_to_json};
     pgwt_alloc_install();
     enc_source = write_json(WRITE_EXAMPLE);
     enc_deps = deps_json(DEPS_EXAMPLE);
+    enc_timed = deps_json(DEPS_EXAMPLE);
+    ck_assert_int_eq(pgw_deps_set_time_dependent(enc_timed, true, NULL), PGW_OK);
     size_t base = pgwt_alloc_get().live;
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         size_t n;
@@ -908,6 +989,7 @@ START_TEST(codecs_enomem)
     }
     pgw_write_free(enc_source);
     pgw_deps_free(enc_deps);
+    pgw_deps_free(enc_timed);
     ck_assert_uint_eq(pgwt_alloc_get().live, 0);
     pgwt_alloc_uninstall();
 }
@@ -919,6 +1001,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("json");
     tcase_add_test(tc, deps_design_example);
     tcase_add_test(tc, deps_every_field);
+    tcase_add_test(tc, deps_time_dependent);
     tcase_add_test(tc, write_every_field);
     tcase_add_test(tc, verdicts);
     tcase_add_test(tc, empty_and_nul_documents);

@@ -411,10 +411,12 @@ static uint64_t hmix(uint64_t h, uint64_t v)
 
 /* Identity of a subscription: scope, query and declaration (of a pgw_deps
  * at registration, of a runner block at unregistration: the same hash). */
-static uint64_t ident_hash(uint64_t scope_hash, const pgwi_str *query, const pgwi_tdep *tables,
-                           uint32_t n_tables)
+static uint64_t ident_hash(uint64_t scope_hash, const pgwi_str *query, bool timed,
+                           const pgwi_tdep *tables, uint32_t n_tables)
 {
     uint64_t h = hmix(scope_hash, query->hash);
+    if (timed)
+        h = hmix(h, 0x71AE);
     h = hmix(h, n_tables);
     for (uint32_t i = 0; i < n_tables; i++) {
         const pgwi_tdep *t = &tables[i];
@@ -447,7 +449,8 @@ static bool names_eq(const pgwi_str *const *a, const pgwi_str *const *b, uint32_
 
 static bool same_decl(const irunner *r, const pgw_deps *d)
 {
-    if (!pgwi_str_eq(r->query, d->query) || r->n_tables != d->n_tables)
+    if (!pgwi_str_eq(r->query, d->query) || r->n_tables != d->n_tables ||
+        r->timed != d->time_dependent)
         return false;
     for (uint32_t i = 0; i < d->n_tables; i++) {
         const pgwi_tdep *x = &RN_TABLES(r)[i], *y = &d->tables[i];
@@ -496,8 +499,11 @@ static void runner_free(pgw_index *x, irunner *r)
  * as they are copied; on ENOMEM everything acquired is released. */
 static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
 {
-    size_t size = ALIGN8(sizeof(irunner)) + ALIGN8(d->n_tables * sizeof(pgwi_tdep)) +
-                  ALIGN8((d->n_tables ? d->n_tables : 1) * sizeof(ipost));
+    /* header, tables, postings, the clock's record (RN_TIME), arrays */
+    const size_t head = ALIGN8(sizeof(irunner)) + ALIGN8(d->n_tables * sizeof(pgwi_tdep)) +
+                        ALIGN8((d->n_tables ? d->n_tables : 1) * sizeof(ipost)) +
+                        (d->time_dependent ? ALIGN8(sizeof(itime)) : 0);
+    size_t size = head;
     for (uint32_t i = 0; i < d->n_tables; i++) {
         const pgwi_tdep *t = &d->tables[i];
         size += ALIGN8(((t->all_cols ? 0 : t->n_cols) + t->n_sort) * sizeof(pgwi_str *));
@@ -529,10 +535,10 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
     r->rids_off = (uint32_t)rids_off;
     r->cap_rids = r->n_rids = n_rids;
     r->rids_known = rids_known;
+    r->timed = d->time_dependent;
     if (n_rids)
         memcpy(RN_RIDS(r), d->fps, n_rids * sizeof(uint32_t));
-    unsigned char *cur = p + ALIGN8(sizeof(irunner)) + ALIGN8(d->n_tables * sizeof(pgwi_tdep)) +
-                         ALIGN8((d->n_tables ? d->n_tables : 1) * sizeof(ipost));
+    unsigned char *cur = p + head;
     if (!(r->query = name_get(x, d->query)))
         goto nomem;
     for (uint32_t i = 0; i < d->n_tables; i++) {
@@ -650,15 +656,28 @@ int pgw_index_new(pgw_index **out, const pgw_index_options *opts, pgw_error *err
 {
     if (!out)
         return pgwi_error(err, PGW_EINVAL, "index_new: out is NULL");
-    if (opts && opts->version != PGW_INDEX_OPTIONS_VERSION)
+    /* Version 1 has no clock_interval_ms (a caller's struct may end before
+     * it): the default interval. */
+    if (opts && (opts->version < 1 || opts->version > PGW_INDEX_OPTIONS_VERSION))
         return pgwi_error(err, PGW_EINVAL,
-                          "index_new: options version %u is not %u (use PGW_INDEX_OPTIONS_INIT)",
+                          "index_new: options version %u is not 1 to %u (use "
+                          "PGW_INDEX_OPTIONS_INIT)",
                           opts->version, (unsigned)PGW_INDEX_OPTIONS_VERSION);
+    int64_t interval = opts && opts->version >= 2 ? opts->clock_interval_ms
+                                                  : PGW_INDEX_CLOCK_INTERVAL_MS;
+    if (interval < 1)
+        return pgwi_error(err, PGW_EINVAL,
+                          "index_new: clock_interval_ms %lld is not positive (milliseconds, "
+                          ">= 1)",
+                          (long long)interval);
     pgw_index *x = pgwi_calloc(1, sizeof *x);
     if (!x)
         return pgwi_enomem(err);
     x->free_r = x->free_sc = x->free_bk = x->free_name = NONE;
     x->q_head = x->q_tail = NONE;
+    x->t_head = x->t_tail = NONE;
+    x->clock_interval = interval;
+    x->clock_now = -1;
     x->epoch = 1;
     if (opts && opts->expected_runners) {
         size_t n = opts->expected_runners;
@@ -713,7 +732,8 @@ int pgwi_index_runner_at(uint32_t *out, const pgw_index *x, pgw_runner_id id, co
 /* The fingerprint of a runner's identity in m_ident. */
 static uint32_t runner_ident(const pgw_index *x, const irunner *r)
 {
-    return pgwi_fp32(ident_hash(x->sc[r->scope].hash, r->query, RN_TABLES(r), r->n_tables));
+    return pgwi_fp32(
+        ident_hash(x->sc[r->scope].hash, r->query, r->timed, RN_TABLES(r), r->n_tables));
 }
 
 /* The filter of runner r's posting p (its i-th), or NULL. */
@@ -945,6 +965,8 @@ static void runner_commit(pgw_index *x, irunner *r, uint32_t k, uint32_t sk)
     s->all_head = k;
     s->n_runners++;
     post_add(x, r);
+    if (r->timed)
+        pgwi_index_clock_register(x, r);
     x->live_runners++;
     x->subscriptions++;
 }
@@ -955,7 +977,7 @@ int pgw_index_register(pgw_runner_id *out, pgw_index *x, const pgw_deps *d, pgw_
         return pgwi_error(err, PGW_EINVAL, "index_register: %s is NULL",
                           !out ? "out" : !x ? "index" : "deps");
     uint64_t sh = pgwi_scope_hash(&d->scope);
-    uint64_t ident = ident_hash(sh, d->query, d->tables, d->n_tables);
+    uint64_t ident = ident_hash(sh, d->query, d->time_dependent, d->tables, d->n_tables);
     uint32_t sk = pgwi_index_scope_find(x, &d->scope, sh);
     if (sk != NONE) {
         uint32_t fp = pgwi_fp32(ident);
@@ -1046,6 +1068,8 @@ int pgw_index_unregister(pgw_index *x, pgw_runner_id id, pgw_error *err)
         return PGW_OK;
     pgwi_index_set_state(x, r, ST_CLEAN);
     pgwi_index_lists_leave(x, r); /* a tracked runner without IDs sits on the volatile list */
+    if (r->timed)
+        pgwi_index_clock_unregister(x, r);
     iscope *s = &x->sc[r->scope];
     if (r->s_prev != NONE)
         RUNNER(x, r->s_prev)->s_next = r->s_next;

@@ -117,6 +117,7 @@ typedef struct irunner {
     uint16_t n_tables;
     uint8_t state, reason;
     bool rids_known, tracked, undeclared;
+    bool timed; /* time-dependent: its block holds an itime after its postings */
 } irunner;
 
 #define RN_TABLES(r) ((pgwi_tdep *)((unsigned char *)(r) + ALIGN8(sizeof(irunner))))
@@ -127,6 +128,20 @@ static inline uint32_t rn_nposts(const irunner *r)
 {
     return r->undeclared ? 1 : r->n_tables;
 }
+
+/* The clock's record of a time-dependent runner (index_clock.c), in its
+ * block after its postings (runner_new() makes room when r->timed). The
+ * runners waiting for their interval (CLEAN or RUNNING, not yet marked) are
+ * on one list, by slot, in the order of their base times: a base is always
+ * the index's latest time when it is set, and that time never goes back, so
+ * the list's head is the next due. */
+typedef struct itime {
+    int64_t base;        /* ms: the index's time when its result was taken; -1: unknown */
+    uint32_t prev, next; /* the clock's list, by runner slot */
+    bool linked;         /* on the list */
+} itime;
+
+#define RN_TIME(r) ((itime *)((unsigned char *)RN_POST(r) + ALIGN8(rn_nposts(r) * sizeof(ipost))))
 
 /* Cache lines to prefetch for a runner block: its header and declaration
  * (it may straddle one more), not its result IDs, which a match reads only
@@ -238,6 +253,11 @@ struct pgw_index {
     irunner *q_tail_r;       /* the block of q_tail */
     uint32_t epoch;
     uint32_t n_und; /* undeclared buckets */
+    /* the clock (index_clock.c) */
+    int64_t clock_interval; /* ms, >= 1 */
+    int64_t clock_now;      /* ms: the latest now_ms passed to pgw_index_clock(); -1: none yet */
+    uint32_t t_head, t_tail; /* runners waiting for their interval, by base time */
+    uint64_t n_timed, clocked;
     uint64_t live_runners, live_scopes, live_buckets, subscriptions, n_dirty, n_running;
     uint64_t writes, visited, marked, coalesced;
     uint64_t by_reason[PGW_REASON_COUNT];
@@ -323,5 +343,19 @@ void pgwi_index_set_state(pgw_index *x, irunner *r, uint8_t st);
 
 /* Takes r off whatever list its state puts it on. */
 void pgwi_index_lists_leave(pgw_index *x, irunner *r);
+
+/* index_clock.c (each only for a runner with r->timed) */
+
+/* A new time-dependent runner (CLEAN) waits for its interval from the
+ * index's time. */
+void pgwi_index_clock_register(pgw_index *x, irunner *r);
+
+/* A time-dependent runner leaves the index. */
+void pgwi_index_clock_unregister(pgw_index *x, irunner *r);
+
+/* The clock follows runner r's move from state `from` to `to`: a marked
+ * runner stops waiting; one whose rerun starts waits anew from the index's
+ * time. */
+void pgwi_index_clock_follow(pgw_index *x, irunner *r, uint8_t from, uint8_t to);
 
 #endif /* PGWITNESS_INDEX_INTERNAL_H */

@@ -92,10 +92,13 @@ static void count_state(pgw_index *x, uint8_t from, uint8_t to)
 
 void pgwi_index_set_state(pgw_index *x, irunner *r, uint8_t st)
 {
-    count_state(x, r->state, st);
+    uint8_t from = r->state;
+    count_state(x, from, st);
     pgwi_index_lists_leave(x, r);
     r->state = st;
     lists_enter(x, r);
+    if (r->timed)
+        pgwi_index_clock_follow(x, r, from, st);
 }
 
 /* ------------------------------------------------------------------ */
@@ -259,7 +262,7 @@ int pgw_index_runner(pgw_runner_info *out, const pgw_index *x, pgw_runner_id id,
 
 int pgw_index_stats_get(pgw_index_stats *out, const pgw_index *x)
 {
-    if (!out || !x || out->version != PGW_INDEX_STATS_VERSION)
+    if (!out || !x || out->version < 1 || out->version > PGW_INDEX_STATS_VERSION)
         return PGW_EINVAL;
     out->subscriptions = x->subscriptions;
     out->runners = x->live_runners;
@@ -271,6 +274,10 @@ int pgw_index_stats_get(pgw_index_stats *out, const pgw_index *x)
     out->visited = x->visited;
     out->marked = x->marked;
     out->coalesced = x->coalesced;
+    if (out->version >= 2) {
+        out->time_dependent = x->n_timed;
+        out->clocked = x->clocked;
+    }
     return PGW_OK;
 }
 

@@ -577,6 +577,19 @@ size_t pgw_deps_n_tables(const pgw_deps *d)
     return d ? d->n_tables : 0;
 }
 
+int pgw_deps_set_time_dependent(pgw_deps *d, bool on, pgw_error *err)
+{
+    if (!d)
+        return pgwi_error(err, PGW_EINVAL, "deps_set_time_dependent: deps is NULL");
+    d->time_dependent = on;
+    return PGW_OK;
+}
+
+bool pgw_deps_time_dependent(const pgw_deps *d)
+{
+    return d && d->time_dependent;
+}
+
 void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d)
 {
     out->tables = d->tables;

@@ -160,6 +160,7 @@ struct pgw_deps {
     uint32_t n_rids;
     uint32_t *fps; /* n_fps sorted unique fingerprints */
     uint32_t n_fps;
+    bool time_dependent; /* the query reads the clock (pgw_index_clock()) */
 };
 
 void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d);

@@ -346,23 +346,26 @@ static int read_table(pgw_deps *d, const json_t *to, const char *path, pgw_error
 
 static int deps_from_jobj(pgw_deps **out, const json_t *v, pgw_error *err)
 {
-    const json_t *sm, *qm, *tm = NULL, *rm = NULL, *um = NULL;
+    const json_t *sm, *qm, *tm = NULL, *rm = NULL, *um = NULL, *cm = NULL;
     const pgwi_jfield f[] = {
         PGWI_JF_VALUE("scope", &sm, 0),
         PGWI_JF_VALUE("query", &qm, 0),
         PGWI_JF_VALUE("tables", &tm, PGWI_JF_OPTIONAL),
         PGWI_JF_VALUE("result_ids", &rm, PGWI_JF_OPTIONAL),
         PGWI_JF_VALUE("undeclared", &um, PGWI_JF_OPTIONAL),
+        PGWI_JF_VALUE("time_dependent", &cm, PGWI_JF_OPTIONAL),
     };
     pgw_scope scope;
     const char *query;
-    bool undeclared = false;
+    bool undeclared = false, timed = false;
     int rc;
     if ((rc = pgwi_json_read_fields(v, "$", f, PGWI_NFIELDS(f), 0, err)) < 0 ||
         (rc = pgwi_scope_from_jobj(&scope, sm, "$.scope", err)) < 0 ||
         (rc = pgwi_json_string(&query, NULL, qm, 0, "$.query", err)) < 0)
         return rc;
     if (um && (rc = pgwi_json_bool(&undeclared, um, "$.undeclared", err)) < 0)
+        return rc;
+    if (cm && (rc = pgwi_json_bool(&timed, cm, "$.time_dependent", err)) < 0)
         return rc;
     if (undeclared && tm)
         return pgwi_error_at(err, PGW_EPARSE, "$.tables",
@@ -400,6 +403,7 @@ static int deps_from_jobj(pgw_deps **out, const json_t *v, pgw_error *err)
         if (rc < 0)
             goto fail;
     }
+    d->time_dependent = timed;
     *out = d;
     return PGW_OK;
 fail:
@@ -467,6 +471,19 @@ fail:
     return rc;
 }
 
+/* Ends a declaration's object with its last key, `time_dependent` (only
+ * when set), and dumps it (consumes o). */
+static int deps_dump(char **out, size_t *out_len, json_t *o, const pgw_deps *d,
+                     pgw_error *err)
+{
+    int rc;
+    if (d->time_dependent && (rc = pgwi_json_set(o, "time_dependent", json_true(), err)) < 0) {
+        json_decref(o);
+        return rc;
+    }
+    return dump(out, out_len, o, err);
+}
+
 int pgw_deps_to_json(char **out, size_t *out_len, const pgw_deps *d, pgw_error *err)
 {
     if (!out || !d)
@@ -482,7 +499,7 @@ int pgw_deps_to_json(char **out, size_t *out_len, const pgw_deps *d, pgw_error *
     if (d->n_tables == 0) {
         if ((rc = pgwi_json_set(o, "undeclared", json_true(), err)) < 0)
             goto fail;
-        return dump(out, out_len, o, err);
+        return deps_dump(out, out_len, o, d, err);
     }
     ts = json_array();
     if ((rc = pgwi_json_set(o, "tables", ts, err)) < 0)
@@ -496,7 +513,7 @@ int pgw_deps_to_json(char **out, size_t *out_len, const pgw_deps *d, pgw_error *
         goto fail;
     if ((rc = pgwi_json_set(o, "result_ids", a, err)) < 0)
         goto fail;
-    return dump(out, out_len, o, err);
+    return deps_dump(out, out_len, o, d, err);
 fail:
     json_decref(o);
     return rc;

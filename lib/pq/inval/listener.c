@@ -702,6 +702,22 @@ int pgw_pq_listener_process(pgw_pq_listener *l, int fd, unsigned events, pgw_err
     return PGW_OK;
 }
 
+/* Drives the index's clock (index.h, "Time-dependent runners") and
+ * lowers *next to its next deadline. A time earlier than the index's (a
+ * host that drives it with another clock) is refused by the index and
+ * marks nothing. */
+static void clock_tick(pgw_pq_listener *l, int64_t now, int64_t *next)
+{
+    if (!l->o.index)
+        return;
+    pgw_index_clock(NULL, l->o.index, now, NULL);
+    int64_t due;
+    if (pgw_index_clock_next(&due, l->o.index) < 0)
+        return; /* no time-dependent runner waits */
+    if (due < *next)
+        *next = due;
+}
+
 int pgw_pq_listener_tick(int64_t *out, pgw_pq_listener *l, pgw_error *err)
 {
     if (!l)
@@ -744,6 +760,7 @@ int pgw_pq_listener_tick(int64_t *out, pgw_pq_listener *l, pgw_error *err)
             next = idle_at < next ? idle_at : next;
         }
     }
+    clock_tick(l, now, &next);
     if (out)
         *out = next == INT64_MAX ? -1 : (next > now ? next - now : 0);
     return PGW_OK;

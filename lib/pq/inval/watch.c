@@ -6,7 +6,8 @@
  * Sequence: [BEGIN | SAVEPOINT pgwitness_watch]; the table's watch lock
  * (watch_lock.sql: concurrent watch/unwatch calls of one table run one
  * after the other); read the table and the DDL (one parameterised query);
- * run the DDL; [COMMIT | RELEASE] — or on
+ * run the DDL; put the triggers in the firing mode asked and read the
+ * settings that bear on writers (watch_mode.sql); [COMMIT | RELEASE] — or on
  * any failure [ROLLBACK | ROLLBACK TO + RELEASE], so nothing is changed and
  * a caller's transaction stays usable.
  * SPDX-License-Identifier: MIT
@@ -44,10 +45,16 @@ static int unit_end(PGconn *conn, bool own, int rc, pgw_error *err)
 
 static int check_options(const pgw_pq_watch_options *o, pgw_error *err)
 {
-    if (o->version != PGW_PQ_WATCH_OPTIONS_VERSION)
+    if (o->version < 1 || o->version > PGW_PQ_WATCH_OPTIONS_VERSION)
         return pgwi_error(err, PGW_EINVAL,
-                          "watch options version %u is not %u (use PGW_PQ_WATCH_OPTIONS_INIT)",
+                          "watch options version %u is not 1 to %u (use "
+                          "PGW_PQ_WATCH_OPTIONS_INIT)",
                           o->version, (unsigned)PGW_PQ_WATCH_OPTIONS_VERSION);
+    if (o->version >= 2 && o->result && o->result->version != PGW_PQ_WATCH_RESULT_VERSION)
+        return pgwi_error(err, PGW_EINVAL,
+                          "watch options: result version %u is not %u (use "
+                          "PGW_PQ_WATCH_RESULT_INIT)",
+                          o->result->version, (unsigned)PGW_PQ_WATCH_RESULT_VERSION);
     if (o->pgw_schema) {
         int rc;
         if ((rc = pgwi_pq_check_name("watch options: the pgwitness schema name", o->pgw_schema,
@@ -215,6 +222,45 @@ int pgw_pq_watch_gaps(pgw_pq_watch_gap **out, size_t *n_out, PGconn *conn,
     return PGW_OK;
 }
 
+/* After the triggers are created (or found current): puts them in the
+ * firing mode asked (watch_mode.sql; ENABLE ALWAYS or plain ENABLE), and
+ * fills *res (when given) with the warnings about the server. Version 1
+ * options ask for plain ENABLE and have no result. */
+static int watch_mode(PGconn *conn, const char *schema, const char *table,
+                      const pgw_pq_watch_options *o, pgw_pq_watch_result *res, pgw_error *err)
+{
+    bool always = o->version >= 2 && o->enable_always;
+    const char *params[3] = {schema, table, always ? "A" : "O"};
+    PGresult *r;
+    int rc;
+    if ((rc = pgwi_pq_exec(&r, conn, pgwi_sql_watch_mode, 3, params,
+                           "reading the triggers' firing mode", err)) < 0)
+        return rc;
+    if (PQgetvalue(r, 0, 0)[0] &&
+        (rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 0), NULL,
+                          always ? "enabling the triggers ALWAYS" : "enabling the triggers",
+                          err)) < 0) {
+        PQclear(r);
+        return rc;
+    }
+    if (res) {
+        int mpt = atoi(PQgetvalue(r, 0, 1));
+        res->max_prepared_transactions = mpt;
+        res->warnings = 0;
+        res->message[0] = '\0';
+        if (mpt > 0) {
+            res->warnings |= PGW_PQ_WATCH_WARN_PREPARED_TRANSACTIONS;
+            snprintf(res->message, sizeof res->message,
+                     "max_prepared_transactions is %d: writers of watched tables cannot use "
+                     "PREPARE TRANSACTION (a NOTIFY cannot be prepared); watch them with the "
+                     "stream for two-phase commit",
+                     mpt);
+        }
+    }
+    PQclear(r);
+    return PGW_OK;
+}
+
 int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
                        const pgw_pq_watch_options *opts, pgw_error *err)
 {
@@ -286,7 +332,20 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
         rc = watch_table_below(conn, r, schema, table, pgw_schema, err);
     }
     PQclear(r);
-    return unit_end(conn, own, rc, err);
+    if (rc < 0)
+        return unit_end(conn, own, rc, err);
+    /* Filled only on success (a caller's out-struct is untouched else). */
+    pgw_pq_watch_result res;
+    pgw_pq_watch_result *want = o->version >= 2 ? o->result : NULL;
+    if ((rc = watch_mode(conn, schema, table, o, want ? &res : NULL, err)) < 0)
+        return unit_end(conn, own, rc, err);
+    if ((rc = unit_end(conn, own, rc, err)) < 0)
+        return rc;
+    if (want) {
+        res.version = want->version;
+        *want = res;
+    }
+    return PGW_OK;
 }
 
 int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema, const char *table,

@@ -6,7 +6,8 @@
 -- (re)creates the four triggers, in order (the existing ones are dropped
 -- first, so watching again replaces them; trigger names are fixed, see
 -- unwatch.sql). When the four triggers already are exactly what the DDL
--- would create -- enabled, AFTER ... FOR EACH STATEMENT on their event with
+-- would create -- enabled (plain or ALWAYS: watch_mode.sql, run next, sets
+-- which), AFTER ... FOR EACH STATEMENT on their event with
 -- their transition tables, no column list or WHEN, calling this schema's
 -- notify_statement() with these arguments (channel, key of now, value
 -- columns) -- the DDL is empty: watching again changes nothing and takes no
@@ -114,7 +115,7 @@ SELECT c.relkind::text AS relkind,
        SELECT count(*) = 4 AS current
          FROM pg_catalog.pg_trigger t
         WHERE t.tgrelid = c.oid
-          AND t.tgenabled = 'O'
+          AND t.tgenabled IN ('O', 'A') -- enabled: watch_mode.sql sets which
           AND t.tgfoid = to_regprocedure(format('%I.notify_statement()', $3::text))
           AND t.tgargs = a.tgargs
           AND t.tgqual IS NULL
