@@ -69,6 +69,23 @@ BEGIN
 END
 $fn$;
 
+-- Whether the stream watches `watched` (a row in stream_tables); NULL when
+-- the role may not read stream_tables (a role that watches with the
+-- triggers needs no privilege on this schema's tables). PL/pgSQL, so that
+-- the table is read, and its privilege checked, only when it may be.
+CREATE OR REPLACE FUNCTION :"schema".stream_watched(watched regclass)
+RETURNS boolean
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, :"schema", pg_temp
+AS $fn$
+BEGIN
+    IF NOT has_table_privilege('stream_tables', 'SELECT') THEN  -- by search_path: this schema's
+        RETURN NULL;
+    END IF;
+    RETURN EXISTS (SELECT FROM stream_tables st WHERE st.relid = watched);
+END
+$fn$;
+
 -- What the descendants of `watched` (all of them, or `below` and its own
 -- descendants when given) need changed: one row per relation whose
 -- triggers are not what they should be (see above), with the DDL that
@@ -79,7 +96,8 @@ $fn$;
 -- NULL when none), and `problem` when a trigger of one of these names is not
 -- pgwitness's (then no DDL). A relation no longer below `watched` that
 -- still has its triggers is listed (to drop them) when `below` is NULL.
--- Reads only the catalog and stream_tables; changes nothing.
+-- Reads only the catalog and stream_tables; changes nothing. A role that
+-- may not read stream_tables leaves the stream's triggers as they are.
 CREATE OR REPLACE FUNCTION :"schema".below_plan(watched regclass, below regclass DEFAULT NULL)
 RETURNS TABLE (relid oid, missing text, ddl text, problem text)
 LANGUAGE sql STABLE
@@ -97,7 +115,8 @@ main AS (
      WHERE t.tgrelid = watched AND t.tgname = 'pgwitness_insert' AND t.tgfoid = fn.oid
 ),
 stream_on AS (
-    SELECT EXISTS (SELECT FROM stream_tables st WHERE st.relid = watched)
+    SELECT stream_watched(watched) IS NOT NULL AS known,
+           stream_watched(watched)
            AND (SELECT c.relkind = 'p' FROM pg_class c WHERE c.oid = watched) AS on
 ),
 tree(relid) AS (
@@ -146,6 +165,8 @@ have AS (
                           FROM unnest(ARRAY['insert', 'update', 'delete', 'truncate',
                                             'stream_truncate']) op)
        AND (below IS NULL OR t.tgrelid IN (SELECT s.relid FROM scope s))
+       AND (t.tgname NOT LIKE 'pgwitness\_stream\_%'
+            OR (SELECT so.known FROM stream_on so))
 ),
 -- a wanted trigger and the trigger of that name, if it is exactly that
 pairs AS (
