@@ -557,8 +557,10 @@ typedef struct pgw_pq_watch_options {
      *  session_replication_role = replica; false: plain ENABLE (they fire
      *  in the origin and local roles only). Part of the watch's
      *  configuration, like the channel: watching again without it returns
-     *  ENABLE ALWAYS triggers to ENABLE. Needs the table's owner (ALTER
-     *  TABLE), where the triggers alone need the TRIGGER privilege. What it
+     *  ENABLE ALWAYS triggers to ENABLE. The triggers of the table's
+     *  partitions and inheritance children take the same mode. Needs the
+     *  table's owner (ALTER TABLE), where the triggers alone need the
+     *  TRIGGER privilege. What it
      *  does not cover: see pgw_pq_watch_table(), "Silenced triggers". */
     bool enable_always;
     /** (Version 2.) Optional: receives the call's warnings (borrowed for

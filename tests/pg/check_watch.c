@@ -1192,6 +1192,49 @@ static void watch_always(PGconn *c, const char *table, bool always)
     "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"                  \
     "\"pk_changed\":false}"
 
+/* The triggers below a watched table take its firing mode: a partition's
+ * and an inheritance child's triggers are ENABLE ALWAYS with the option,
+ * and plain again without it. */
+START_TEST(enable_always_covers_descendants)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY, status text) PARTITION BY RANGE (id); "
+                 "CREATE TABLE t1 PARTITION OF t FOR VALUES FROM (0) TO (100); "
+                 "CREATE TABLE h (id int PRIMARY KEY); CREATE TABLE h1 () INHERITS (h)");
+    watch_always(c, "t", true);
+    watch_always(c, "h", true);
+    ck_assert_int_eq(n_enabled(c, "t", 'A'), 4);
+    ck_assert_int_eq(n_enabled(c, "t1", 'A'), 4);
+    ck_assert_int_eq(n_enabled(c, "h1", 'A'), 4);
+    /* Straight into the partition, and into the child, under replica. */
+    pgwt_exec(c, "SET session_replication_role = replica; INSERT INTO t1 VALUES (5, 'a')");
+    pgwt_expect_write(lc, T_INSERT("5"));
+    pgwt_exec(c, "INSERT INTO h1 VALUES (6); RESET session_replication_role");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"h\",\"op\":\"insert\","
+                          "\"ids\":[\"6\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    /* Again with the option: nothing below changes. */
+    char *before = pgwt_value(c, "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_trigger "
+                                 "WHERE tgname LIKE 'pgwitness\\_%'");
+    watch_always(c, "t", true);
+    char *after = pgwt_value(c, "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_trigger "
+                                "WHERE tgname LIKE 'pgwitness\\_%'");
+    ck_assert_str_eq(after, before);
+    free(before);
+    free(after);
+    /* Without it: plain below too, and silent under replica again. */
+    watch_always(c, "t", false);
+    ck_assert_int_eq(n_enabled(c, "t", 'O'), 4);
+    ck_assert_int_eq(n_enabled(c, "t1", 'O'), 4);
+    ck_assert_int_eq(n_enabled(c, "h1", 'A'), 4); /* h's watch is unchanged */
+    pgwt_exec(c, "SET session_replication_role = replica; INSERT INTO t1 VALUES (7, 'a'); "
+                 "RESET session_replication_role");
+    pgwt_expect_marker(c, lc, CH, "replica, plain below");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
 /* session_replication_role = replica silences plain triggers, not ENABLE
  * ALWAYS ones; DISABLE TRIGGER USER silences both; watching again sets the
  * mode asked, without recreating or locking what is already right. */
@@ -1990,6 +2033,7 @@ static Suite *suite(void)
     tcase_add_test(tc, watch_inside_a_transaction);
     tcase_add_test(tc, watch_refusals_and_bad_arguments);
     tcase_add_test(tc, enable_always_fires_under_replica_role);
+    tcase_add_test(tc, enable_always_covers_descendants);
     tcase_add_test(tc, prepared_transactions_warning);
     tcase_add_test(tc, install_upgrades_version_1);
     tcase_add_test(tc, watch_allocation_failures);

@@ -291,6 +291,9 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
         pgwi_free(args);
         return unit_end(conn, own, rc, err);
     }
+    /* Filled only on success (a caller's out-struct is untouched else). */
+    pgw_pq_watch_result res;
+    pgw_pq_watch_result *want = o->version >= 2 ? o->result : NULL;
     const char *params[4] = {schema, table, pgw_schema, args};
     PGresult *r;
     rc = pgwi_pq_exec(&r, conn, pgwi_sql_watch, 4, params, "reading the table to watch", err);
@@ -328,16 +331,14 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
                (rc = pgwi_pq_run(conn, PQgetvalue(r, 0, 3), NULL,
                                  "creating the statement triggers", err)) < 0) {
         /* rc set */
+    } else if ((rc = watch_mode(conn, schema, table, o, want ? &res : NULL, err)) < 0) {
+        /* rc set */
     } else {
+        /* After the mode: the descendants' triggers take the table's. */
         rc = watch_table_below(conn, r, schema, table, pgw_schema, err);
     }
     PQclear(r);
     if (rc < 0)
-        return unit_end(conn, own, rc, err);
-    /* Filled only on success (a caller's out-struct is untouched else). */
-    pgw_pq_watch_result res;
-    pgw_pq_watch_result *want = o->version >= 2 ? o->result : NULL;
-    if ((rc = watch_mode(conn, schema, table, o, want ? &res : NULL, err)) < 0)
         return unit_end(conn, own, rc, err);
     if ((rc = unit_end(conn, own, rc, err)) < 0)
         return rc;

@@ -96,6 +96,9 @@ $fn$;
 -- NULL when none), and `problem` when a trigger of one of these names is not
 -- pgwitness's (then no DDL). A relation no longer below `watched` that
 -- still has its triggers is listed (to drop them) when `below` is NULL.
+-- The triggers-path ones take the firing mode of the watched table's own
+-- pgwitness_insert (ENABLE ALWAYS with pgw_pq_watch_options.enable_always,
+-- else plain ENABLE); the stream's are plain ENABLE.
 -- Reads only the catalog and stream_tables; changes nothing. A role that
 -- may not read stream_tables leaves the stream's triggers as they are.
 CREATE OR REPLACE FUNCTION :"schema".below_plan(watched regclass, below regclass DEFAULT NULL)
@@ -110,7 +113,7 @@ fn AS (
 ),
 -- the watched table's own triggers' arguments: channel, key (3), values
 main AS (
-    SELECT trigger_args(t.tgargs) AS a
+    SELECT trigger_args(t.tgargs) AS a, t.tgenabled::text AS mode
       FROM pg_trigger t, fn
      WHERE t.tgrelid = watched AND t.tgname = 'pgwitness_insert' AND t.tgfoid = fn.oid
 ),
@@ -158,7 +161,9 @@ have AS (
     SELECT t.tgrelid AS relid, t.tgname::text AS name, t.tgtype::int AS tgtype,
            t.tgoldtable::text AS oldtab, t.tgnewtable::text AS newtab,
            trigger_args(t.tgargs) AS args, t.tgfoid = fn.oid AS ours,
-           t.tgenabled = 'O' AND t.tgqual IS NULL AND cardinality(t.tgattr::int2[]) = 0 AS plain,
+           t.tgenabled::text = CASE WHEN t.tgname LIKE 'pgwitness\_stream\_%' THEN 'O'
+                                    ELSE coalesce((SELECT m.mode FROM main m), 'O') END
+           AND t.tgqual IS NULL AND cardinality(t.tgattr::int2[]) = 0 AS plain,
            t.tgfoid::regprocedure::text AS calls
       FROM pg_trigger t, fn
      WHERE t.tgname IN (SELECT 'pgwitness_' || op || '_' || watched::oid
@@ -199,6 +204,12 @@ changes AS (
                   (SELECT fn.name FROM fn),
                   (SELECT string_agg(quote_literal(u.x), ', ' ORDER BY u.i)
                      FROM unnest(p.args) WITH ORDINALITY AS u(x, i)))
+           -- the watched table's firing mode (pgw_pq_watch_options.enable_always)
+           || CASE WHEN p.name NOT LIKE 'pgwitness\_stream\_%'
+                        AND (SELECT m.mode FROM main m) = 'A'
+                   THEN format(';' || chr(10) || 'ALTER TABLE %I.%I ENABLE ALWAYS TRIGGER %I',
+                               n.nspname, c.relname, p.name)
+                   ELSE '' END
       FROM pairs p
       JOIN pg_class c ON c.oid = p.relid
       JOIN pg_namespace n ON n.oid = c.relnamespace
