@@ -1089,7 +1089,12 @@ typedef enum pgw_pq_listener_event_kind {
      *  (wal_status "lost": it kept more WAL than max_slot_wal_keep_size);
      *  `message` names the slot and which. Changes since its last
      *  confirmed position are lost: pgwitness creates the slot again, and
-     *  the STREAMING that follows resets the scope (once). */
+     *  the STREAMING that follows resets the scope (once). PGW_EEXISTS:
+     *  the slot is there, but another consumer read it while this tenant
+     *  was disconnected (its confirmed position is past the tenant's: two
+     *  streams share one slot name); what that consumer read is lost to
+     *  this tenant, so the STREAMING that follows resets the scope (once),
+     *  and streaming goes on from the slot's position. */
     PGW_PQ_LISTENER_SLOT_LOST = 8,
     /** Writes a stream tenant's connection found it cannot see, reported
      *  at every connect: an inheritance child of a watched table that is

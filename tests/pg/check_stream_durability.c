@@ -440,6 +440,66 @@ START_TEST(dropped_slot_resets_once)
 }
 END_TEST
 
+/* Two streams sharing one slot name: while the first is disconnected the
+ * second reads (and confirms) a write from the slot. The first, back,
+ * finds the slot confirmed past its own position: SLOT_LOST (PGW_EEXISTS)
+ * names it, and its scope is reset once, since that write never reaches
+ * it; then it streams on. */
+START_TEST(slot_read_by_another_consumer_resets_once)
+{
+    PGconn *c = setup();
+    char slot[64];
+    slot_name(slot, sizeof slot, "shared");
+    pgwt_stream *a = pgwt_stream_open(slot, NULL, NULL);
+    pgwt_stream_until_streaming(a, 1);
+    ck_assert_int_eq(a->resets, 1); /* made */
+    char want[512];
+    pgwt_exec(c, "INSERT INTO t VALUES (1, 'open')");
+    pgwt_stream_sync(a, c);
+    insert_json(want, sizeof want, 1, "open");
+    ck_assert_str_eq(pgwt_stream_take(a, NULL), want);
+    /* a is away (not run): its walsender ends; b takes the slot. */
+    terminate_walsender(c, slot);
+    pgwt_stream *b = pgwt_stream_open(slot, NULL, NULL);
+    pgwt_stream_until_streaming(b, 1);
+    ck_assert_int_eq(b->resets, 0); /* an existing slot, resumed */
+    pgwt_exec(c, "INSERT INTO t VALUES (2, 'open')");
+    pgwt_stream_sync(b, c);
+    /* Write 1 again when a's last status update had not confirmed it (at
+     * least once), then write 2. */
+    const char *got = pgwt_stream_take(b, NULL);
+    insert_json(want, sizeof want, 1, "open");
+    if (got && strcmp(got, want) == 0)
+        got = pgwt_stream_take(b, NULL);
+    insert_json(want, sizeof want, 2, "open");
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(got, want);
+    ck_assert_ptr_null(pgwt_stream_take(b, NULL));
+    pgwt_stream_close(b); /* confirms write 2 as it closes */
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s' AND active", slot);
+    for (int i = 0; i < 3000 && pgwt_int(c, sql) > 0; i++) /* 30 s */
+        usleep(10000);
+    /* a comes back. */
+    pgwt_stream_until_streaming(a, 2);
+    ck_assert_int_eq(a->slot_lost, 1);
+    ck_assert_int_eq(pgwt_stream_count(a, "SLOT_LOST -10 0 replication slot "), 1);
+    ck_assert_int_eq(a->resets, 2);
+    ck_assert_ptr_null(pgwt_stream_take(a, NULL)); /* write 2 is b's */
+    pgwt_exec(c, "INSERT INTO t VALUES (3, 'open')");
+    pgwt_stream_sync(a, c);
+    insert_json(want, sizeof want, 3, "open");
+    ck_assert_str_eq(pgwt_stream_take(a, NULL), want);
+    ck_assert_int_eq(a->resets, 2);
+    pgwt_stream_close(a);
+    for (int i = 0; i < 3000 && pgwt_int(c, sql) > 0; i++) /* 30 s */
+        usleep(10000);
+    drop_slot(c, slot);
+    PQfinish(c);
+}
+END_TEST
+
 /* A slot the server invalidated because it kept more WAL than
  * max_slot_wal_keep_size: SLOT_LOST says so (PGW_ESTATE), the slot is made
  * again, the scope is reset once, and writes flow again. */
@@ -500,6 +560,7 @@ static Suite *suite(void)
     tcase_add_test(tc, walsender_terminated);
     tcase_add_test(tc, host_killed_and_restarted);
     tcase_add_test(tc, dropped_slot_resets_once);
+    tcase_add_test(tc, slot_read_by_another_consumer_resets_once);
     tcase_add_test(tc, invalidated_slot_resets_once);
     suite_add_tcase(s, tc);
     return s;

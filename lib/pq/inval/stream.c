@@ -71,6 +71,7 @@ struct pgwi_stream {
     bool registered;    /* ...and found that a pgwitness stream made it */
     /* positions */
     uint64_t received, handled, confirmed, server_lsn, start_lsn;
+    uint64_t slot_confirmed; /* the slot's confirmed_flush_lsn at CONFIG */
     int64_t last_status_ms;
     int64_t last_commit_time, last_send_time; /* server clock, us since 2000 */
     bool reconfigure;   /* a configuration message: reconnect after its commit */
@@ -376,6 +377,23 @@ static void slot_step(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
         send_step(l, t, sql, P_DROP, now);
         return;
     }
+    if (s->slot_exists && s->handled != 0 && s->slot_confirmed > s->handled) {
+        /* This process confirms at most what it handled; a slot confirmed
+         * past that was read by another consumer meanwhile (two streams
+         * sharing one slot name), and what it read never reaches this
+         * one. */
+        char msg[300], ours[PGW_LSN_TEXT_SIZE], theirs[PGW_LSN_TEXT_SIZE];
+        pgw_lsn_format(ours, s->handled);
+        pgw_lsn_format(theirs, s->slot_confirmed);
+        snprintf(msg, sizeof msg,
+                 "replication slot %s was read by another consumer while this stream was "
+                 "away (confirmed up to %s, past this stream's %s): what it read is lost here "
+                 "(give each stream its own slot)",
+                 s->slot, theirs, ours);
+        pgwi_listener_emit(l, t, PGW_PQ_LISTENER_SLOT_LOST, PGW_EEXISTS, msg, 0, false, 0);
+        s->handled = s->received = 0;
+        s->slot_new = true; /* the STREAMING that follows resets the scope */
+    }
     if (!s->slot_exists) {
         if (!s->ever_streamed && s->slots_writable && !s->registry_read) {
             /* Did a pgwitness stream make it, and someone drop it? */
@@ -412,9 +430,9 @@ static bool took_config(pgw_pq_listener *l, pgwi_tenant *t, const PGresult *r, i
 {
     pgwi_stream *s = t->stream;
     enum { VER, WAL, PUB, ALLOPS, VIAROOT, VALUES, SLOT, PLUGIN, SLOTDB, WALSTAT, PID, SLOTS,
-           DB };
+           DB, CONFIRMED };
     char msg[PGW_ERROR_MESSAGE_SIZE];
-    if (PQntuples(r) != 1 || PQnfields(r) != DB + 1) {
+    if (PQntuples(r) != 1 || PQnfields(r) != CONFIRMED + 1) {
         pgwi_listener_fail(l, t, PGW_EPG, "setting up the stream: unexpected configuration", now);
         return false;
     }
@@ -446,6 +464,10 @@ static bool took_config(pgw_pq_listener *l, pgwi_tenant *t, const PGresult *r, i
     s->slots_writable = is_true(r, SLOTS);
     s->slot_exists = is_true(r, SLOT);
     s->slot_lost = strcmp(PQgetvalue(r, 0, WALSTAT), "lost") == 0;
+    s->slot_confirmed = 0;
+    if (PQgetvalue(r, 0, CONFIRMED)[0] &&
+        pgw_lsn_parse(&s->slot_confirmed, PQgetvalue(r, 0, CONFIRMED), NULL) < 0)
+        s->slot_confirmed = 0;
     if (s->slot_exists) {
         if (strcmp(PQgetvalue(r, 0, PLUGIN), "pgoutput") != 0 ||
             strcmp(PQgetvalue(r, 0, SLOTDB), PQgetvalue(r, 0, DB)) != 0) {

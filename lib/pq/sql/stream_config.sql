@@ -10,6 +10,8 @@
 --   extended, unreserved, lost), slot_active_pid (0: none)
 --   slots_writable   the library schema's slots table can be read and
 --                    written (where the stream records the slots it makes)
+--   slot_confirmed_lsn  the slot's confirmed_flush_lsn ('' when none): a
+--                    reconnecting stream compares it with its own position
 -- Then stream_targets.sql.
 -- By hand: psql "dbname=... replication=database" -v publication=pgwitness
 --   -v schema=pgwitness -v slot=s1 -f lib/pq/sql/stream_config.sql
@@ -28,7 +30,8 @@ SELECT current_setting('server_version_num')::int AS server_version,
        coalesce(s.active_pid, 0) AS slot_active_pid,
        coalesce(has_table_privilege(to_regclass(format('%I.slots', :'schema')),
                                     'SELECT, INSERT'), false) AS slots_writable,
-       current_database() AS database
+       current_database() AS database,
+       coalesce(s.confirmed_flush_lsn::text, '') AS slot_confirmed_lsn
   FROM (SELECT 1) one
   LEFT JOIN pg_catalog.pg_publication p ON p.pubname = :'publication'
   LEFT JOIN pg_catalog.pg_replication_slots s ON s.slot_name = :'slot'
