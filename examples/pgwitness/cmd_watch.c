@@ -702,6 +702,47 @@ static bool check_stream_options(const cli *c, watch_source source, const char *
     return true;
 }
 
+/* Before --source=wal changes anything: can this role open a replication
+ * connection (the REPLICATION attribute, or a managed service's
+ * replication role: only the server can say), and is --slot free? Returns
+ * 0 to go on, or the exit status (the failure said). */
+static int check_stream_ready(const cli *c, PGconn *conn, const char *conninfo,
+                              const char *slot)
+{
+    const char *keys[] = {"dbname", "replication", "fallback_application_name", NULL};
+    const char *vals[] = {conninfo, "database", "pgwitness", NULL};
+    PGconn *rc = PQconnectdbParams(keys, vals, 1);
+    if (!rc || PQstatus(rc) != CONNECTION_OK) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", rc ? PQerrorMessage(rc) : "out of memory");
+        msg[strcspn(msg, "\n")] = '\0';
+        PQfinish(rc);
+        return cli_fail(c,
+                        "cannot open a replication connection (%s): the stream needs a role "
+                        "that may replicate (the REPLICATION attribute, or the managed "
+                        "service's replication role; docs/stream.md); nothing was changed",
+                        msg);
+    }
+    PQfinish(rc);
+    if (!slot)
+        return 0;
+    const char *params[1] = {slot};
+    PGresult *r = PQexecParams(conn,
+                               "SELECT active_pid FROM pg_catalog.pg_replication_slots "
+                               "WHERE slot_name = $1::text AND active_pid IS NOT NULL",
+                               1, NULL, params, NULL, NULL, 0);
+    int st = 0;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        st = cli_fail(c, "reading replication slot %s: %s", slot, PQerrorMessage(conn));
+    else if (PQntuples(r) > 0)
+        st = cli_fail(c,
+                      "replication slot %s is in use by process %s (another stream reads "
+                      "it): give this watch its own --slot; nothing was changed",
+                      slot, PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return st;
+}
+
 /* The conninfo of the listener's own connection: the same conninfo, or
  * (when the PG* environment chose the server) the database by name, the
  * rest coming from the same environment. */
@@ -797,6 +838,13 @@ int cmd_watch(cli *c, int argc, char **argv)
             return bad;
     }
     const char *pub = publication ? publication : PGW_PQ_DEFAULT_PUBLICATION;
+    char conninfo[1100];
+    listener_conninfo(conninfo, sizeof conninfo, c, conn);
+    if (source == SOURCE_WAL) {
+        int bad = check_stream_ready(c, conn, conninfo, slot);
+        if (bad)
+            return bad;
+    }
     pgw_error err;
     pgw_pq_watch_options wo = PGW_PQ_WATCH_OPTIONS_INIT;
     wo.pgw_schema = c->pgw_schema;
@@ -869,8 +917,6 @@ int cmd_watch(cli *c, int argc, char **argv)
     pgw_pq_listener *l = NULL;
     int rc = pgw_pq_listener_new(&l, &lo, &err);
     pgw_pq_tenant_id tid;
-    char conninfo[1100];
-    listener_conninfo(conninfo, sizeof conninfo, c, conn);
     pgw_pq_stream_options sto = PGW_PQ_STREAM_OPTIONS_INIT;
     sto.publication = pub;
     sto.slot = slot;

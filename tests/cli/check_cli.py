@@ -1475,6 +1475,22 @@ def stream_refusals():
                 "the stream needs one for row IDs, and PostgreSQL fails the UPDATE and DELETE "
                 "of a published table without a replica identity (add a primary key) (nothing "
                 "was changed)")
+    # A role that may not replicate: refused before anything is made.
+    role = "pgwt_norepl_%d" % os.getpid()
+    psql(f"CREATE ROLE {role} LOGIN; GRANT ALL ON TABLE s_ok TO {role}; "
+         f"GRANT USAGE ON SCHEMA pgwitness TO {role}")
+    try:
+        one_error_line("watch --source=wal by a role that may not replicate: exit 1",
+                       *cli("-d", f"dbname={DB} user={role}", "watch", "s_ok", "--source=wal",
+                            "--publication", "norepl", "--seconds", "1"), 1,
+                       ["pgwitness watch: cannot open a replication connection (",
+                        "must be superuser or replication role to start walsender",
+                        "the stream needs a role that may replicate (the REPLICATION "
+                        "attribute, or the managed service's replication role; "
+                        "docs/stream.md); nothing was changed"])
+    finally:
+        psql(f"REVOKE ALL ON TABLE s_ok FROM {role}; REVOKE USAGE ON SCHEMA pgwitness FROM "
+             f"{role}; DROP ROLE {role}")
     check("... nothing was changed: no publication, no recorded value columns",
           psql("SELECT count(*) FROM pg_publication") == "0" and
           psql("SELECT count(*) FROM pgwitness.stream_tables") == "0",
@@ -1625,6 +1641,11 @@ def stream_slot():
     active = (json_or_none(out) or [{}])[0]
     check("slots --json while it streams: active, with its walsender",
           active.get("active") is True and isinstance(active.get("active_pid"), int), out)
+    exact_error("watch --slot s1 while another watch streams from it: refused, exit 1",
+                *cli("watch", "s_jobs", "--source=wal", "--slot", "s1", "--seconds", "1"), 1,
+                f"pgwitness watch: replication slot s1 is in use by process "
+                f"{active.get('active_pid')} (another stream reads it): give this watch its own "
+                f"--slot; nothing was changed")
     psql("INSERT INTO s_jobs VALUES (2, 'new')")
     got += read_lines(w, 2 - got.count("\n"), 10).decode()
     w.send_signal(signal.SIGINT)
