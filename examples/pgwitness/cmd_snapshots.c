@@ -443,7 +443,25 @@ int cmd_drop(cli *c, int argc, char **argv)
         o.snapshots = PGW_PQ_SNAPSHOTS_OFF;
     pgw_pq_drop_result r;
     pgw_error err;
-    int rc = pgw_pq_drop_table(&r, conn, schema, table, reason, &o, &err);
+    /* The funnel drops the table even when its snapshot cannot be stored
+     * (a host's drop must not fail for pgwitness's sake); an operator who
+     * names a schema that is not installed (a typo) would lose the
+     * evidence the command exists to keep, so that is refused first. */
+    int version = 0;
+    int rc = pgw_pq_schema_version(&version, conn, c->pgw_schema, &err);
+    if (rc != PGW_OK)
+        return cli_fail_err(c, rc, &err);
+    if (version == 0 && !no_snapshot) {
+        pgw_error_clear(&err);
+        err.code = PGW_ENOTFOUND;
+        snprintf(err.message, sizeof err.message,
+                 "pgwitness is not installed in schema \"%.100s\": run pgw_pq_install() "
+                 "first, or give --no-snapshot to drop the table without a snapshot; nothing "
+                 "was dropped",
+                 c->pgw_schema ? c->pgw_schema : PGW_PQ_DEFAULT_SCHEMA);
+        return cli_fail_err(c, PGW_ENOTFOUND, &err);
+    }
+    rc = pgw_pq_drop_table(&r, conn, schema, table, reason, &o, &err);
     if (rc != PGW_OK)
         return cli_fail_err(c, rc, &err);
     /* The funnel is idempotent: a missing table is not an error to it (the

@@ -199,7 +199,7 @@ typedef struct pgw_runner_info {
  *  fills only the members of the version asked for. */
 #define PGW_INDEX_STATS_VERSION 2
 
-/** Counters of an index. Set `version` before calling pgw_index_stats(). */
+/** Counters of an index. Set `version` before calling pgw_index_stats_get(). */
 typedef struct pgw_index_stats {
     unsigned int version;  /**< set by the caller: PGW_INDEX_STATS_VERSION */
     uint64_t subscriptions;/**< registrations (sum of runner references) */

@@ -754,6 +754,21 @@ def names_and_drop():
     check("drop through the funnel", rc == 0 and "dropped public.scratch; snapshot 5 taken first"
           in out and err == "", out + err)
     audits = psql("SELECT count(*) FROM pgwitness.drop_audit")
+    # A pgwitness schema that is not installed (a typo): the drop would
+    # keep no evidence, so it is refused and the table stays.
+    psql("CREATE TABLE victim (a int)")
+    exact_error("drop with --pgw-schema not installed: refused, the table stays",
+                *cli("--pgw-schema", "typo", "drop", "victim", "--reason", "manual"), 1,
+                "pgwitness drop: pgwitness is not installed in schema \"typo\": run `pgwitness "
+                "--pgw-schema typo install` first, or give --no-snapshot to drop the table "
+                "without a snapshot; nothing was dropped")
+    check("... the table is still there", psql("SELECT count(*) FROM pg_class WHERE relname = "
+                                               "'victim'") == "1")
+    rc, out, err = cli("--pgw-schema", "typo", "drop", "victim", "--reason", "manual",
+                       "--no-snapshot")
+    check("... with --no-snapshot it is dropped (no audit row either: said)",
+          rc == 0 and out.startswith("dropped public.victim; no snapshot: ") and
+          psql("SELECT count(*) FROM pg_class WHERE relname = 'victim'") == "0", out + err)
     rc, out, err = cli("drop", "scratch", "--reason", "raw_orphan_cleanup")
     check("drop of a missing table: said on stdout and stderr, audited, exit 0",
           rc == 0 and out.startswith("no table public.scratch existed: nothing was dropped, no "
