@@ -184,6 +184,10 @@ static void on_write(pgw_pq_tenant_id tenant, const pgw_write *w, void *userdata
         json_t *o = json_loads(t, 0, NULL);
         if (pgw_write_op(w) == PGW_OP_RESET) {
             printf("scope reset: every subscription of this scope must refresh\n");
+        } else if (pgw_write_op(w) == PGW_OP_DDL) {
+            printf("ddl %s.%s: the table's definition changed: every subscription reading it "
+                   "must refresh\n",
+                   ex_text(pgw_write_schema(w)), ex_text(pgw_write_table(w)));
         } else if (o) {
             printf("%s %s.%s: rows ", pgw_op_name(pgw_write_op(w)),
                    ex_text(pgw_write_schema(w)), ex_text(pgw_write_table(w)));

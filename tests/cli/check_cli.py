@@ -1661,17 +1661,22 @@ def stream_slot():
                 f"pgwitness watch: replication slot s1 is in use by process "
                 f"{active.get('active_pid')} (another stream reads it): give this watch its own "
                 f"--slot; nothing was changed")
+    # A column added while it streams: the next write's Relation message
+    # differs from the one this stream saw, a ddl write set first.
+    psql("ALTER TABLE s_jobs ADD COLUMN note text")
     psql("INSERT INTO s_jobs VALUES (2, 'new')")
-    got += read_lines(w, 2 - got.count("\n"), 10).decode()
+    got += read_lines(w, 3 - got.count("\n"), 10).decode()
     w.send_signal(signal.SIGINT)
     rc, rest, err = stop(w)
     check("watch --slot s1 again: what was committed meanwhile, then live writes, no reset",
           ready and rc == 0 and got + rest == "update public.s_jobs: rows 1; columns unknown\n"
+          "ddl public.s_jobs: the table's definition changed: every subscription reading it "
+          "must refresh\n"
           "insert public.s_jobs: rows 2\n", f"rc={rc}\n{got}{rest}{err}")
     check("... stderr: resumed where it stopped, no scope reset",
           "pgwitness watch: streaming from slot s1, resuming at " in err and
           "(no scope reset: writes committed while it was not streaming follow)\n" in err and
-          "(scope reset" not in err and "2 write sets seen, 0 scope resets; slot s1 confirmed "
+          "(scope reset" not in err and "3 write sets seen, 0 scope resets; slot s1 confirmed "
           "up to " in err, err)
     rc, out, err = cli("slots", "drop", "s1")
     check("slots drop s1", rc == 0 and err == "" and out == "dropped replication slot s1\n",
