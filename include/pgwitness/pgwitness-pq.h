@@ -67,7 +67,7 @@ PGW_API int pgw_pq_check(int *out, PGconn *conn, pgw_error *err);
 #define PGW_PQ_DEFAULT_SCHEMA "pgwitness"
 
 /** The schema version this release installs (its newest migration). */
-#define PGW_PQ_SCHEMA_VERSION 4
+#define PGW_PQ_SCHEMA_VERSION 5
 
 /**
  * Creates or upgrades the library's schema: the snapshots table, the drop
@@ -786,6 +786,126 @@ typedef struct pgw_pq_watch_gap {
  */
 PGW_API int pgw_pq_watch_gaps(pgw_pq_watch_gap **out, size_t *n_out, PGconn *conn,
                               const char *pgw_schema, pgw_error *err);
+
+/* ------------------------------------------------------------------ */
+/* query invalidation: definition changes (DDL)                         */
+
+/** pgw_pq_announce_options.version of this release. */
+#define PGW_PQ_ANNOUNCE_OPTIONS_VERSION 1
+/** Default announce options: the default schema, the triggers' channels. */
+#define PGW_PQ_ANNOUNCE_OPTIONS_INIT {PGW_PQ_ANNOUNCE_OPTIONS_VERSION, NULL, NULL, 0}
+
+/** Options of pgw_pq_announce_ddl(). NULL means PGW_PQ_ANNOUNCE_OPTIONS_INIT. */
+typedef struct pgw_pq_announce_options {
+    unsigned version;             /**< PGW_PQ_ANNOUNCE_OPTIONS_VERSION */
+    const char *pgw_schema;       /**< the library's schema; NULL for the default */
+    const char *const *channels;  /**< more channels to notify (each 1..63 bytes,
+                                       case matters), besides the triggers' own;
+                                       borrowed for the call; NULL when none */
+    size_t n_channels;            /**< entries in channels */
+} pgw_pq_announce_options;
+
+/**
+ * Announces that the definition of schema.table changed (a DDL: ALTER
+ * COLUMN ... TYPE, ADD COLUMN with a volatile default, DROP or RENAME
+ * COLUMN, DROP TABLE, ATTACH or DETACH PARTITION...), so that every
+ * subscription reading it refreshes (PGW_REASON_DDL) even when no write
+ * follows: such a DDL fires no row trigger, and the stream sees it only in
+ * the Relation message before the table's next change. For hosts without
+ * a superuser (managed services), where pgw_pq_install_ddl_trigger() is
+ * refused: a migration tool calls it after its migrations.
+ *
+ * It sends the ddl write set (docs/wire.md,
+ * `{"version":1,"schema":S,"table":T,"op":"ddl"}`), naming each watched
+ * table the change reaches: the table itself and each ancestor (the
+ * partitioned table of a partition, the parent of an inheritance child)
+ * watched by either source (`<pgw_schema>.ddl_targets()`,
+ * lib/pq/sql/migration_005.sql). For each: pg_notify() on the channel of
+ * its statement triggers (the first trigger argument,
+ * pgw_pq_watch_table()) and on opts->channels; and, when the server's
+ * wal_level is logical, pg_logical_emit_message(true, 'pgwitness', ...),
+ * which the stream decodes at commit. When the relation does not exist
+ * (it was dropped: no trigger is left to read a channel from) or nothing
+ * above it is watched, the payload names schema.table itself, on
+ * opts->channels, or PGW_PQ_DEFAULT_CHANNEL when none is given.
+ * Both are transactional: in the caller's transaction (a savepoint, kept
+ * on success) the announcement goes out when it commits, and not if it
+ * rolls back; on an idle connection, in a transaction of its own. On
+ * failure nothing is sent and a caller's transaction stays usable.
+ * Needs the library schema at version 5 and the EXECUTE privilege on
+ * `<pgw_schema>.announce_ddl()` (granted to PUBLIC by default); no
+ * privilege on the table.
+ * Sources: PostgreSQL documentation, NOTIFY; "Replication Management
+ * Functions" (pg_logical_emit_message).
+ *
+ * @param conn    a borrowed connection.
+ * @param schema  the table's schema (1..63 bytes of UTF-8; case matters).
+ * @param table   the table's name (the same rules).
+ * @param opts    NULL for the defaults.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL conn, a bad name or channel, or bad
+ *         options; PGW_ENOTFOUND when the schema has no announce_ddl()
+ *         (not installed, or older than version 5: run pgw_pq_install());
+ *         PGW_EPG (err->sqlstate: 42501 without the EXECUTE privilege);
+ *         PGW_ECONN; PGW_ENOMEM.
+ */
+PGW_API int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *table,
+                                const pgw_pq_announce_options *opts, pgw_error *err);
+
+/**
+ * Installs the opt-in event triggers that announce every definition change
+ * of a watched table as pgw_pq_announce_ddl() does, without the host
+ * calling it: `pgwitness_ddl_command_end` (ON ddl_command_end) and
+ * `pgwitness_sql_drop` (ON sql_drop), calling `<pgw_schema>.on_ddl_command_end()`
+ * and `on_sql_drop()` (lib/pq/sql/migration_005.sql). After each command
+ * on a table, or on an index or constraint of a table, that is watched or
+ * lies below a watched table, it gives new partitions and inheritance
+ * children their triggers (`watch_descendant()`, migration 4: CREATE
+ * TABLE ... PARTITION OF / INHERITS, ALTER TABLE ... ATTACH PARTITION /
+ * INHERIT), then announces; a CREATE TABLE is announced by name on the
+ * default channel (it may replace a dropped table a subscription reads).
+ * A dropped watched table is announced by name on PGW_PQ_DEFAULT_CHANNEL
+ * only (its triggers, and their channel, are gone when sql_drop fires: a
+ * host on another channel calls pgw_pq_announce_ddl() with it); a dropped
+ * partition or child announces the watched table above it. A failure inside
+ * them never fails the DDL: it is raised as a WARNING and that
+ * announcement is lost. They run as the user running the DDL (SECURITY
+ * INVOKER).
+ * Event triggers belong to the database: one library schema per database
+ * can have them. Idempotent: when they already are these, nothing
+ * changes. The same transaction rules as pgw_pq_announce_ddl().
+ * Sources: PostgreSQL documentation, "Event Triggers" (creating one needs
+ * a superuser in PostgreSQL 15), CREATE EVENT TRIGGER.
+ *
+ * @param conn        a borrowed connection.
+ * @param pgw_schema  the library's schema, or NULL for the default.
+ * @param err         optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL conn or a bad schema name;
+ *         PGW_ENOTFOUND when the schema is older than version 5 (run
+ *         pgw_pq_install()); PGW_EEXISTS when an event trigger of one of
+ *         these names calls another function (another schema's); PGW_EPG
+ *         with err->sqlstate 42501 when current_user is not a superuser,
+ *         before anything changes (use pgw_pq_announce_ddl() instead), or
+ *         another server error; PGW_ECONN; PGW_ENOMEM.
+ */
+PGW_API int pgw_pq_install_ddl_trigger(PGconn *conn, const char *pgw_schema, pgw_error *err);
+
+/**
+ * Drops the event triggers of pgw_pq_install_ddl_trigger(). Idempotent:
+ * when there are none, nothing changes (and no privilege is needed).
+ * Dropping them needs a superuser (their owner). The same transaction
+ * rules as pgw_pq_announce_ddl(). Source: PostgreSQL documentation, DROP
+ * EVENT TRIGGER.
+ *
+ * @param conn        a borrowed connection.
+ * @param pgw_schema  the library's schema, or NULL for the default.
+ * @param err         optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a NULL conn or a bad schema name;
+ *         PGW_EEXISTS when an event trigger of one of these names calls
+ *         another function (nothing is dropped); PGW_EPG (42501 when not a
+ *         superuser); PGW_ECONN; PGW_ENOMEM.
+ */
+PGW_API int pgw_pq_remove_ddl_trigger(PGconn *conn, const char *pgw_schema, pgw_error *err);
 
 /* ------------------------------------------------------------------ */
 /* query invalidation: the stream (logical decoding, pgoutput)          */

@@ -25,6 +25,8 @@ static const migration migrations[] = {
     {3, "the stream's value columns and slots", 0, pgwi_sql_migration_003},
     {4, "the triggers below watched tables: partitions and inheritance children", 2,
      pgwi_sql_migration_004},
+    {5, "announcing definition changes: announce_ddl() and the event trigger functions", 0,
+     pgwi_sql_migration_005},
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 

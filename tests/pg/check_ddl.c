@@ -1,0 +1,535 @@
+/*
+ * tests/pg/check_ddl.c — definition changes (DDL) of watched tables against
+ * the real server, with no later write: ALTER COLUMN ... TYPE ... USING,
+ * ADD COLUMN with a volatile default, DROP COLUMN, RENAME COLUMN, DROP
+ * TABLE and CREATE TABLE each reach both write sources as the ddl write set
+ * (a listener on the triggers' channel, and the stream), and mark the
+ * subscription reading the table dirty with reason DDL: announced by the
+ * event trigger (pgw_pq_install_ddl_trigger), or, without it, by
+ * pgw_pq_announce_ddl(). Also: the event trigger's install and removal
+ * (idempotent; refused to a non-superuser before anything changes), a
+ * failure inside it (the DDL commits, with a WARNING), new partitions
+ * getting their triggers, announce_ddl's errors and transactions, and the
+ * upgrade from schema version 4.
+ * SPDX-License-Identifier: MIT
+ */
+#define _DEFAULT_SOURCE
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pgw_test.h"
+#include "pgwitness/index.h"
+#include "pgwitness/inval_json.h"
+#include "pgwitness/payload.h"
+#include "pgwitness/pgwitness-pq.h"
+#include "pgwt_notify.h"
+#include "pgwt_stream.h"
+
+#define CH PGW_PQ_DEFAULT_CHANNEL
+#define DDL(t) "\"schema\":\"public\",\"table\":\"" t "\",\"op\":\"ddl\"}"
+
+/* A clean public schema, no publication or event trigger of ours, the
+ * library installed. */
+static PGconn *setup(void)
+{
+    PGconn *c = pgwt_connect();
+    pgwt_exec(c, "SET client_min_messages = warning; "
+                 "DROP PUBLICATION IF EXISTS pgwitness; "
+                 "DROP SCHEMA IF EXISTS pgwitness CASCADE; DROP SCHEMA public CASCADE; "
+                 "CREATE SCHEMA public; GRANT ALL ON SCHEMA public TO PUBLIC; "
+                 "RESET client_min_messages");
+    pgw_error err;
+    int v = 0;
+    ck_assert_msg(pgw_pq_install(&v, c, NULL, &err) == PGW_OK, "%s", err.message);
+    ck_assert_int_eq(v, PGW_PQ_SCHEMA_VERSION);
+    return c;
+}
+
+static long long n_event_triggers(PGconn *c)
+{
+    return pgwt_int(c, "SELECT count(*) FROM pg_event_trigger WHERE evtname LIKE 'pgwitness\\_%'");
+}
+
+/* The dirty runners as "query:REASON" in pop order, acknowledged. */
+static char *drain(pgw_index *idx)
+{
+    static char out[1024];
+    out[0] = '\0';
+    pgw_dirty d;
+    while (pgw_index_pop_dirty(&d, idx) == PGW_OK) {
+        pgw_runner_info ri;
+        ck_assert_int_eq(pgw_index_runner(&ri, idx, d.runner, NULL), PGW_OK);
+        size_t n = strlen(out);
+        snprintf(out + n, sizeof out - n, "%s%s:%s", n ? "," : "", ri.query,
+                 pgw_reason_name(d.reason));
+        ck_assert_int_eq(pgw_index_ack_unknown(idx, d.runner, NULL), PGW_OK);
+    }
+    return out;
+}
+
+/* A subscription to every column of public.<table> in scope p/acme/db. */
+static void subscribe(pgw_index *idx, const char *query, const char *table)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"scope\":{\"project\":\"p\",\"tenant\":\"acme\",\"database\":\"db\"},"
+             "\"query\":\"%s\",\"tables\":[{\"schema\":\"public\",\"table\":\"%s\","
+             "\"columns\":[\"id\",\"title\",\"n\"]}]}",
+             query, table);
+    pgw_deps *d = NULL;
+    pgw_error err;
+    ck_assert_msg(pgw_deps_from_json(&d, json, strlen(json), &err) == PGW_OK, "%s", err.message);
+    pgw_runner_id r;
+    ck_assert_int_eq(pgw_index_register(&r, idx, d, &err), PGW_OK);
+    pgw_deps_free(d);
+}
+
+/* Both sources at once: a LISTEN connection whose payloads feed `idx`, and
+ * the stream recorder feeding `sidx`; each index has one subscription on
+ * public.tasks. */
+typedef struct sources {
+    PGconn *c, *lc;
+    pgwt_stream *s;
+    pgw_index *idx, *sidx;
+} sources;
+
+static void sources_open(sources *b, PGconn *c)
+{
+    b->c = c;
+    b->lc = pgwt_listen(CH);
+    ck_assert_int_eq(pgw_index_new(&b->idx, NULL, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_new(&b->sidx, NULL, NULL), PGW_OK);
+    subscribe(b->idx, "tasks.all", "tasks");
+    subscribe(b->sidx, "tasks.all", "tasks");
+    b->s = pgwt_stream_open(NULL, b->sidx, NULL);
+    pgwt_stream_until_streaming(b->s, 1);
+    drain(b->idx);
+    drain(b->sidx); /* the first STREAMING resets the scope */
+}
+
+static void sources_close(sources *b)
+{
+    pgwt_stream_close(b->s);
+    pgw_index_free(b->idx);
+    pgw_index_free(b->sidx);
+    PQfinish(b->lc);
+}
+
+/* Nothing on either source, and no dirty subscription. */
+static void expect_nothing(sources *b)
+{
+    ck_assert(pgwt_no_payload(b->lc, 200));
+    pgwt_stream_sync(b->s, b->c);
+    const char *got = pgwt_stream_take(b->s, NULL);
+    ck_assert_msg(got == NULL, "unexpected write set %s", got ? got : "");
+    ck_assert_str_eq(drain(b->idx), "");
+    ck_assert_str_eq(drain(b->sidx), "");
+}
+
+/* The ddl write set of public.<table> on both sources, exactly once, and
+ * the subscription of each marked dirty with reason DDL. */
+static void expect_ddl(sources *b, const char *want, const char *what)
+{
+    char *payload = pgwt_next_payload(b->lc, 5000, NULL);
+    ck_assert_msg(payload != NULL, "%s: no notification", what);
+    int fb;
+    char *json = pgwt_write_json(payload, &fb);
+    ck_assert_msg(strcmp(json, want) == 0, "%s: %s", what, json);
+    free(json);
+    pgw_scope scope = {"p", "acme", "db"};
+    pgw_write *w = NULL;
+    ck_assert_int_eq(pgw_payload_decode(&w, &scope, payload, strlen(payload), NULL), PGW_OK);
+    size_t n = 0;
+    ck_assert_int_eq(pgw_index_match(&n, b->idx, w, NULL), PGW_OK);
+    pgw_write_free(w);
+    free(payload);
+    ck_assert_msg(pgwt_no_payload(b->lc, 100), "%s: a second notification", what);
+    ck_assert_str_eq(drain(b->idx), "tasks.all:DDL");
+    pgwt_stream_sync(b->s, b->c);
+    const char *got = pgwt_stream_take(b->s, NULL);
+    ck_assert_msg(got != NULL, "%s: no write set on the stream", what);
+    char full[256];
+    snprintf(full, sizeof full, "{%s", want);
+    ck_assert_msg(strcmp(got, full) == 0, "%s: %s", what, got);
+    got = pgwt_stream_take(b->s, NULL);
+    ck_assert_msg(got == NULL, "%s: a second write set %s", what, got ? got : "");
+    ck_assert_str_eq(drain(b->sidx), "tasks.all:DDL");
+}
+
+static void watch_both(PGconn *c, const char *table)
+{
+    pgw_error err;
+    ck_assert_msg(pgw_pq_watch_table(c, "public", table, NULL, &err) == PGW_OK, "%s",
+                  err.message);
+    ck_assert_msg(pgw_pq_stream_watch_table(c, "public", table, NULL, &err) == PGW_OK, "%s",
+                  err.message);
+}
+
+static const char *const DDLS[] = {
+    "ALTER TABLE tasks ALTER COLUMN n TYPE text USING (n * 2)::text",
+    "ALTER TABLE tasks ADD COLUMN r float8 DEFAULT random()",
+    "ALTER TABLE tasks DROP COLUMN r",
+    "ALTER TABLE tasks RENAME COLUMN title TO name",
+    "DROP TABLE tasks",
+    "CREATE TABLE tasks (id int PRIMARY KEY, title text, n int)",
+};
+
+/* Each DDL with no later write; announced by the event trigger when
+ * `trigger`, else by pgw_pq_announce_ddl() after it (nothing arrives
+ * before). */
+static void each_ddl(bool trigger)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE tasks (id int PRIMARY KEY, title text, n int); "
+                 "INSERT INTO tasks VALUES (1, 'a', 1), (2, 'b', 2)");
+    watch_both(c, "tasks");
+    if (trigger)
+        ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    sources b;
+    sources_open(&b, c);
+    for (size_t i = 0; i < sizeof DDLS / sizeof DDLS[0]; i++) {
+        pgwt_exec(c, DDLS[i]);
+        if (!trigger) {
+            expect_nothing(&b);
+            ck_assert_msg(pgw_pq_announce_ddl(c, "public", "tasks", NULL, &err) == PGW_OK, "%s",
+                          err.message);
+        }
+        expect_ddl(&b, DDL("tasks"), DDLS[i]);
+    }
+    /* A table no subscription reads, unwatched: announced by hand only. */
+    pgwt_exec(c, "CREATE TABLE other (id int); ALTER TABLE other ADD COLUMN v int");
+    if (trigger) { /* the CREATE TABLE, by name */
+        char *p = pgwt_next_payload(b.lc, 5000, NULL);
+        ck_assert_ptr_nonnull(p);
+        char *j = pgwt_write_json(p, NULL);
+        ck_assert_str_eq(j, DDL("other"));
+        free(j);
+        free(p);
+        pgwt_stream_sync(b.s, c);
+        ck_assert_str_eq(pgwt_stream_take(b.s, NULL), "{" DDL("other"));
+    }
+    expect_nothing(&b);
+    sources_close(&b);
+    if (trigger)
+        ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_OK);
+    PQfinish(c);
+}
+
+START_TEST(event_trigger_announces_every_ddl)
+{
+    each_ddl(true);
+}
+END_TEST
+
+START_TEST(announce_ddl_after_every_ddl)
+{
+    each_ddl(false);
+}
+END_TEST
+
+/* A partition names its watched root; the caller's transaction decides;
+ * channels of the options are added; a dropped table is announced by
+ * name on the default channel. */
+START_TEST(announce_targets_and_transactions)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH), *oc = pgwt_listen("pgwt_other");
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE m (id int PRIMARY KEY) PARTITION BY RANGE (id); "
+                 "CREATE TABLE m1 PARTITION OF m FOR VALUES FROM (0) TO (10) "
+                 "PARTITION BY RANGE (id); "
+                 "CREATE TABLE m11 PARTITION OF m1 FOR VALUES FROM (0) TO (5)");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "m", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "m11", NULL, &err), PGW_OK);
+    pgwt_expect_write(lc, DDL("m"));
+    ck_assert(pgwt_no_payload(lc, 100));
+    /* Rolled back: nothing; committed: at commit. */
+    pgwt_exec(c, "BEGIN");
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "m1", NULL, &err), PGW_OK);
+    ck_assert_int_eq(PQtransactionStatus(c), PQTRANS_INTRANS);
+    ck_assert(pgwt_no_payload(lc, 100));
+    pgwt_exec(c, "ROLLBACK");
+    ck_assert(pgwt_no_payload(lc, 100));
+    pgwt_exec(c, "BEGIN");
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "m", NULL, &err), PGW_OK);
+    pgwt_exec(c, "COMMIT");
+    pgwt_expect_write(lc, DDL("m"));
+    /* More channels. */
+    const char *chans[] = {"pgwt_other"};
+    pgw_pq_announce_options o = PGW_PQ_ANNOUNCE_OPTIONS_INIT;
+    o.channels = chans;
+    o.n_channels = 1;
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "m", &o, &err), PGW_OK);
+    pgwt_expect_write(lc, DDL("m"));
+    pgwt_expect_write(oc, DDL("m"));
+    /* A dropped (or never watched) table: by name, on the options'
+     * channels, else the default one. */
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "gone", NULL, &err), PGW_OK);
+    pgwt_expect_write(lc, DDL("gone"));
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "gone", &o, &err), PGW_OK);
+    pgwt_expect_write(oc, DDL("gone"));
+    ck_assert(pgwt_no_payload(lc, 100));
+    ck_assert(pgwt_no_payload(oc, 100));
+    PQfinish(oc);
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(announce_errors)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_announce_ddl(NULL, "public", "t", NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "pq_announce_ddl: conn is NULL");
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "", "t", NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", NULL, NULL, &err), PGW_EINVAL);
+    pgw_pq_announce_options o = PGW_PQ_ANNOUNCE_OPTIONS_INIT;
+    o.version = 0;
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "announce options version 0 is not 1 (use "
+                                  "PGW_PQ_ANNOUNCE_OPTIONS_INIT)");
+    o = (pgw_pq_announce_options)PGW_PQ_ANNOUNCE_OPTIONS_INIT;
+    o.n_channels = 1;
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "announce options: channels is NULL with 1 entries");
+    const char *empty[] = {""};
+    o.channels = empty;
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", &o, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "channel name must be 1..63 bytes, not 0");
+    o = (pgw_pq_announce_options)PGW_PQ_ANNOUNCE_OPTIONS_INIT;
+    o.pgw_schema = "nope";
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", &o, &err), PGW_ENOTFOUND);
+    ck_assert_str_eq(err.message, "schema \"nope\" has no announce_ddl(text,text,text[]) "
+                                  "(pgwitness schema version 5): run pgw_pq_install() to "
+                                  "install or upgrade it");
+    /* Without the EXECUTE privilege: the server's error, and a caller's
+     * transaction stays usable. */
+    pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_ddl_user; "
+                 "CREATE ROLE pgwt_ddl_user; RESET client_min_messages; "
+                 "REVOKE EXECUTE ON FUNCTION pgwitness.announce_ddl(text, text, text[]) "
+                 "FROM PUBLIC; SET ROLE pgwt_ddl_user; BEGIN");
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", NULL, &err), PGW_EPG);
+    ck_assert_str_eq(err.sqlstate, "42501");
+    ck_assert_int_eq(PQtransactionStatus(c), PQTRANS_INTRANS);
+    pgwt_exec(c, "COMMIT; RESET ROLE; DROP ROLE pgwt_ddl_user");
+    ck_assert(pgwt_no_payload(lc, 100));
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(ddl_trigger_install_and_remove)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    ck_assert_int_eq(n_event_triggers(c), 2);
+    char *before = pgwt_value(c, "SELECT string_agg(oid::text || evtname || evtevent || "
+                                 "evtfoid::regproc::text, ',' ORDER BY evtname) "
+                                 "FROM pg_event_trigger");
+    char *names = pgwt_value(c, "SELECT string_agg(evtname || ' ' || evtevent || ' ' || "
+                                "evtfoid::regproc::text, ',' ORDER BY evtname) "
+                                "FROM pg_event_trigger");
+    ck_assert_str_eq(names, "pgwitness_ddl_command_end ddl_command_end "
+                            "pgwitness.on_ddl_command_end,"
+                            "pgwitness_sql_drop sql_drop pgwitness.on_sql_drop");
+    free(names);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    char *after = pgwt_value(c, "SELECT string_agg(oid::text || evtname || evtevent || "
+                                "evtfoid::regproc::text, ',' ORDER BY evtname) "
+                                "FROM pg_event_trigger");
+    ck_assert_str_eq(before, after); /* unchanged: the same OIDs */
+    free(before);
+    free(after);
+    /* A non-superuser: refused, nothing changes. */
+    pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_ddl_admin; "
+                 "CREATE ROLE pgwt_ddl_admin; RESET client_min_messages; "
+                 "SET ROLE pgwt_ddl_admin");
+    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_EPG);
+    ck_assert_str_eq(err.sqlstate, "42501");
+    ck_assert_str_eq(err.message,
+                     "removing the pgwitness event triggers needs a superuser (PostgreSQL: "
+                     "CREATE EVENT TRIGGER, DROP EVENT TRIGGER), and the current user is not "
+                     "one: without them, call pgw_pq_announce_ddl() (pgwitness announce) after "
+                     "each migration");
+    pgwt_exec(c, "RESET ROLE");
+    ck_assert_int_eq(n_event_triggers(c), 2);
+    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_OK);
+    ck_assert_int_eq(n_event_triggers(c), 0);
+    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_exec(c, "SET ROLE pgwt_ddl_admin");
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_EPG);
+    ck_assert_str_eq(err.sqlstate, "42501");
+    ck_assert_str_eq(err.message,
+                     "installing the pgwitness event triggers needs a superuser (PostgreSQL: "
+                     "CREATE EVENT TRIGGER, DROP EVENT TRIGGER), and the current user is not "
+                     "one: without them, call pgw_pq_announce_ddl() (pgwitness announce) after "
+                     "each migration");
+    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_OK); /* nothing to do */
+    pgwt_exec(c, "RESET ROLE; DROP ROLE pgwt_ddl_admin");
+    ck_assert_int_eq(n_event_triggers(c), 0);
+    /* Inside a caller's transaction: undone with it. */
+    pgwt_exec(c, "BEGIN");
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_exec(c, "ROLLBACK");
+    ck_assert_int_eq(n_event_triggers(c), 0);
+    /* An event trigger of one of the names that is not this schema's. */
+    pgwt_exec(c, "CREATE FUNCTION public.mine() RETURNS event_trigger LANGUAGE plpgsql "
+                 "AS $$BEGIN END$$; "
+                 "CREATE EVENT TRIGGER pgwitness_sql_drop ON sql_drop EXECUTE PROCEDURE mine()");
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_EEXISTS);
+    ck_assert_str_eq(err.message, "an event trigger pgwitness_sql_drop (it calls mine()) is not "
+                                  "this schema's (\"pgwitness\"): drop it, or use the schema "
+                                  "whose it is");
+    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_EEXISTS);
+    ck_assert_int_eq(n_event_triggers(c), 1);
+    pgwt_exec(c, "DROP EVENT TRIGGER pgwitness_sql_drop");
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(NULL, NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, "nope", &err), PGW_ENOTFOUND);
+    PQfinish(c);
+}
+END_TEST
+
+static char warnings[2048];
+static void collect_notice(void *arg, const PGresult *r)
+{
+    (void)arg;
+    const char *sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+    if (sev && strcmp(sev, "WARNING") == 0) {
+        size_t n = strlen(warnings);
+        snprintf(warnings + n, sizeof warnings - n, "%s\n",
+                 PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY));
+    }
+}
+
+/* A failure inside the event trigger leaves the DDL committed, with a
+ * WARNING: here its role may not run announce_ddl(). */
+START_TEST(failure_inside_is_a_warning)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgw_error err;
+    pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_ddl_owner; "
+                 "CREATE ROLE pgwt_ddl_owner; RESET client_min_messages; "
+                 "CREATE TABLE t (id int PRIMARY KEY); ALTER TABLE t OWNER TO pgwt_ddl_owner; "
+                 "REVOKE EXECUTE ON FUNCTION pgwitness.announce_ddl(text, text, text[]) "
+                 "FROM PUBLIC");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    warnings[0] = '\0';
+    PQsetNoticeReceiver(c, collect_notice, NULL);
+    /* Without USAGE on the library schema, then without EXECUTE. */
+    pgwt_exec(c, "SET ROLE pgwt_ddl_owner; ALTER TABLE t ADD COLUMN w int; RESET ROLE");
+    ck_assert_str_eq(warnings, "pgwitness: the definition change of public.t was not announced: "
+                               "function watch_descendant(regclass) does not exist\n");
+    warnings[0] = '\0';
+    pgwt_exec(c, "GRANT USAGE ON SCHEMA pgwitness TO pgwt_ddl_owner; "
+                 "SET ROLE pgwt_ddl_owner; ALTER TABLE t ADD COLUMN v int; RESET ROLE");
+    ck_assert_str_eq(warnings, "pgwitness: the definition change of public.t was not announced: "
+                               "permission denied for function announce_ddl\n");
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_attribute WHERE attrelid = 't'::regclass "
+                                 "AND attname IN ('v', 'w')"),
+                     2);
+    ck_assert(pgwt_no_payload(lc, 200));
+    /* As the superuser it announces again. */
+    warnings[0] = '\0';
+    pgwt_exec(c, "ALTER TABLE t DROP COLUMN v");
+    ck_assert_str_eq(warnings, "");
+    pgwt_expect_write(lc, DDL("t"));
+    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_exec(c, "DROP TABLE t; REVOKE USAGE ON SCHEMA pgwitness FROM pgwt_ddl_owner; "
+                 "DROP ROLE pgwt_ddl_owner");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+/* A partition created or attached after the watch gets its triggers from
+ * the event trigger: watch_gaps() is empty, and its writes are the watched
+ * table's. */
+START_TEST(new_partitions_get_their_triggers)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE m (id int PRIMARY KEY) PARTITION BY RANGE (id); "
+                 "CREATE TABLE m1 PARTITION OF m FOR VALUES FROM (0) TO (10)");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "m", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_exec(c, "CREATE TABLE m2 PARTITION OF m FOR VALUES FROM (10) TO (20)");
+    pgwt_expect_write(lc, DDL("m"));
+    pgwt_exec(c, "CREATE TABLE m3 (id int PRIMARY KEY)");
+    pgwt_expect_write(lc, DDL("m3")); /* a new table, by name */
+    pgwt_exec(c, "ALTER TABLE m ATTACH PARTITION m3 FOR VALUES FROM (20) TO (30)");
+    pgwt_expect_write(lc, DDL("m"));
+    ck_assert(pgwt_no_payload(lc, 100));
+    pgw_pq_watch_gap *gaps = NULL;
+    size_t n = 99;
+    ck_assert_int_eq(pgw_pq_watch_gaps(&gaps, &n, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(n, 0);
+    pgwt_exec(c, "INSERT INTO m2 VALUES (11); INSERT INTO m3 VALUES (21)");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"m\",\"op\":\"insert\",\"ids\":"
+                          "[\"11\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"m\",\"op\":\"insert\",\"ids\":"
+                          "[\"21\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    /* Dropping a partition: its rows left m. */
+    pgwt_exec(c, "DROP TABLE m2");
+    pgwt_expect_write(lc, DDL("m"));
+    ck_assert(pgwt_no_payload(lc, 100));
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+START_TEST(install_upgrades_version_4)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    int v = 0;
+    pgwt_exec(c, "DROP FUNCTION pgwitness.on_sql_drop(), pgwitness.on_ddl_command_end(), "
+                 "pgwitness.announce_ddl(text, text, text[]), pgwitness.ddl_targets(regclass); "
+                 "DELETE FROM pgwitness.schema_version WHERE version = 5");
+    ck_assert_int_eq(pgw_pq_schema_version(&v, c, NULL, &err), PGW_OK);
+    ck_assert_int_eq(v, 4);
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", NULL, &err), PGW_ENOTFOUND);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_ENOTFOUND);
+    ck_assert_str_eq(err.message, "schema \"pgwitness\" has no on_ddl_command_end() (pgwitness "
+                                  "schema version 5): run pgw_pq_install() to install or "
+                                  "upgrade it");
+    ck_assert_int_eq(pgw_pq_install(&v, c, NULL, &err), PGW_OK);
+    ck_assert_int_eq(v, 5);
+    PGconn *lc = pgwt_listen(CH);
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", NULL, &err), PGW_OK);
+    pgwt_expect_write(lc, DDL("t"));
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("ddl");
+    TCase *tc = tcase_create("ddl");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, event_trigger_announces_every_ddl);
+    tcase_add_test(tc, announce_ddl_after_every_ddl);
+    tcase_add_test(tc, announce_targets_and_transactions);
+    tcase_add_test(tc, announce_errors);
+    tcase_add_test(tc, ddl_trigger_install_and_remove);
+    tcase_add_test(tc, failure_inside_is_a_warning);
+    tcase_add_test(tc, new_partitions_get_their_triggers);
+    tcase_add_test(tc, install_upgrades_version_4);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    pgwt_pg_setup("ddl");
+    return pgwt_main(suite());
+}
