@@ -121,6 +121,8 @@ int cmd_decide(cli *c, int argc, char **argv);
 int cmd_watch(cli *c, int argc, char **argv);
 int cmd_unwatch(cli *c, int argc, char **argv);
 int cmd_slots(cli *c, int argc, char **argv);
+int cmd_announce(cli *c, int argc, char **argv);
+int cmd_ddl_trigger(cli *c, int argc, char **argv);
 
 /* Help texts, printed by --help and `pgwitness help COMMAND`. */
 const char *cli_help(const char *command);

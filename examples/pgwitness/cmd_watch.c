@@ -1054,3 +1054,91 @@ int cmd_unwatch(cli *c, int argc, char **argv)
     }
     return 0;
 }
+
+/* ------------------------------------------------------------------ */
+/* announce, ddl-trigger                                               */
+
+int cmd_announce(cli *c, int argc, char **argv)
+{
+    const char *channel = NULL;
+    const cli_opt opts[] = {{"dbname", 'd', true, &c->conninfo, NULL},
+                            {"schema", 0, true, &c->pgw_schema, NULL},
+                            {"pgw-schema", 0, true, &c->pgw_schema, NULL},
+                            {"json", 0, false, NULL, &c->json},
+                            {"channel", 0, true, &channel, NULL}};
+    const char *pos[MAX_TABLES];
+    size_t n_pos;
+    if (!cli_parse(c, argc, argv, opts, N(opts), pos, MAX_TABLES, &n_pos))
+        return EXIT_USAGE;
+    if (n_pos == 0)
+        return cli_usage(c, "which tables? (pgwitness announce TABLE...)");
+    const char *problem = channel ? ex_name_problem(channel) : NULL;
+    if (problem)
+        return cli_usage(c, "--channel: the channel name %s", problem);
+    char schemas[MAX_TABLES][256], tables[MAX_TABLES][256];
+    if (!table_args(c, pos, n_pos, schemas, tables))
+        return EXIT_USAGE;
+    PGconn *conn = cli_connect(c);
+    if (!conn)
+        return 1;
+    pgw_pq_announce_options ao = PGW_PQ_ANNOUNCE_OPTIONS_INIT;
+    ao.pgw_schema = c->pgw_schema;
+    const char *chans[1] = {channel};
+    if (channel) {
+        ao.channels = chans;
+        ao.n_channels = 1;
+    }
+    /* One transaction: all tables announced at its commit, or none. */
+    if (!sql_ok(c, conn, "BEGIN"))
+        return 1;
+    for (size_t i = 0; i < n_pos; i++) {
+        pgw_error err;
+        int rc = pgw_pq_announce_ddl(conn, schemas[i], tables[i], &ao, &err);
+        if (rc != PGW_OK) {
+            PQclear(PQexec(conn, "ROLLBACK"));
+            char buf[CLI_ERR_MESSAGE_SIZE];
+            return cli_fail(c, "cannot announce %s.%s: %s%s", schemas[i], tables[i],
+                            cli_err_message(c, rc, &err, buf, sizeof buf),
+                            n_pos == 1 ? "" : " (nothing was announced)");
+        }
+    }
+    if (!sql_ok(c, conn, "COMMIT"))
+        return 1;
+    if (c->json) {
+        json_t *arr = json_array();
+        for (size_t i = 0; arr && i < n_pos; i++)
+            json_array_append_new(arr, json_pack("{s:s, s:s}", "schema", schemas[i], "table",
+                                                 tables[i]));
+        return cli_print_json(c, arr);
+    }
+    for (size_t i = 0; i < n_pos; i++)
+        printf("%s.%s: announced\n", ex_text(schemas[i]), ex_text(tables[i]));
+    return 0;
+}
+
+int cmd_ddl_trigger(cli *c, int argc, char **argv)
+{
+    const cli_opt opts[] = {{"dbname", 'd', true, &c->conninfo, NULL},
+                            {"schema", 0, true, &c->pgw_schema, NULL},
+                            {"pgw-schema", 0, true, &c->pgw_schema, NULL}};
+    const char *pos[2];
+    size_t n_pos;
+    if (!cli_parse(c, argc, argv, opts, N(opts), pos, 2, &n_pos))
+        return EXIT_USAGE;
+    bool install = n_pos == 1 && strcmp(pos[0], "install") == 0;
+    if (n_pos != 1 || (!install && strcmp(pos[0], "remove") != 0))
+        return cli_usage(c, "install or remove? (pgwitness ddl-trigger install|remove)");
+    PGconn *conn = cli_connect(c);
+    if (!conn)
+        return 1;
+    pgw_error err;
+    int rc = install ? pgw_pq_install_ddl_trigger(conn, c->pgw_schema, &err)
+                     : pgw_pq_remove_ddl_trigger(conn, c->pgw_schema, &err);
+    if (rc != PGW_OK)
+        return cli_fail_err(c, rc, &err);
+    printf("%s\n", install ? "event triggers pgwitness_ddl_command_end and pgwitness_sql_drop "
+                             "installed"
+                           : "event triggers pgwitness_ddl_command_end and pgwitness_sql_drop "
+                             "removed");
+    return 0;
+}

@@ -223,6 +223,31 @@ static const struct {
      "of the stream's publication (default pgwitness) and forgets their value\n"
      "columns, all tables or none; running streams stop reporting them. Slots\n"
      "stay: `pgwitness slots drop NAME` drops one.\n", NULL},
+    {"announce",
+     "usage: pgwitness announce TABLE... [--channel C] [--json]\n"
+     "\n"
+     "Announces that the tables' definitions changed (after a migration: ALTER\n"
+     "COLUMN ... TYPE, ADD COLUMN with a volatile default, DROP or RENAME\n"
+     "COLUMN, DROP TABLE...), so that every subscription reading them refreshes\n"
+     "(reason DDL) with no later write: the ddl write set goes out, at commit,\n"
+     "on the channel of each watched table's triggers (a partition or child\n"
+     "names the watched table above it) and, when wal_level is logical, to the\n"
+     "stream as a logical message. A dropped or unwatched table is announced\n"
+     "by name on --channel, else pgwitness. --channel adds a channel. All\n"
+     "tables in one transaction, or none. Needs no superuser, unlike\n"
+     "`pgwitness ddl-trigger install`.\n"
+     "With --json prints [{\"schema\": ..., \"table\": ...}, ...].\n", NULL},
+    {"ddl-trigger",
+     "usage: pgwitness ddl-trigger install|remove\n"
+     "\n"
+     "Installs (or removes) the event triggers pgwitness_ddl_command_end and\n"
+     "pgwitness_sql_drop, which announce every definition change of a watched\n"
+     "table as `pgwitness announce` does, and give partitions and inheritance\n"
+     "children made after a watch their triggers. Needs a superuser (PostgreSQL\n"
+     "15: CREATE EVENT TRIGGER); without one, run `pgwitness announce` after\n"
+     "each migration. Idempotent. A failure inside them never fails the DDL: it\n"
+     "is a WARNING. A dropped table is announced on the channel pgwitness only.\n",
+     NULL},
     {"slots",
      "usage: pgwitness slots [--json]\n"
      "       pgwitness slots drop NAME [--force] [--json]\n"

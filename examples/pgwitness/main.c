@@ -38,6 +38,9 @@ static const char *const overview =
     "                          of a publication, instead of the triggers)\n"
     "  slots                   the stream's replication slots and the WAL they keep\n"
     "  slots drop NAME         drop a replication slot, releasing its WAL\n"
+    "  announce TABLE...       announce a definition change (DDL) to both sources\n"
+    "  ddl-trigger install|remove\n"
+    "                          the event triggers that announce every DDL\n"
     "\n"
     "Options for every command (before or after it; `--name VALUE` or\n"
     "`--name=VALUE`):\n"
@@ -71,6 +74,7 @@ static const command commands[] = {
     {"drop", cmd_drop},       {"history", cmd_history},   {"diff", cmd_diff},
     {"report", cmd_report},   {"prune", cmd_prune},       {"decide", cmd_decide},
     {"watch", cmd_watch},     {"unwatch", cmd_unwatch},   {"slots", cmd_slots},
+    {"announce", cmd_announce}, {"ddl-trigger", cmd_ddl_trigger},
 };
 
 static const command *find(const char *name)

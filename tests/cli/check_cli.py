@@ -180,7 +180,7 @@ def exact_error(name, rc, out, err, code, line):
 
 FULL = "writing standard output: No space left on device"
 COMMANDS = ["install", "snapshot", "baseline", "drop", "history", "diff", "report", "prune",
-            "decide", "watch", "unwatch", "slots"]
+            "decide", "watch", "unwatch", "slots", "announce", "ddl-trigger"]
 
 
 def one_error_line(name, rc, out, err, code, needle):
@@ -292,6 +292,7 @@ def body_inval(tmp):
     stream_refusals()
     stream_watch()
     stream_slot()
+    announce_ddl()
 
 
 def body_usage():
@@ -507,6 +508,17 @@ def usage_errors():
                 "pgwitness watch: table 't1' is named twice")
     exact_error("watch t1 public.t1", *cli("-d", NOSERVER, "watch", "t1", "w2", "public.t1"), 2,
                 "pgwitness watch: table public.t1 is named twice (as 't1' and 'public.t1')")
+    # announce and ddl-trigger, before connecting.
+    exact_error("announce without a table", *cli("-d", NOSERVER, "announce"), 2,
+                "pgwitness announce: which tables? (pgwitness announce TABLE...)")
+    exact_error("announce t1 t1", *cli("-d", NOSERVER, "announce", "t1", "t1"), 2,
+                "pgwitness announce: table 't1' is named twice")
+    exact_error("ddl-trigger without install or remove", *cli("-d", NOSERVER, "ddl-trigger"), 2,
+                "pgwitness ddl-trigger: install or remove? (pgwitness ddl-trigger "
+                "install|remove)")
+    exact_error("ddl-trigger drop", *cli("-d", NOSERVER, "ddl-trigger", "drop"), 2,
+                "pgwitness ddl-trigger: install or remove? (pgwitness ddl-trigger "
+                "install|remove)")
     # unwatch: the same checks, before connecting.
     exact_error("unwatch without a table", *cli("-d", NOSERVER, "unwatch"), 2,
                 "pgwitness unwatch: which tables? (pgwitness unwatch TABLE...)")
@@ -1402,6 +1414,51 @@ def unwatch():
     rc, out, err = cli("unwatch", "u1", "--json")
     check("unwatch --json", rc == 0 and json_or_none(out) ==
           [{"schema": "public", "table": "u1", "removed": False}], out + err)
+
+
+DDL_LINE = ("ddl public.a_tasks: the table's definition changed: every subscription reading it "
+            "must refresh\n")
+
+
+def announce_ddl():
+    """announce: a definition change with no later write reaches a watch as
+    the ddl line; ddl-trigger install and remove, each idempotent, and with
+    them installed the DDL alone is announced."""
+    psql("CREATE TABLE a_tasks (id int PRIMARY KEY, n int)")
+    w = popen([CLI, "watch", "a_tasks"])
+    ready = wait_listening()
+    psql("ALTER TABLE a_tasks ALTER COLUMN n TYPE text USING n::text")
+    rc, out, err = cli("announce", "a_tasks")
+    check("announce a_tasks", rc == 0 and err == "" and out == "public.a_tasks: announced\n",
+          out + err)
+    got = read_lines(w, 2, 10).decode()
+    for i in range(2):
+        rc, out, err = cli("ddl-trigger", "install")
+        check(f"ddl-trigger install ({i + 1})", rc == 0 and err == "" and out ==
+              "event triggers pgwitness_ddl_command_end and pgwitness_sql_drop installed\n",
+              out + err)
+    psql("ALTER TABLE a_tasks RENAME COLUMN n TO m")
+    got += read_lines(w, 3 - got.count("\n"), 10).decode()
+    rc, rest, err = stop(w)
+    check("watch: the announced ddl, then the event trigger's", ready and got + rest ==
+          "scope reset: every subscription of this scope must refresh\n" + DDL_LINE * 2,
+          f"rc={rc}\n{got}{rest}{err}")
+    for i in range(2):
+        rc, out, err = cli("ddl-trigger", "remove")
+        check(f"ddl-trigger remove ({i + 1})", rc == 0 and err == "" and out ==
+              "event triggers pgwitness_ddl_command_end and pgwitness_sql_drop removed\n",
+              out + err)
+    check("... none left", psql("SELECT count(*) FROM pg_event_trigger") == "0")
+    rc, out, err = cli("announce", "a_tasks", "gone", "--channel", "other", "--json")
+    check("announce --json, a dropped table too", rc == 0 and err == "" and json_or_none(out) ==
+          [{"schema": "public", "table": "a_tasks"}, {"schema": "public", "table": "gone"}],
+          out + err)
+    exact_error("announce --pgw-schema nope", *cli("announce", "a_tasks", "--pgw-schema",
+                                                   "nope"), 1,
+                "pgwitness announce: cannot announce public.a_tasks: schema \"nope\" has no "
+                "announce_ddl(text,text,text[]) (pgwitness schema version 5): run "
+                "`pgwitness --pgw-schema nope install` to install or upgrade it")
+    psql("DROP TABLE a_tasks")
 
 
 def stream_usage_errors():
