@@ -511,6 +511,49 @@ START_TEST(install_upgrades_version_4)
 }
 END_TEST
 
+/* Every allocation of pgw_pq_announce_ddl and of the event triggers'
+ * install and removal fails in turn: PGW_ENOMEM, nothing sent or changed,
+ * the connection idle, nothing leaked; then it succeeds. */
+START_TEST(allocation_failures)
+{
+    PGconn *c = setup(), *lc = pgwt_listen("pgwt_other");
+    const char *chans[] = {"pgwt_other"};
+    pgw_pq_announce_options o = PGW_PQ_ANNOUNCE_OPTIONS_INIT;
+    o.channels = chans;
+    o.n_channels = 1;
+    for (int which = 0; which < 3; which++) {
+        pgwt_alloc_install();
+        bool succeeded = false;
+        for (size_t n = 1; n < 100 && !succeeded; n++) {
+            pgwt_alloc_reset();
+            pgwt_alloc_fail_at(n);
+            pgw_error err;
+            int rc = which == 0   ? pgw_pq_announce_ddl(c, "public", "t", &o, &err)
+                     : which == 1 ? pgw_pq_install_ddl_trigger(c, NULL, &err)
+                                  : pgw_pq_remove_ddl_trigger(c, NULL, &err);
+            bool failed = pgwt_alloc_failed();
+            pgwt_alloc_fail_at(0);
+            if (failed) {
+                ck_assert_int_eq(rc, PGW_ENOMEM);
+                ck_assert_int_eq(PQtransactionStatus(c), PQTRANS_IDLE);
+                ck_assert_int_eq(n_event_triggers(c), which == 2 ? 2 : 0);
+            } else {
+                ck_assert_msg(rc == PGW_OK, "%s", err.message);
+                succeeded = true;
+            }
+            ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+        }
+        pgwt_alloc_uninstall();
+        ck_assert(succeeded);
+    }
+    ck_assert_int_eq(n_event_triggers(c), 0);
+    pgwt_expect_write(lc, DDL("t")); /* the one announcement that succeeded */
+    ck_assert(pgwt_no_payload(lc, 100));
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("ddl");
@@ -524,6 +567,7 @@ static Suite *suite(void)
     tcase_add_test(tc, failure_inside_is_a_warning);
     tcase_add_test(tc, new_partitions_get_their_triggers);
     tcase_add_test(tc, install_upgrades_version_4);
+    tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);
     return s;
 }
