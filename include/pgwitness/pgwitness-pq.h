@@ -828,6 +828,9 @@ typedef struct pgw_pq_announce_options {
  * (it was dropped: no trigger is left to read a channel from) or nothing
  * above it is watched, the payload names schema.table itself, on
  * opts->channels, or PGW_PQ_DEFAULT_CHANNEL when none is given.
+ * Whether the stream watches a table is read from `<pgw_schema>.stream_tables`:
+ * for a role that may not read it, a table (or ancestor) watched by the
+ * stream only is not found, and the payload names schema.table itself.
  * Both are transactional: in the caller's transaction (a savepoint, kept
  * on success) the announcement goes out when it commits, and not if it
  * rolls back; on an idle connection, in a transaction of its own. On
@@ -864,6 +867,9 @@ PGW_API int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *ta
  * TABLE ... PARTITION OF / INHERITS, ALTER TABLE ... ATTACH PARTITION /
  * INHERIT), then announces; a CREATE TABLE is announced by name on the
  * default channel (it may replace a dropped table a subscription reads).
+ * Temporary tables are left out. A table renamed (ALTER TABLE ... RENAME
+ * TO, SET SCHEMA) is announced under its new name only: the event does not
+ * give the old one (call pgw_pq_announce_ddl() with it).
  * A dropped watched table is announced by name on PGW_PQ_DEFAULT_CHANNEL
  * only (its triggers, and their channel, are gone when sql_drop fires: a
  * host on another channel calls pgw_pq_announce_ddl() with it); a dropped

@@ -201,7 +201,8 @@ static void each_ddl(bool trigger)
         expect_ddl(&b, DDL("tasks"), DDLS[i]);
     }
     /* A table no subscription reads, unwatched: announced by hand only. */
-    pgwt_exec(c, "CREATE TABLE other (id int); ALTER TABLE other ADD COLUMN v int");
+    pgwt_exec(c, "CREATE TABLE other (id int); ALTER TABLE other ADD COLUMN v int; "
+                 "CREATE TEMP TABLE scratch (id int); DROP TABLE scratch");
     if (trigger) { /* the CREATE TABLE, by name */
         char *p = pgwt_next_payload(b.lc, 5000, NULL);
         ck_assert_ptr_nonnull(p);

@@ -106,9 +106,11 @@ $fn$;
 -- it is watched, for ATTACH PARTITION, which names the parent), then
 -- announce_ddl() of it. Conservative: every such command announces (a
 -- refresh is never wrong), CREATE TRIGGER and other objects do not. A
--- CREATE TABLE that is not below a watched table announces the new table
--- by name on the default channel (it may replace a dropped table a
--- subscription reads). It never fails the DDL: any error is caught and
+-- new table (CREATE TABLE, CREATE TABLE AS, SELECT INTO, CREATE FOREIGN
+-- TABLE) that is not below a watched table is announced by name on the
+-- default channel (it may replace a dropped table a subscription reads).
+-- Temporary tables are left out (no subscription reads another session's,
+-- and applications make them often). It never fails the DDL: any error is caught and
 -- raised as a WARNING (the DDL commits; that announcement is lost).
 CREATE OR REPLACE FUNCTION :"schema".on_ddl_command_end()
 RETURNS event_trigger
@@ -120,7 +122,8 @@ DECLARE
 BEGIN
     FOR _r IN
         SELECT c.oid AS relid, n.nspname::text AS s, c.relname::text AS t,
-               bool_or(x.command_tag = 'CREATE TABLE') AS created
+               bool_or(x.command_tag IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO',
+                                         'CREATE FOREIGN TABLE')) AS created
           FROM pg_event_trigger_ddl_commands() x
          CROSS JOIN LATERAL (
                SELECT CASE
@@ -131,6 +134,7 @@ BEGIN
                            (SELECT co.conrelid FROM pg_constraint co WHERE co.oid = x.objid)
                       END AS relid) o
           JOIN pg_class c ON c.oid = o.relid AND c.relkind IN ('r', 'p', 'f')
+                          AND c.relpersistence <> 't'
           JOIN pg_namespace n ON n.oid = c.relnamespace
          GROUP BY c.oid, n.nspname, c.relname
          ORDER BY n.nspname, c.relname
