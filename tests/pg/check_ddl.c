@@ -487,6 +487,49 @@ START_TEST(new_partitions_get_their_triggers)
 }
 END_TEST
 
+/* The stream alone: a partition's DDL names the stream-watched root; a
+ * dropped stream-watched table (stream_tables lists it) is announced by
+ * name; an inheritance child made after the watch gets its triggers. */
+START_TEST(stream_only_and_inheritance)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE m (id int PRIMARY KEY) PARTITION BY RANGE (id); "
+                 "CREATE TABLE m1 PARTITION OF m FOR VALUES FROM (0) TO (10); "
+                 "CREATE TABLE s1 (id int PRIMARY KEY); CREATE TABLE base (id int)");
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "m", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "s1", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "base", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    pgwt_exec(c, "ALTER TABLE m1 ADD CONSTRAINT small CHECK (id < 5)");
+    pgwt_stream_sync(s, c);
+    ck_assert_str_eq(pgwt_stream_take(s, NULL), "{" DDL("m"));
+    ck_assert_ptr_null(pgwt_stream_take(s, NULL));
+    ck_assert(pgwt_no_payload(lc, 100)); /* no trigger watches m: no channel */
+    pgwt_exec(c, "DROP TABLE s1");
+    pgwt_stream_sync(s, c);
+    ck_assert_str_eq(pgwt_stream_take(s, NULL), "{" DDL("s1"));
+    ck_assert_ptr_null(pgwt_stream_take(s, NULL));
+    pgwt_expect_write(lc, DDL("s1")); /* by name, the default channel */
+    pgwt_stream_close(s);
+    pgwt_exec(c, "CREATE TABLE kid (extra int) INHERITS (base)");
+    pgwt_expect_write(lc, DDL("base"));
+    pgw_pq_watch_gap *gaps = NULL;
+    size_t n = 99;
+    ck_assert_int_eq(pgw_pq_watch_gaps(&gaps, &n, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(n, 0);
+    pgwt_exec(c, "INSERT INTO kid VALUES (1, 2)");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"base\",\"op\":\"insert\","
+                          "\"ids\":null,\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    ck_assert(pgwt_no_payload(lc, 100));
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(install_upgrades_version_4)
 {
     PGconn *c = setup();
@@ -567,6 +610,7 @@ static Suite *suite(void)
     tcase_add_test(tc, ddl_trigger_install_and_remove);
     tcase_add_test(tc, failure_inside_is_a_warning);
     tcase_add_test(tc, new_partitions_get_their_triggers);
+    tcase_add_test(tc, stream_only_and_inheritance);
     tcase_add_test(tc, install_upgrades_version_4);
     tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);
