@@ -876,7 +876,10 @@ PGW_API int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *ta
  * partition or child announces the watched table above it. A failure inside
  * them never fails the DDL: it is raised as a WARNING and that
  * announcement is lost. They run as the user running the DDL (SECURITY
- * INVOKER).
+ * INVOKER: a definer's rights would create triggers and send for any role),
+ * who needs USAGE on the library schema: for a role without it, a DDL of a
+ * table with pgwitness triggers or in a publication (or below one) raises a
+ * WARNING saying so, and other DDL is left alone.
  * Event triggers belong to the database: one library schema per database
  * can have them. Idempotent: when they already are these, nothing
  * changes. The same transaction rules as pgw_pq_announce_ddl().

@@ -424,9 +424,18 @@ START_TEST(failure_inside_is_a_warning)
     warnings[0] = '\0';
     PQsetNoticeReceiver(c, collect_notice, NULL);
     /* Without USAGE on the library schema, then without EXECUTE. */
-    pgwt_exec(c, "SET ROLE pgwt_ddl_owner; ALTER TABLE t ADD COLUMN w int; RESET ROLE");
+    pgwt_exec(c, "SET ROLE pgwt_ddl_owner; ALTER TABLE t ADD COLUMN w int; "
+                 "CREATE TABLE mine (id int); ALTER TABLE mine ADD COLUMN v int; "
+                 "DROP TABLE mine; RESET ROLE");
+    /* (nothing for its own table, which nothing watches) */
     ck_assert_str_eq(warnings, "pgwitness: the definition change of public.t was not announced: "
-                               "function watch_descendant(regclass) does not exist\n");
+                               "role pgwt_ddl_owner has no USAGE on the pgwitness schema\n");
+    warnings[0] = '\0';
+    pgwt_exec(c, "CREATE TABLE t2 (id int); ALTER TABLE t2 OWNER TO pgwt_ddl_owner");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t2", NULL, &err), PGW_OK);
+    pgwt_exec(c, "SET ROLE pgwt_ddl_owner; DROP TABLE t2; RESET ROLE");
+    ck_assert_str_eq(warnings, "pgwitness: the drop of public.t2 was not announced: role "
+                               "pgwt_ddl_owner has no USAGE on the pgwitness schema\n");
     warnings[0] = '\0';
     pgwt_exec(c, "GRANT USAGE ON SCHEMA pgwitness TO pgwt_ddl_owner; "
                  "SET ROLE pgwt_ddl_owner; ALTER TABLE t ADD COLUMN v int; RESET ROLE");
@@ -435,6 +444,7 @@ START_TEST(failure_inside_is_a_warning)
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_attribute WHERE attrelid = 't'::regclass "
                                  "AND attname IN ('v', 'w')"),
                      2);
+    pgwt_expect_write(lc, DDL("t2")); /* the superuser's CREATE TABLE t2, by name */
     ck_assert(pgwt_no_payload(lc, 200));
     /* As the superuser it announces again. */
     warnings[0] = '\0';

@@ -16,6 +16,13 @@
 --     wal_level is logical (transactional: decoded at commit, as a write
 --     set, by the stream; include/pgwitness/pgoutput.h).
 -- Both are transactional: nothing is sent when the transaction rolls back.
+-- Every function here runs as its caller (SECURITY INVOKER): the event
+-- triggers fire for every role's DDL, and a definer's rights would let any
+-- role create triggers and send through the installer. The role running
+-- the DDL needs USAGE on this schema (without it, the event triggers warn
+-- for watched tables and leave other DDL alone) and, to create the
+-- triggers of a new partition or child, the right to create triggers on it
+-- (its owner does).
 -- Sources: PostgreSQL documentation, "Event Triggers" (ddl_command_end,
 -- sql_drop; "Event Trigger Functions": pg_event_trigger_ddl_commands,
 -- pg_event_trigger_dropped_objects), NOTIFY, "Replication Management
@@ -119,6 +126,9 @@ SET search_path = pg_catalog, :"schema", pg_temp
 AS $fn$
 DECLARE
     _r record;
+    _usage boolean := coalesce((SELECT has_schema_privilege(p.pronamespace, 'USAGE')
+                                  FROM pg_event_trigger e JOIN pg_proc p ON p.oid = e.evtfoid
+                                 WHERE e.evtname = 'pgwitness_ddl_command_end'), true);
 BEGIN
     FOR _r IN
         SELECT c.oid AS relid, n.nspname::text AS s, c.relname::text AS t,
@@ -139,6 +149,27 @@ BEGIN
          GROUP BY c.oid, n.nspname, c.relname
          ORDER BY n.nspname, c.relname
     LOOP
+        -- Without USAGE on this schema nothing of it can be called: warn
+        -- only for a table with a pgwitness trigger or in a publication
+        -- (itself or an ancestor; the catalog says), skip the rest.
+        IF NOT _usage THEN
+            IF EXISTS (WITH RECURSIVE up(relid) AS (
+                           SELECT _r.relid
+                           UNION
+                           SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.relid)
+                       SELECT FROM up
+                        WHERE EXISTS (SELECT FROM pg_trigger t WHERE t.tgrelid = up.relid
+                                         AND t.tgname LIKE 'pgwitness\_%')
+                           OR EXISTS (SELECT FROM pg_publication_rel pr
+                                       WHERE pr.prrelid = up.relid)) THEN
+                RAISE WARNING 'pgwitness: the definition change of %.% was not announced: '
+                              'role % has no USAGE on the pgwitness schema', _r.s, _r.t,
+                              current_user
+                    USING HINT = 'grant it USAGE, or call pgw_pq_announce_ddl() (pgwitness '
+                                 'announce) for the table';
+            END IF;
+            CONTINUE;
+        END IF;
         BEGIN
             PERFORM watch_descendant(_r.relid::regclass);
             IF EXISTS (SELECT FROM pg_inherits i WHERE i.inhparent = _r.relid) THEN
@@ -174,7 +205,26 @@ SET search_path = pg_catalog, :"schema", pg_temp
 AS $fn$
 DECLARE
     _r record;
+    _usage boolean := coalesce((SELECT has_schema_privilege(p.pronamespace, 'USAGE')
+                                  FROM pg_event_trigger e JOIN pg_proc p ON p.oid = e.evtfoid
+                                 WHERE e.evtname = 'pgwitness_sql_drop'), true);
 BEGIN
+    IF NOT _usage THEN
+        -- (see on_ddl_command_end) the watched tables dropped, by their
+        -- pgwitness triggers among the dropped objects
+        FOR _r IN
+            SELECT DISTINCT g.address_names[1] AS s, g.address_names[2] AS t
+              FROM pg_event_trigger_dropped_objects() g
+             WHERE g.object_type = 'trigger' AND g.address_names[3] LIKE 'pgwitness\_%'
+             ORDER BY 1, 2
+        LOOP
+            RAISE WARNING 'pgwitness: the drop of %.% was not announced: role % has no USAGE '
+                          'on the pgwitness schema', _r.s, _r.t, current_user
+                USING HINT = 'grant it USAGE, or call pgw_pq_announce_ddl() (pgwitness '
+                             'announce) for the table';
+        END LOOP;
+        RETURN;
+    END IF;
     FOR _r IN
         WITH d AS (SELECT * FROM pg_event_trigger_dropped_objects()),
         own AS (
