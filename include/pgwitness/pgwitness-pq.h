@@ -859,8 +859,8 @@ PGW_API int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *ta
  * Installs the opt-in event triggers that announce every definition change
  * of a watched table as pgw_pq_announce_ddl() does, without the host
  * calling it: `pgwitness_ddl_command_end` (ON ddl_command_end) and
- * `pgwitness_sql_drop` (ON sql_drop), calling `<pgw_schema>.on_ddl_command_end()`
- * and `on_sql_drop()` (lib/pq/sql/migration_005.sql). After each command
+ * `pgwitness_sql_drop` (ON sql_drop), both calling `<pgw_schema>.on_ddl_event()`
+ * (lib/pq/sql/migration_005.sql). After each command
  * on a table, or on an index or constraint of a table, that is watched or
  * lies below a watched table, it gives new partitions and inheritance
  * children their triggers (`watch_descendant()`, migration 4: CREATE

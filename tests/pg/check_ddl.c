@@ -337,8 +337,8 @@ START_TEST(ddl_trigger_install_and_remove)
                                 "evtfoid::regproc::text, ',' ORDER BY evtname) "
                                 "FROM pg_event_trigger");
     ck_assert_str_eq(names, "pgwitness_ddl_command_end ddl_command_end "
-                            "pgwitness.on_ddl_command_end,"
-                            "pgwitness_sql_drop sql_drop pgwitness.on_sql_drop");
+                            "pgwitness.on_ddl_event,"
+                            "pgwitness_sql_drop sql_drop pgwitness.on_ddl_event");
     free(names);
     ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
     char *after = pgwt_value(c, "SELECT string_agg(oid::text || evtname || evtevent || "
@@ -545,14 +545,14 @@ START_TEST(install_upgrades_version_4)
     PGconn *c = setup();
     pgw_error err;
     int v = 0;
-    pgwt_exec(c, "DROP FUNCTION pgwitness.on_sql_drop(), pgwitness.on_ddl_command_end(), "
+    pgwt_exec(c, "DROP FUNCTION pgwitness.on_ddl_event(), "
                  "pgwitness.announce_ddl(text, text, text[]), pgwitness.ddl_targets(regclass); "
                  "DELETE FROM pgwitness.schema_version WHERE version = 5");
     ck_assert_int_eq(pgw_pq_schema_version(&v, c, NULL, &err), PGW_OK);
     ck_assert_int_eq(v, 4);
     ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", NULL, &err), PGW_ENOTFOUND);
     ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_ENOTFOUND);
-    ck_assert_str_eq(err.message, "schema \"pgwitness\" has no on_ddl_command_end() (pgwitness "
+    ck_assert_str_eq(err.message, "schema \"pgwitness\" has no on_ddl_event() (pgwitness "
                                   "schema version 5): run pgw_pq_install() to install or "
                                   "upgrade it");
     ck_assert_int_eq(pgw_pq_install(&v, c, NULL, &err), PGW_OK);

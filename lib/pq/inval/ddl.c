@@ -138,7 +138,7 @@ static int ddl_trigger(PGconn *conn, const char *pgw_schema, bool install, pgw_e
         if (err)
             memcpy(err->sqlstate, "42501", 6);
     } else if (ddl[0] && install &&
-               (rc = need_version_5(conn, schema, "on_ddl_command_end()", err)) < 0) {
+               (rc = need_version_5(conn, schema, "on_ddl_event()", err)) < 0) {
         /* rc set */
     } else if (ddl[0]) {
         rc = pgwi_pq_run(conn, ddl, NULL,

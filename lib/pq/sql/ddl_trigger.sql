@@ -1,7 +1,7 @@
 -- The opt-in event triggers of pgw_pq_install_ddl_trigger and
 -- pgw_pq_remove_ddl_trigger (functions in lib/pq/sql/migration_005.sql):
--- pgwitness_ddl_command_end (ON ddl_command_end, on_ddl_command_end()) and
--- pgwitness_sql_drop (ON sql_drop, on_sql_drop()). Event triggers belong to
+-- pgwitness_ddl_command_end (ON ddl_command_end) and pgwitness_sql_drop (ON
+-- sql_drop), both calling on_ddl_event(). Event triggers belong to
 -- the database, not to a schema: the names are fixed, and one library
 -- schema per database has them. Parameters:
 --   $1 text    the library schema      $2 text    'install' or 'remove'
@@ -19,8 +19,8 @@ WITH w(name, event, fn, fname) AS (
               JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
              WHERE n.nspname = $1::text AND p.proname = v.fn AND p.pronargs = 0),
            format('%I.%I()', $1::text, v.fn)
-      FROM (VALUES ('pgwitness_ddl_command_end', 'ddl_command_end', 'on_ddl_command_end'),
-                   ('pgwitness_sql_drop', 'sql_drop', 'on_sql_drop')) v(name, event, fn)
+      FROM (VALUES ('pgwitness_ddl_command_end', 'ddl_command_end', 'on_ddl_event'),
+                   ('pgwitness_sql_drop', 'sql_drop', 'on_ddl_event')) v(name, event, fn)
 )
 SELECT coalesce((SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user),
                 false) AS super,

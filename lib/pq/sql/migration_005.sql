@@ -105,8 +105,8 @@ BEGIN
 END
 $fn$;
 
--- The ddl_command_end event trigger (pgw_pq_install_ddl_trigger): for each
--- command on a table (or on an index or constraint of a table) that is
+-- The event triggers' function (pgw_pq_install_ddl_trigger): ON
+-- ddl_command_end, for each command on a table (or on an index or constraint of a table) that is
 -- watched or lies below a watched table: first the triggers of its
 -- descendants (watch_descendant(): a partition created or attached, a
 -- child made, after the watch; and watch_below() of the table itself when
@@ -117,9 +117,17 @@ $fn$;
 -- TABLE) that is not below a watched table is announced by name on the
 -- default channel (it may replace a dropped table a subscription reads).
 -- Temporary tables are left out (no subscription reads another session's,
--- and applications make them often). It never fails the DDL: any error is caught and
--- raised as a WARNING (the DDL commits; that announcement is lost).
-CREATE OR REPLACE FUNCTION :"schema".on_ddl_command_end()
+-- and applications make them often). It never fails the DDL: any error is
+-- caught and raised as a WARNING (the DDL commits; that announcement is
+-- lost).
+--
+-- ON sql_drop: a dropped table that was watched (the dropped objects include its pgwitness_insert trigger, or stream_tables
+-- lists it) is announced by name: its triggers are gone by now, so their
+-- channel cannot be read, and it goes out on the default channel only (a
+-- host using another channel calls pgw_pq_announce_ddl with it). A dropped
+-- partition or child of a watched table that still exists (its triggers
+-- pgwitness_*_<oid of that table>) announces that table: its rows left it.
+CREATE OR REPLACE FUNCTION :"schema".on_ddl_event()
 RETURNS event_trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, :"schema", pg_temp
@@ -128,8 +136,64 @@ DECLARE
     _r record;
     _usage boolean := coalesce((SELECT has_schema_privilege(p.pronamespace, 'USAGE')
                                   FROM pg_event_trigger e JOIN pg_proc p ON p.oid = e.evtfoid
-                                 WHERE e.evtname = 'pgwitness_ddl_command_end'), true);
+                                 WHERE e.evtname IN ('pgwitness_ddl_command_end',
+                                                     'pgwitness_sql_drop')
+                                 LIMIT 1), true);
 BEGIN
+    IF TG_EVENT = 'sql_drop' THEN
+        IF NOT _usage THEN
+            -- (see below) the watched tables dropped, by their
+            -- pgwitness triggers among the dropped objects
+            FOR _r IN
+                SELECT DISTINCT g.address_names[1] AS s, g.address_names[2] AS t
+                  FROM pg_event_trigger_dropped_objects() g
+                 WHERE g.object_type = 'trigger' AND g.address_names[3] LIKE 'pgwitness\_%'
+                 ORDER BY 1, 2
+            LOOP
+                RAISE WARNING 'pgwitness: the drop of %.% was not announced: role % has no USAGE '
+                              'on the pgwitness schema', _r.s, _r.t, current_user
+                    USING HINT = 'grant it USAGE, or call pgw_pq_announce_ddl() (pgwitness '
+                                 'announce) for the table';
+            END LOOP;
+        ELSE
+            FOR _r IN
+                WITH d AS (SELECT * FROM pg_event_trigger_dropped_objects()),
+                own AS (
+                    SELECT o.schema_name AS s, o.object_name AS t
+                      FROM d o
+                     WHERE o.object_type IN ('table', 'foreign table')
+                       AND (EXISTS (SELECT FROM d g
+                                     WHERE g.object_type = 'trigger'
+                                       AND g.address_names[1] = o.schema_name
+                                       AND g.address_names[2] = o.object_name
+                                       AND g.address_names[3] = 'pgwitness_insert')
+                            OR (has_table_privilege('stream_tables', 'SELECT')
+                                AND EXISTS (SELECT FROM stream_tables st WHERE st.relid = o.objid)))
+                ),
+                above AS (
+                    SELECT DISTINCT substring(g.address_names[3] FROM '_([0-9]+)$')::oid AS relid
+                      FROM d g
+                     WHERE g.object_type = 'trigger'
+                       AND g.address_names[3] ~ '^pgwitness_(insert|stream_truncate)_[0-9]+$'
+                )
+                SELECT own.s, own.t FROM own
+                UNION
+                SELECT n.nspname::text, c.relname::text
+                  FROM above a JOIN pg_class c ON c.oid = a.relid
+                  JOIN pg_namespace n ON n.oid = c.relnamespace
+                ORDER BY 1, 2
+            LOOP
+                BEGIN
+                    PERFORM announce_ddl(_r.s, _r.t);
+                EXCEPTION WHEN OTHERS THEN
+                    RAISE WARNING 'pgwitness: the drop of %.% was not announced: %', _r.s, _r.t,
+                        SQLERRM
+                        USING HINT = 'call pgw_pq_announce_ddl() (pgwitness announce) for it';
+                END;
+            END LOOP;
+        END IF;
+        RETURN;
+    END IF;
     FOR _r IN
         SELECT c.oid AS relid, n.nspname::text AS s, c.relname::text AS t,
                bool_or(x.command_tag IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO',
@@ -190,84 +254,8 @@ EXCEPTION WHEN OTHERS THEN
 END
 $fn$;
 
--- The sql_drop event trigger: a dropped table that was watched (the
--- dropped objects include its pgwitness_insert trigger, or stream_tables
--- lists it) is announced by name: its triggers are gone by now, so their
--- channel cannot be read, and it goes out on the default channel only (a
--- host using another channel calls pgw_pq_announce_ddl with it). A dropped
--- partition or child of a watched table that still exists (its triggers
--- pgwitness_*_<oid of that table>) announces that table: its rows left it.
--- Never fails the DROP (see above).
-CREATE OR REPLACE FUNCTION :"schema".on_sql_drop()
-RETURNS event_trigger
-LANGUAGE plpgsql
-SET search_path = pg_catalog, :"schema", pg_temp
-AS $fn$
-DECLARE
-    _r record;
-    _usage boolean := coalesce((SELECT has_schema_privilege(p.pronamespace, 'USAGE')
-                                  FROM pg_event_trigger e JOIN pg_proc p ON p.oid = e.evtfoid
-                                 WHERE e.evtname = 'pgwitness_sql_drop'), true);
-BEGIN
-    IF NOT _usage THEN
-        -- (see on_ddl_command_end) the watched tables dropped, by their
-        -- pgwitness triggers among the dropped objects
-        FOR _r IN
-            SELECT DISTINCT g.address_names[1] AS s, g.address_names[2] AS t
-              FROM pg_event_trigger_dropped_objects() g
-             WHERE g.object_type = 'trigger' AND g.address_names[3] LIKE 'pgwitness\_%'
-             ORDER BY 1, 2
-        LOOP
-            RAISE WARNING 'pgwitness: the drop of %.% was not announced: role % has no USAGE '
-                          'on the pgwitness schema', _r.s, _r.t, current_user
-                USING HINT = 'grant it USAGE, or call pgw_pq_announce_ddl() (pgwitness '
-                             'announce) for the table';
-        END LOOP;
-        RETURN;
-    END IF;
-    FOR _r IN
-        WITH d AS (SELECT * FROM pg_event_trigger_dropped_objects()),
-        own AS (
-            SELECT o.schema_name AS s, o.object_name AS t
-              FROM d o
-             WHERE o.object_type IN ('table', 'foreign table')
-               AND (EXISTS (SELECT FROM d g
-                             WHERE g.object_type = 'trigger'
-                               AND g.address_names[1] = o.schema_name
-                               AND g.address_names[2] = o.object_name
-                               AND g.address_names[3] = 'pgwitness_insert')
-                    OR (has_table_privilege('stream_tables', 'SELECT')
-                        AND EXISTS (SELECT FROM stream_tables st WHERE st.relid = o.objid)))
-        ),
-        above AS (
-            SELECT DISTINCT substring(g.address_names[3] FROM '_([0-9]+)$')::oid AS relid
-              FROM d g
-             WHERE g.object_type = 'trigger'
-               AND g.address_names[3] ~ '^pgwitness_(insert|stream_truncate)_[0-9]+$'
-        )
-        SELECT own.s, own.t FROM own
-        UNION
-        SELECT n.nspname::text, c.relname::text
-          FROM above a JOIN pg_class c ON c.oid = a.relid
-          JOIN pg_namespace n ON n.oid = c.relnamespace
-        ORDER BY 1, 2
-    LOOP
-        BEGIN
-            PERFORM announce_ddl(_r.s, _r.t);
-        EXCEPTION WHEN OTHERS THEN
-            RAISE WARNING 'pgwitness: the drop of %.% was not announced: %', _r.s, _r.t, SQLERRM
-                USING HINT = 'call pgw_pq_announce_ddl() (pgwitness announce) for it';
-        END;
-    END LOOP;
-EXCEPTION WHEN OTHERS THEN
-    RAISE WARNING 'pgwitness: a drop was not announced: %', SQLERRM
-        USING HINT = 'call pgw_pq_announce_ddl() (pgwitness announce) for the tables it dropped';
-END
-$fn$;
-
 COMMENT ON FUNCTION :"schema".announce_ddl(text, text, text[]) IS
     'pgwitness: announces a table''s definition change to both write sources (migration_005.sql)';
-COMMENT ON FUNCTION :"schema".on_ddl_command_end() IS
-    'pgwitness: the ddl_command_end event trigger (pgw_pq_install_ddl_trigger)';
-COMMENT ON FUNCTION :"schema".on_sql_drop() IS
-    'pgwitness: the sql_drop event trigger (pgw_pq_install_ddl_trigger)';
+COMMENT ON FUNCTION :"schema".on_ddl_event() IS
+    'pgwitness: the function of the ddl_command_end and sql_drop event triggers '
+    '(pgw_pq_install_ddl_trigger)';
