@@ -497,6 +497,50 @@ START_TEST(new_partitions_get_their_triggers)
 }
 END_TEST
 
+/* With the event trigger installed, a watch with enable_always (whose
+ * ALTER TABLE ... ENABLE ALWAYS TRIGGER statements are DDL events, some
+ * fired while watch_below() is still making a partition's triggers)
+ * succeeds, and a partition made later gets its four triggers, ALWAYS. */
+START_TEST(enable_always_with_the_event_trigger)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_exec(c, "CREATE TABLE w (id int, k int, PRIMARY KEY (id, k)) PARTITION BY RANGE (k); "
+                 "CREATE TABLE w1 PARTITION OF w FOR VALUES FROM (0) TO (10)");
+    pgw_pq_watch_options o = PGW_PQ_WATCH_OPTIONS_INIT;
+    ck_assert_msg(pgw_pq_watch_table(c, "public", "w", &o, &err) == PGW_OK, "%s", err.message);
+    o.enable_always = true;
+    /* In the caller's transaction, as pgwitness watch calls it. */
+    pgwt_exec(c, "BEGIN");
+    ck_assert_msg(pgw_pq_watch_table(c, "public", "w", &o, &err) == PGW_OK, "%s", err.message);
+    pgwt_exec(c, "COMMIT");
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'w1'::regclass "
+                                 "AND tgname LIKE 'pgwitness\\_%' AND tgenabled = 'A'"),
+                     4);
+    pgwt_exec(c, "CREATE TABLE w2 PARTITION OF w FOR VALUES FROM (10) TO (20)");
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'w2'::regclass "
+                                 "AND tgname LIKE 'pgwitness\\_%' AND tgenabled = 'A'"),
+                     4);
+    pgw_pq_watch_gap *gaps = NULL;
+    size_t n = 99;
+    ck_assert_int_eq(pgw_pq_watch_gaps(&gaps, &n, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(n, 0);
+    /* Drain the announcements, then a write into the new partition under
+     * the replica role arrives as w's. */
+    char *p;
+    while ((p = pgwt_next_payload(lc, 200, NULL)) != NULL)
+        free(p);
+    pgwt_exec(c, "SET session_replication_role = replica; INSERT INTO w2 VALUES (1, 11); "
+                 "RESET session_replication_role");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"w\",\"op\":\"insert\",\"ids\":"
+                          "[[\"1\",\"11\"]],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
 /* The stream alone: a partition's DDL names the stream-watched root; a
  * dropped stream-watched table (stream_tables lists it) is announced by
  * name; an inheritance child made after the watch gets its triggers. */
@@ -620,6 +664,7 @@ static Suite *suite(void)
     tcase_add_test(tc, ddl_trigger_install_and_remove);
     tcase_add_test(tc, failure_inside_is_a_warning);
     tcase_add_test(tc, new_partitions_get_their_triggers);
+    tcase_add_test(tc, enable_always_with_the_event_trigger);
     tcase_add_test(tc, stream_only_and_inheritance);
     tcase_add_test(tc, install_upgrades_version_4);
     tcase_add_test(tc, allocation_failures);

@@ -246,7 +246,12 @@ AS $fn$
 DECLARE
     _r record;
     _n int := 0;
+    _outer text := current_setting('pgwitness.watch_below', true);
 BEGIN
+    -- Its own trigger DDL is no definition change: pgwitness.watch_below
+    -- tells the DDL event trigger (migration 5) to let it be, so that it
+    -- does not make these triggers again while this loop makes them.
+    PERFORM set_config('pgwitness.watch_below', 'on', true);
     FOR _r IN SELECT * FROM below_plan(watched, below) LOOP
         IF _r.problem IS NOT NULL THEN
             RAISE EXCEPTION '%', _r.problem
@@ -256,6 +261,7 @@ BEGIN
         EXECUTE _r.ddl;
         _n := _n + 1;
     END LOOP;
+    PERFORM set_config('pgwitness.watch_below', coalesce(_outer, ''), true);
     RETURN _n;
 END
 $fn$;

@@ -140,6 +140,11 @@ DECLARE
                                                      'pgwitness_sql_drop')
                                  LIMIT 1), true);
 BEGIN
+    -- The DDL of watch_below() (migration 4), pgwitness's own triggers:
+    -- no definition change, and made by it while it runs.
+    IF coalesce(current_setting('pgwitness.watch_below', true), '') = 'on' THEN
+        RETURN;
+    END IF;
     IF TG_EVENT = 'sql_drop' THEN
         IF NOT _usage THEN
             -- (see below) the watched tables dropped, by their
