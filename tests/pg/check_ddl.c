@@ -584,6 +584,47 @@ START_TEST(stream_only_and_inheritance)
 }
 END_TEST
 
+/* The stream: an inheritance child made, or made a child, while a stream
+ * runs joins the parent's publication through the event trigger, the
+ * stream reads its configuration again, and the child's insert arrives as
+ * the parent's; a child without a replica identity is left out with a
+ * WARNING (publishing it would fail its writers), the stream's GAP. */
+START_TEST(stream_child_made_while_streaming)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE sp (id int PRIMARY KEY, v text)");
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "sp", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    pgwt_exec(c, "CREATE TABLE sk (PRIMARY KEY (id)) INHERITS (sp)");
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_publication_tables WHERE pubname = "
+                                 "'pgwitness' AND tablename = 'sk'"),
+                     1);
+    pgwt_stream_sync(s, c);
+    ck_assert_str_eq(pgwt_stream_take(s, NULL), "{" DDL("sp"));
+    ck_assert_ptr_null(pgwt_stream_take(s, NULL));
+    pgwt_stream_until_streaming(s, 2); /* it read its configuration again */
+    pgwt_exec(c, "INSERT INTO sk VALUES (7, 'a')");
+    pgwt_stream_sync(s, c);
+    ck_assert_str_eq(pgwt_stream_take(s, NULL),
+                     "{\"schema\":\"public\",\"table\":\"sp\",\"op\":\"insert\","
+                     "\"ids\":[\"7\"],\"ids_truncated\":false,\"columns\":null,"
+                     "\"columns_truncated\":false,\"pk_changed\":false}");
+    /* No replica identity: not published, a warning; its writers work. */
+    pgwt_exec(c, "SET client_min_messages = error; CREATE TABLE snokey () INHERITS (sp); "
+                 "RESET client_min_messages");
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_publication_tables WHERE pubname = "
+                                 "'pgwitness' AND tablename = 'snokey'"),
+                     0);
+    pgwt_exec(c, "INSERT INTO snokey VALUES (8, 'b'); UPDATE snokey SET v = 'c'; "
+                 "DELETE FROM snokey");
+    pgwt_stream_close(s);
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(install_upgrades_version_4)
 {
     PGconn *c = setup();
@@ -665,6 +706,7 @@ static Suite *suite(void)
     tcase_add_test(tc, failure_inside_is_a_warning);
     tcase_add_test(tc, new_partitions_get_their_triggers);
     tcase_add_test(tc, enable_always_with_the_event_trigger);
+    tcase_add_test(tc, stream_child_made_while_streaming);
     tcase_add_test(tc, stream_only_and_inheritance);
     tcase_add_test(tc, install_upgrades_version_4);
     tcase_add_test(tc, allocation_failures);

@@ -127,6 +127,62 @@ $fn$;
 -- host using another channel calls pgw_pq_announce_ddl with it). A dropped
 -- partition or child of a watched table that still exists (its triggers
 -- pgwitness_*_<oid of that table>) announces that table: its rows left it.
+-- An inheritance child (not a partition: the root publishes those via the
+-- partition root) of a table watched for the stream joins the ancestors'
+-- publications, as pgw_pq_stream_watch_table() would add it, and running
+-- streams read their configuration again at the commit
+-- ("pgwitness.config"). A child without a usable replica identity is not
+-- added, since publishing it would fail its writers' UPDATE and DELETE: a
+-- WARNING names it (the stream also reports it as a GAP at its next
+-- connect). Returns how many publications it joined.
+CREATE OR REPLACE FUNCTION :"schema".publish_child(rel regclass)
+RETURNS integer
+LANGUAGE plpgsql
+SET search_path = pg_catalog, :"schema", pg_temp
+AS $fn$
+DECLARE
+    _p record;
+    _n int := 0;
+BEGIN
+    IF (SELECT c.relispartition OR c.relkind NOT IN ('r', 'p') FROM pg_class c
+         WHERE c.oid = rel) OR stream_watched(rel) IS NULL THEN
+        RETURN 0;
+    END IF;
+    FOR _p IN
+        WITH RECURSIVE up(relid) AS (
+            SELECT i.inhparent FROM pg_inherits i WHERE i.inhrelid = rel
+            UNION
+            SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.relid)
+        SELECT DISTINCT st.publication::text AS pub
+          FROM stream_tables st JOIN up ON up.relid = st.relid
+         WHERE NOT EXISTS (SELECT FROM pg_publication_rel pr
+                             JOIN pg_publication p ON p.oid = pr.prpubid
+                            WHERE p.pubname = st.publication AND pr.prrelid = rel)
+    LOOP
+        IF NOT (SELECT c.relreplident = 'f'
+                       OR (c.relreplident = 'd' AND EXISTS (
+                               SELECT FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary))
+                       OR (c.relreplident = 'i' AND EXISTS (
+                               SELECT FROM pg_index i
+                                WHERE i.indrelid = c.oid AND i.indisreplident))
+                  FROM pg_class c WHERE c.oid = rel) THEN
+            RAISE WARNING 'pgwitness: % inherits from a table watched for the stream but has no '
+                          'usable replica identity, so it was not added to publication %: its '
+                          'writes are not sent', rel, _p.pub
+                USING HINT = format('give it a primary key (or REPLICA IDENTITY FULL) and watch '
+                                    'its parent again');
+            CONTINUE;
+        END IF;
+        EXECUTE format('ALTER PUBLICATION %I ADD TABLE ONLY %s', _p.pub, rel);
+        _n := _n + 1;
+    END LOOP;
+    IF _n > 0 THEN
+        PERFORM pg_logical_emit_message(true, 'pgwitness.config', '');
+    END IF;
+    RETURN _n;
+END
+$fn$;
+
 CREATE OR REPLACE FUNCTION :"schema".on_ddl_event()
 RETURNS event_trigger
 LANGUAGE plpgsql
@@ -244,6 +300,7 @@ BEGIN
             IF EXISTS (SELECT FROM pg_inherits i WHERE i.inhparent = _r.relid) THEN
                 PERFORM watch_below(_r.relid::regclass, _r.relid::regclass);
             END IF;
+            PERFORM publish_child(_r.relid::regclass);
             IF _r.created OR EXISTS (SELECT FROM ddl_targets(_r.relid::regclass)) THEN
                 PERFORM announce_ddl(_r.s, _r.t);
             END IF;
