@@ -579,6 +579,13 @@ START_TEST(stream_only_and_inheritance)
                           "\"ids\":null,\"ids_truncated\":false,\"columns\":null,"
                           "\"columns_truncated\":false,\"pk_changed\":false}");
     ck_assert(pgwt_no_payload(lc, 100));
+    /* NO INHERIT: kid's rows leave base's results, announced as base's;
+     * then kid's writes are no longer base's. */
+    pgwt_exec(c, "ALTER TABLE kid NO INHERIT base");
+    pgwt_expect_write(lc, DDL("base"));
+    ck_assert(pgwt_no_payload(lc, 100));
+    pgwt_exec(c, "INSERT INTO kid VALUES (2, 3)");
+    ck_assert(pgwt_no_payload(lc, 100));
     PQfinish(lc);
     PQfinish(c);
 }

@@ -304,6 +304,22 @@ BEGIN
             IF _r.created OR EXISTS (SELECT FROM ddl_targets(_r.relid::regclass)) THEN
                 PERFORM announce_ddl(_r.s, _r.t);
             END IF;
+            -- Triggers that still name a watched table no longer above
+            -- this one (NO INHERIT): its rows left that table's results.
+            PERFORM announce_ddl(n.nspname::text, c.relname::text)
+               FROM (SELECT DISTINCT substring(t.tgname FROM '_([0-9]+)$')::oid AS w
+                       FROM pg_trigger t
+                      WHERE t.tgrelid = _r.relid
+                        AND t.tgname ~ '^pgwitness_(insert|update|delete|truncate|stream_truncate)_[0-9]+$') x
+               JOIN pg_class c ON c.oid = x.w
+               JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE NOT EXISTS (WITH RECURSIVE up(relid) AS (
+                                    SELECT i.inhparent FROM pg_inherits i
+                                     WHERE i.inhrelid = _r.relid
+                                    UNION
+                                    SELECT i.inhparent FROM pg_inherits i
+                                      JOIN up ON i.inhrelid = up.relid)
+                                SELECT FROM up WHERE up.relid = x.w);
         EXCEPTION WHEN OTHERS THEN
             RAISE WARNING 'pgwitness: the definition change of %.% was not announced: %',
                 _r.s, _r.t, SQLERRM
