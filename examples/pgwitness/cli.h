@@ -35,6 +35,17 @@ typedef struct cli_opt {
     bool *flag;         /* set when !takes_value */
 } cli_opt;
 
+/* The options every database command takes: -d/--dbname, --pgw-schema (and
+ * its older spelling --schema, where the command has no --schema of its
+ * own), --json. */
+#define COMMON_OPTS(c)                                                  \
+    {"dbname", 'd', true, &(c)->conninfo, NULL},                        \
+    {"pgw-schema", 0, true, &(c)->pgw_schema, NULL},                    \
+    {"json", 0, false, NULL, &(c)->json}
+#define SCHEMA_OPT(c) {"schema", 0, true, &(c)->pgw_schema, NULL}
+/* Number of elements of an array. */
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
 /* Parses argv[1..argc) against opts ("--name VALUE", "--name=VALUE", "-c
  * VALUE"); positional arguments go to pos (at most max_pos). Then checks
  * the settings every command shares (pgwitness's schema name). Prints a

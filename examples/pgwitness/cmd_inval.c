@@ -11,7 +11,6 @@
 
 #include "cli.h"
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* What each reason means, for people. */
 static const char *explain(pgw_reason r)

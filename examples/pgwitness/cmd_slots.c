@@ -12,7 +12,6 @@
 
 #include "cli.h"
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Bytes for people: "0 B", "512 B", "1.5 KiB", "16.0 MiB", "2.3 GiB". */
 static const char *human_bytes(char out[32], int64_t bytes)
@@ -202,10 +201,8 @@ static int drop_slot(cli *c, PGconn *conn, const char *slot, bool force)
 int cmd_slots(cli *c, int argc, char **argv)
 {
     bool force = false;
-    const cli_opt opts[] = {{"dbname", 'd', true, &c->conninfo, NULL},
-                            {"schema", 0, true, &c->pgw_schema, NULL},
-                            {"pgw-schema", 0, true, &c->pgw_schema, NULL},
-                            {"json", 0, false, NULL, &c->json},
+    const cli_opt opts[] = {COMMON_OPTS(c),
+                            SCHEMA_OPT(c),
                             {"force", 0, false, NULL, &force}};
     const char *pos[2];
     size_t n_pos;

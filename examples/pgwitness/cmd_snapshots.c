@@ -15,12 +15,6 @@
 #include "cli.h"
 
 /* Options every command accepts after its name. */
-#define COMMON_OPTS(c)                                                  \
-    {"dbname", 'd', true, &(c)->conninfo, NULL},                        \
-    {"pgw-schema", 0, true, &(c)->pgw_schema, NULL},                    \
-    {"json", 0, false, NULL, &(c)->json}
-#define SCHEMA_OPT(c) {"schema", 0, true, &(c)->pgw_schema, NULL}
-#define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Strict: digits only, no sign or junk, no overflow, within [min, max]. */
 static bool parse_size(const char *s, size_t *out, size_t min, size_t max)

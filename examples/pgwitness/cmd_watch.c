@@ -14,7 +14,6 @@
 
 #include "cli.h"
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
 #define MAX_TABLES 64
 #define MAX_VALUES 64
 
@@ -774,10 +773,8 @@ int cmd_watch(cli *c, int argc, char **argv)
                *database = NULL, *seconds_s = NULL, *source_s = NULL, *slot = NULL,
                *publication = NULL;
     bool replace = false, enable_always = false;
-    const cli_opt opts[] = {{"dbname", 'd', true, &c->conninfo, NULL},
-                            {"schema", 0, true, &c->pgw_schema, NULL},
-                            {"pgw-schema", 0, true, &c->pgw_schema, NULL},
-                            {"json", 0, false, NULL, &c->json},
+    const cli_opt opts[] = {COMMON_OPTS(c),
+                            SCHEMA_OPT(c),
                             {"source", 0, true, &source_s, NULL},
                             {"channel", 0, true, &channel, NULL},
                             {"slot", 0, true, &slot, NULL},
@@ -984,10 +981,8 @@ int cmd_watch(cli *c, int argc, char **argv)
 int cmd_unwatch(cli *c, int argc, char **argv)
 {
     const char *source_s = NULL, *publication = NULL;
-    const cli_opt opts[] = {{"dbname", 'd', true, &c->conninfo, NULL},
-                            {"schema", 0, true, &c->pgw_schema, NULL},
-                            {"pgw-schema", 0, true, &c->pgw_schema, NULL},
-                            {"json", 0, false, NULL, &c->json},
+    const cli_opt opts[] = {COMMON_OPTS(c),
+                            SCHEMA_OPT(c),
                             {"source", 0, true, &source_s, NULL},
                             {"publication", 0, true, &publication, NULL}};
     const char *pos[MAX_TABLES];
@@ -1061,10 +1056,8 @@ int cmd_unwatch(cli *c, int argc, char **argv)
 int cmd_announce(cli *c, int argc, char **argv)
 {
     const char *channel = NULL;
-    const cli_opt opts[] = {{"dbname", 'd', true, &c->conninfo, NULL},
-                            {"schema", 0, true, &c->pgw_schema, NULL},
-                            {"pgw-schema", 0, true, &c->pgw_schema, NULL},
-                            {"json", 0, false, NULL, &c->json},
+    const cli_opt opts[] = {COMMON_OPTS(c),
+                            SCHEMA_OPT(c),
                             {"channel", 0, true, &channel, NULL}};
     const char *pos[MAX_TABLES];
     size_t n_pos;
