@@ -67,6 +67,18 @@ static void drop_slot(PGconn *c, const char *slot)
     ck_assert_msg(rc == PGW_OK, "dropping %s: %s", slot, err.message);
 }
 
+/* Waits until no walsender holds the slot (one ends a moment after its
+ * connection closes); fails after 30 s. */
+static void wait_inactive(PGconn *c, const char *slot)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s' AND active", slot);
+    for (int i = 0; i < 3000 && pgwt_int(c, sql) > 0; i++)
+        usleep(10000);
+    ck_assert_msg(pgwt_int(c, sql) == 0, "slot %s is still active after 30 s", slot);
+}
+
 /* Terminates the walsender of a slot and waits until it is gone. */
 static void terminate_walsender(PGconn *c, const char *slot)
 {
@@ -76,12 +88,7 @@ static void terminate_walsender(PGconn *c, const char *slot)
              "WHERE slot_name = '%s' AND active_pid IS NOT NULL",
              slot);
     ck_assert_int_eq(pgwt_int(c, sql), 1);
-    snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s' AND active",
-             slot);
-    for (int i = 0; i < 3000 && pgwt_int(c, sql) > 0; i++) /* 30 s */
-        usleep(10000);
-    ck_assert_int_eq(pgwt_int(c, sql), 0);
+    wait_inactive(c, slot);
 }
 
 /* The write set an insert of row id gives. */
@@ -422,10 +429,7 @@ START_TEST(dropped_slot_resets_once)
      * pgw_pq_drop_slot(), which forgets its record): a new process learns
      * it from the record. */
     char sql[256];
-    snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s' AND active", slot);
-    for (int i = 0; i < 3000 && pgwt_int(c, sql) > 0; i++) /* 30 s */
-        usleep(10000);
+    wait_inactive(c, slot);
     snprintf(sql, sizeof sql, "SELECT pg_drop_replication_slot('%s')", slot);
     pgwt_exec(c, sql);
     s = pgwt_stream_open(slot, NULL, NULL);
@@ -474,11 +478,7 @@ START_TEST(slot_read_by_another_consumer_resets_once)
     ck_assert_str_eq(got, want);
     ck_assert_ptr_null(pgwt_stream_take(b, NULL));
     pgwt_stream_close(b); /* confirms write 2 as it closes */
-    char sql[256];
-    snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s' AND active", slot);
-    for (int i = 0; i < 3000 && pgwt_int(c, sql) > 0; i++) /* 30 s */
-        usleep(10000);
+    wait_inactive(c, slot);
     /* a comes back. */
     pgwt_stream_until_streaming(a, 2);
     ck_assert_int_eq(a->slot_lost, 1);
@@ -491,8 +491,6 @@ START_TEST(slot_read_by_another_consumer_resets_once)
     ck_assert_str_eq(pgwt_stream_take(a, NULL), want);
     ck_assert_int_eq(a->resets, 2);
     pgwt_stream_close(a);
-    for (int i = 0; i < 3000 && pgwt_int(c, sql) > 0; i++) /* 30 s */
-        usleep(10000);
     drop_slot(c, slot);
     PQfinish(c);
 }
@@ -510,10 +508,7 @@ START_TEST(invalidated_slot_resets_once)
     pgwt_stream_until_streaming(s, 1);
     pgwt_stream_close(s);
     char sql[256];
-    snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s' AND active", slot);
-    for (int i = 0; i < 3000 && pgwt_int(c, sql) > 0; i++) /* 30 s */
-        usleep(10000);
+    wait_inactive(c, slot);
     pgwt_exec(c, "ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'");
     pgwt_exec(c, "SELECT pg_reload_conf()");
     pgwt_exec(c, "CREATE TABLE filler (x text)");
