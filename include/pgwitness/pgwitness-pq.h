@@ -865,21 +865,34 @@ PGW_API int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *ta
  * lies below a watched table, it gives new partitions and inheritance
  * children their triggers (`watch_descendant()`, migration 4: CREATE
  * TABLE ... PARTITION OF / INHERITS, ALTER TABLE ... ATTACH PARTITION /
- * INHERIT), then announces; a CREATE TABLE is announced by name on the
- * default channel (it may replace a dropped table a subscription reads).
- * Temporary tables are left out. A table renamed (ALTER TABLE ... RENAME
- * TO, SET SCHEMA) is announced under its new name only: the event does not
- * give the old one (call pgw_pq_announce_ddl() with it).
- * A dropped watched table is announced by name on PGW_PQ_DEFAULT_CHANNEL
- * only (its triggers, and their channel, are gone when sql_drop fires: a
- * host on another channel calls pgw_pq_announce_ddl() with it); a dropped
- * partition or child announces the watched table above it. A failure inside
+ * INHERIT), then announces. The event triggers remember each table
+ * watched by the triggers (`<pgw_schema>.trigger_watches`: its name,
+ * channel, value columns and firing mode, copied from its triggers when
+ * they are made; the watches that exist when they are installed are
+ * recorded then) and each one watched for the stream (stream_tables), so:
+ * a table renamed (ALTER TABLE ... RENAME TO, SET SCHEMA) is announced
+ * under its old name and its new one; a dropped watched table is announced
+ * by name on its own channel (by logical message only, when only the
+ * stream watched it); and a table made again under the name of a dropped
+ * watched table is watched again as it was (its four triggers, with the
+ * key read from the catalog until the next pgw_pq_watch_table(); its
+ * publications, when it has a usable replica identity and the role may
+ * change them, else a WARNING saying what to do), then announced, so
+ * the drop and make-again of an ingest pipeline keeps its readers
+ * refreshed and its writes reported. Any other new table sends nothing: a
+ * DDL transaction of tables nobody watches can still be prepared
+ * (PREPARE TRANSACTION refuses one that sent a NOTIFY; the DDL of a
+ * watched table does send one, as its writes do). Temporary tables are
+ * left out. A dropped partition or child announces the watched table
+ * above it. A failure inside
  * them never fails the DDL: it is raised as a WARNING and that
  * announcement is lost. They run as the user running the DDL (SECURITY
  * INVOKER: a definer's rights would create triggers and send for any role),
  * who needs USAGE on the library schema: for a role without it, a DDL of a
  * table with pgwitness triggers or in a publication (or below one) raises a
- * WARNING saying so, and other DDL is left alone.
+ * WARNING saying so (for a new partition or child: that it got no
+ * triggers, which pgw_pq_watch_gaps() then lists), and other DDL is left
+ * alone.
  * Event triggers belong to the database: one library schema per database
  * can have them. Idempotent: when they already are these, nothing
  * changes. The same transaction rules as pgw_pq_announce_ddl().

@@ -1456,7 +1456,7 @@ def announce_ddl():
     exact_error("announce --pgw-schema nope", *cli("announce", "a_tasks", "--pgw-schema",
                                                    "nope"), 1,
                 "pgwitness announce: cannot announce public.a_tasks: schema \"nope\" has no "
-                "announce_ddl(text,text,text[]) (pgwitness schema version 5): run "
+                "announce_ddl(text,text,text[],boolean) (pgwitness schema version 5): run "
                 "`pgwitness --pgw-schema nope install` to install or upgrade it")
     psql("DROP TABLE a_tasks")
 

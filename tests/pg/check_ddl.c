@@ -6,7 +6,13 @@
  * (a listener on the triggers' channel, and the stream), and mark the
  * subscription reading the table dirty with reason DDL: announced by the
  * event trigger (pgw_pq_install_ddl_trigger), or, without it, by
- * pgw_pq_announce_ddl(). Also: the event trigger's install and removal
+ * pgw_pq_announce_ddl(); the subscription's SQL, re-run after each, changed
+ * every time, and was refreshed every time. With the event trigger, the
+ * table made again is watched again on both sources, and other new tables
+ * send nothing (their DDL can be prepared). Also: what it remembers of a
+ * watch (a RENAME announces both names, a DROP uses the table's channel, a
+ * table made again without a value column is announced but not watched),
+ * the event trigger's install and removal
  * (idempotent; refused to a non-superuser before anything changes), a
  * failure inside it (the DDL commits, with a WARNING), new partitions
  * getting their triggers, announce_ddl's errors and transactions, and the
@@ -150,7 +156,8 @@ static void expect_ddl(sources *b, const char *want, const char *what)
     ck_assert_str_eq(drain(b->idx), "tasks.all:DDL");
     pgwt_stream_sync(b->s, b->c);
     const char *got = pgwt_stream_take(b->s, NULL);
-    ck_assert_msg(got != NULL, "%s: no write set on the stream", what);
+    ck_assert_msg(got != NULL, "%s: no write set on the stream (%d events, the last: %s)", what,
+                  b->s->n_events, b->s->n_events ? b->s->events[b->s->n_events - 1] : "");
     char full[256];
     snprintf(full, sizeof full, "{%s", want);
     ck_assert_msg(strcmp(got, full) == 0, "%s: %s", what, got);
@@ -177,9 +184,23 @@ static const char *const DDLS[] = {
     "CREATE TABLE tasks (id int PRIMARY KEY, title text, n int)",
 };
 
+/* The subscription's SQL, re-run: every row of tasks with its column
+ * names, or the error's SQLSTATE (a dropped table). malloc'd. */
+static char *tasks_result(PGconn *c)
+{
+    PGresult *r = PQexec(c, "SELECT coalesce(json_agg(t ORDER BY id)::text, '[]') FROM tasks t");
+    char *out = PQresultStatus(r) == PGRES_TUPLES_OK
+                    ? strdup(PQgetvalue(r, 0, 0))
+                    : strdup(PQresultErrorField(r, PG_DIAG_SQLSTATE));
+    PQclear(r);
+    return out;
+}
+
 /* Each DDL with no later write; announced by the event trigger when
  * `trigger`, else by pgw_pq_announce_ddl() after it (nothing arrives
- * before). */
+ * before). The subscription's SQL is re-run after each: every DDL changes
+ * its result, and every one refreshed it on both sources (expect_ddl: 0
+ * missed refreshes). */
 static void each_ddl(bool trigger)
 {
     PGconn *c = setup();
@@ -191,6 +212,7 @@ static void each_ddl(bool trigger)
         ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
     sources b;
     sources_open(&b, c);
+    char *before = tasks_result(c);
     for (size_t i = 0; i < sizeof DDLS / sizeof DDLS[0]; i++) {
         pgwt_exec(c, DDLS[i]);
         if (!trigger) {
@@ -199,20 +221,51 @@ static void each_ddl(bool trigger)
                           err.message);
         }
         expect_ddl(&b, DDL("tasks"), DDLS[i]);
+        char *after = tasks_result(c);
+        ck_assert_msg(strcmp(after, before) != 0, "%s left the result %s", DDLS[i], after);
+        free(before);
+        before = after;
     }
-    /* A table no subscription reads, unwatched: announced by hand only. */
-    pgwt_exec(c, "CREATE TABLE other (id int); ALTER TABLE other ADD COLUMN v int; "
-                 "CREATE TEMP TABLE scratch (id int); DROP TABLE scratch");
-    if (trigger) { /* the CREATE TABLE, by name */
+    ck_assert_str_eq(before, "[]"); /* made again, empty */
+    free(before);
+    if (trigger) {
+        /* The table made again under the watched name is watched again,
+         * on both sources, as it was (the event trigger's rewatch()). The
+         * stream read its configuration again on a new connection: its
+         * temporary slot is new, so the scope was reset. */
+        pgwt_stream_until_streaming(b.s, 2);
+        ck_assert_int_eq(b.s->resets, 2);
+        const char *reset = drain(b.sidx); /* or drained with the DDL */
+        ck_assert_msg(!*reset || strcmp(reset, "tasks.all:SCOPE_RESET") == 0, "%s", reset);
+        ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.stream_tables WHERE "
+                                     "relid = 'tasks'::regclass"),
+                         1);
+        pgwt_exec(c, "INSERT INTO tasks VALUES (3, 'c', 3)");
         char *p = pgwt_next_payload(b.lc, 5000, NULL);
         ck_assert_ptr_nonnull(p);
         char *j = pgwt_write_json(p, NULL);
-        ck_assert_str_eq(j, DDL("other"));
+        ck_assert_str_eq(j, "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\","
+                            "\"ids\":[\"3\"],\"ids_truncated\":false,\"columns\":null,"
+                            "\"columns_truncated\":false,\"pk_changed\":false}");
         free(j);
         free(p);
         pgwt_stream_sync(b.s, c);
-        ck_assert_str_eq(pgwt_stream_take(b.s, NULL), "{" DDL("other"));
+        ck_assert_str_eq(pgwt_stream_take(b.s, NULL),
+                         "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\","
+                         "\"ids\":[\"3\"],\"ids_truncated\":false,\"columns\":null,"
+                         "\"columns_truncated\":false,\"pk_changed\":false}");
+        ck_assert_ptr_null(pgwt_stream_take(b.s, NULL));
+        ck_assert_str_eq(drain(b.sidx), "tasks.all:INSERT_MAY_ENTER");
+        ck_assert(pgwt_no_payload(b.lc, 100));
     }
+    /* A table nothing watches, nor watched under its name: nothing on
+     * either source, so its DDL's transaction can be prepared. */
+    pgwt_exec(c, "CREATE TABLE other (id int); ALTER TABLE other ADD COLUMN v int; "
+                 "CREATE TEMP TABLE scratch (id int); DROP TABLE scratch; DROP TABLE other");
+    pgwt_exec(c, "BEGIN");
+    pgwt_exec(c, "CREATE TABLE prepared (id int)");
+    pgwt_exec(c, "PREPARE TRANSACTION 'pgwt_ddl'");
+    pgwt_exec(c, "COMMIT PREPARED 'pgwt_ddl'");
     expect_nothing(&b);
     sources_close(&b);
     if (trigger)
@@ -304,14 +357,14 @@ START_TEST(announce_errors)
     o = (pgw_pq_announce_options)PGW_PQ_ANNOUNCE_OPTIONS_INIT;
     o.pgw_schema = "nope";
     ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", &o, &err), PGW_ENOTFOUND);
-    ck_assert_str_eq(err.message, "schema \"nope\" has no announce_ddl(text,text,text[]) "
+    ck_assert_str_eq(err.message, "schema \"nope\" has no announce_ddl(text,text,text[],boolean) "
                                   "(pgwitness schema version 5): run pgw_pq_install() to "
                                   "install or upgrade it");
     /* Without the EXECUTE privilege: the server's error, and a caller's
      * transaction stays usable. */
     pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_ddl_user; "
                  "CREATE ROLE pgwt_ddl_user; RESET client_min_messages; "
-                 "REVOKE EXECUTE ON FUNCTION pgwitness.announce_ddl(text, text, text[]) "
+                 "REVOKE EXECUTE ON FUNCTION pgwitness.announce_ddl(text, text, text[], boolean) "
                  "FROM PUBLIC; SET ROLE pgwt_ddl_user; BEGIN");
     ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", NULL, &err), PGW_EPG);
     ck_assert_str_eq(err.sqlstate, "42501");
@@ -417,7 +470,7 @@ START_TEST(failure_inside_is_a_warning)
     pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_ddl_owner; "
                  "CREATE ROLE pgwt_ddl_owner; RESET client_min_messages; "
                  "CREATE TABLE t (id int PRIMARY KEY); ALTER TABLE t OWNER TO pgwt_ddl_owner; "
-                 "REVOKE EXECUTE ON FUNCTION pgwitness.announce_ddl(text, text, text[]) "
+                 "REVOKE EXECUTE ON FUNCTION pgwitness.announce_ddl(text, text, text[], boolean) "
                  "FROM PUBLIC");
     ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t", NULL, &err), PGW_OK);
     ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
@@ -436,6 +489,26 @@ START_TEST(failure_inside_is_a_warning)
     pgwt_exec(c, "SET ROLE pgwt_ddl_owner; DROP TABLE t2; RESET ROLE");
     ck_assert_str_eq(warnings, "pgwitness: the drop of public.t2 was not announced: role "
                                "pgwt_ddl_owner has no USAGE on the pgwitness schema\n");
+    /* A partition it makes of a watched table gets no triggers: said so,
+     * and listed as a gap. */
+    pgwt_exec(c, "CREATE TABLE pm (id int PRIMARY KEY) PARTITION BY RANGE (id); "
+                 "ALTER TABLE pm OWNER TO pgwt_ddl_owner");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "pm", NULL, &err), PGW_OK);
+    warnings[0] = '\0';
+    pgwt_exec(c, "SET ROLE pgwt_ddl_owner; "
+                 "CREATE TABLE pm1 PARTITION OF pm FOR VALUES FROM (0) TO (10); RESET ROLE");
+    ck_assert_str_eq(warnings, "pgwitness: public.pm1 lies below a watched table, but role "
+                               "pgwt_ddl_owner has no USAGE on the pgwitness schema: it was not "
+                               "given the triggers that report its writes, and its making was "
+                               "not announced\n");
+    pgw_pq_watch_gap *gaps = NULL;
+    size_t n_gaps = 0;
+    ck_assert_int_eq(pgw_pq_watch_gaps(&gaps, &n_gaps, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(n_gaps, 1);
+    ck_assert_str_eq(gaps[0].table, "pm1");
+    pgw_free(gaps);
+    pgwt_exec(c, "DROP TABLE pm");
+    pgwt_expect_write(lc, DDL("pm"));
     warnings[0] = '\0';
     pgwt_exec(c, "GRANT USAGE ON SCHEMA pgwitness TO pgwt_ddl_owner; "
                  "SET ROLE pgwt_ddl_owner; ALTER TABLE t ADD COLUMN v int; RESET ROLE");
@@ -444,8 +517,7 @@ START_TEST(failure_inside_is_a_warning)
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_attribute WHERE attrelid = 't'::regclass "
                                  "AND attname IN ('v', 'w')"),
                      2);
-    pgwt_expect_write(lc, DDL("t2")); /* the superuser's CREATE TABLE t2, by name */
-    ck_assert(pgwt_no_payload(lc, 200));
+    ck_assert(pgwt_no_payload(lc, 200)); /* (CREATE TABLE t2: nothing watched it) */
     /* As the superuser it announces again. */
     warnings[0] = '\0';
     pgwt_exec(c, "ALTER TABLE t DROP COLUMN v");
@@ -472,8 +544,7 @@ START_TEST(new_partitions_get_their_triggers)
     ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
     pgwt_exec(c, "CREATE TABLE m2 PARTITION OF m FOR VALUES FROM (10) TO (20)");
     pgwt_expect_write(lc, DDL("m"));
-    pgwt_exec(c, "CREATE TABLE m3 (id int PRIMARY KEY)");
-    pgwt_expect_write(lc, DDL("m3")); /* a new table, by name */
+    pgwt_exec(c, "CREATE TABLE m3 (id int PRIMARY KEY)"); /* not below m yet: nothing */
     pgwt_exec(c, "ALTER TABLE m ATTACH PARTITION m3 FOR VALUES FROM (20) TO (30)");
     pgwt_expect_write(lc, DDL("m"));
     ck_assert(pgwt_no_payload(lc, 100));
@@ -566,7 +637,7 @@ START_TEST(stream_only_and_inheritance)
     pgwt_stream_sync(s, c);
     ck_assert_str_eq(pgwt_stream_take(s, NULL), "{" DDL("s1"));
     ck_assert_ptr_null(pgwt_stream_take(s, NULL));
-    pgwt_expect_write(lc, DDL("s1")); /* by name, the default channel */
+    ck_assert(pgwt_no_payload(lc, 100)); /* the stream alone watched it: no NOTIFY */
     pgwt_stream_close(s);
     pgwt_exec(c, "CREATE TABLE kid (extra int) INHERITS (base)");
     pgwt_expect_write(lc, DDL("base"));
@@ -632,13 +703,126 @@ START_TEST(stream_child_made_while_streaming)
 }
 END_TEST
 
+/* What the event triggers remember of a watch (trigger_watches, and the
+ * names in stream_tables): recorded at install for a watch made before;
+ * a RENAME announces both names on the table's own channel and on the
+ * stream; a DROP announces on that channel; a table made again under the
+ * name is watched again as it was (channel, value columns), and announced;
+ * made again without a value column, it is announced but not watched
+ * (a WARNING says so); an unwatch forgets it. */
+START_TEST(remembered_watches)
+{
+    PGconn *c = setup(), *lc = pgwt_listen("pgwt_other");
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE r (id int PRIMARY KEY, v text)");
+    const char *vals[] = {"v"};
+    pgw_pq_watch_options o = PGW_PQ_WATCH_OPTIONS_INIT;
+    o.channel = "pgwt_other";
+    o.value_columns = vals;
+    o.n_value_columns = 1;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "r", &o, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "r", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    const char *remembered = "SELECT string_agg(concat_ws('|', schema_name, table_name, channel, "
+                             "value_columns, enable_always, coalesce((relid = to_regclass(schema_name "
+                             "|| '.' || table_name)::oid)::int::text, '-'), dropped_at IS NOT "
+                             "NULL), ' ') "
+                             "FROM pgwitness.trigger_watches";
+    char *v = pgwt_value(c, remembered);
+    ck_assert_str_eq(v, "public|r|pgwt_other|{v}|f|1|f");
+    free(v);
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+
+    pgwt_exec(c, "ALTER TABLE r RENAME TO r2");
+    pgwt_expect_write(lc, DDL("r"));
+    pgwt_expect_write(lc, DDL("r2"));
+    ck_assert(pgwt_no_payload(lc, 100));
+    pgwt_stream_sync(s, c);
+    ck_assert_str_eq(pgwt_stream_take(s, NULL), "{" DDL("r"));
+    ck_assert_str_eq(pgwt_stream_take(s, NULL), "{" DDL("r2"));
+    ck_assert_ptr_null(pgwt_stream_take(s, NULL));
+    v = pgwt_value(c, remembered);
+    ck_assert_str_eq(v, "public|r2|pgwt_other|{v}|f|1|f");
+    free(v);
+    v = pgwt_value(c, "SELECT schema_name || '.' || table_name FROM pgwitness.stream_tables");
+    ck_assert_str_eq(v, "public.r2");
+    free(v);
+
+    pgwt_exec(c, "DROP TABLE r2");
+    pgwt_expect_write(lc, DDL("r2")); /* on its own channel */
+    ck_assert(pgwt_no_payload(lc, 100));
+    pgwt_stream_sync(s, c);
+    ck_assert_str_eq(pgwt_stream_take(s, NULL), "{" DDL("r2"));
+    ck_assert_ptr_null(pgwt_stream_take(s, NULL));
+    v = pgwt_value(c, remembered);
+    ck_assert_str_eq(v, "public|r2|pgwt_other|{v}|f|-|t");
+    free(v);
+
+    pgwt_exec(c, "CREATE TABLE r2 (id int PRIMARY KEY, v text)");
+    pgwt_expect_write(lc, DDL("r2"));
+    ck_assert(pgwt_no_payload(lc, 100));
+    v = pgwt_value(c, remembered);
+    ck_assert_str_eq(v, "public|r2|pgwt_other|{v}|f|1|f");
+    free(v);
+    pgwt_exec(c, "INSERT INTO r2 VALUES (1, 'x')");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"r2\",\"op\":\"insert\",\"ids\":"
+                          "[\"1\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"new\":[{\"v\":\"x\"}],"
+                          "\"pk_changed\":false}");
+    pgw_pq_watch_gap *gaps = NULL;
+    size_t n = 99;
+    ck_assert_int_eq(pgw_pq_watch_gaps(&gaps, &n, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(n, 0);
+    /* Watching it again describes its key; nothing else changes. */
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "r2", &o, &err), PGW_OK);
+    v = pgwt_value(c, remembered);
+    ck_assert_str_eq(v, "public|r2|pgwt_other|{v}|f|1|f");
+    free(v);
+    char *p;
+    while ((p = pgwt_next_payload(lc, 200, NULL)) != NULL)
+        free(p);
+
+    /* Made again without its value column: announced, not watched. */
+    warnings[0] = '\0';
+    PQsetNoticeReceiver(c, collect_notice, NULL);
+    pgwt_exec(c, "DROP TABLE r2; CREATE TABLE r2 (id int PRIMARY KEY)");
+    ck_assert_str_eq(warnings, "pgwitness: public.r2 was watched (channel pgwt_other) before it was "
+                               "dropped, and is not watched again: it has no value column v\n");
+    /* the drop and the make-again: one transaction, and NOTIFY folds the
+     * same payload on the same channel into one */
+    pgwt_expect_write(lc, DDL("r2"));
+    ck_assert(pgwt_no_payload(lc, 100));
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'r2'::regclass"),
+                     0);
+    pgwt_stream_sync(s, c);
+    while (pgwt_stream_take(s, NULL))
+        ;
+    pgwt_stream_close(s);
+
+    /* Watched again by hand, then unwatched: forgotten. */
+    pgwt_exec(c, "ALTER TABLE r2 ADD COLUMN v text");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "r2", &o, &err), PGW_OK);
+    v = pgwt_value(c, remembered);
+    ck_assert_str_eq(v, "public|r2|pgwt_other|{v}|f|1|f");
+    free(v);
+    bool dropped = false;
+    ck_assert_int_eq(pgw_pq_unwatch_table(&dropped, c, "public", "r2", &err), PGW_OK);
+    ck_assert(dropped);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.trigger_watches"), 0);
+    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_OK);
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(install_upgrades_version_4)
 {
     PGconn *c = setup();
     pgw_error err;
     int v = 0;
     pgwt_exec(c, "DROP FUNCTION pgwitness.on_ddl_event(), "
-                 "pgwitness.announce_ddl(text, text, text[]), pgwitness.ddl_targets(regclass); "
+                 "pgwitness.announce_ddl(text, text, text[], boolean), pgwitness.ddl_targets(regclass); "
                  "DELETE FROM pgwitness.schema_version WHERE version = 5");
     ck_assert_int_eq(pgw_pq_schema_version(&v, c, NULL, &err), PGW_OK);
     ck_assert_int_eq(v, 4);
@@ -715,6 +899,7 @@ static Suite *suite(void)
     tcase_add_test(tc, enable_always_with_the_event_trigger);
     tcase_add_test(tc, stream_child_made_while_streaming);
     tcase_add_test(tc, stream_only_and_inheritance);
+    tcase_add_test(tc, remembered_watches);
     tcase_add_test(tc, install_upgrades_version_4);
     tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);

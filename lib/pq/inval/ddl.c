@@ -84,7 +84,7 @@ int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *table,
         goto done;
     const char *params[3] = {schema, table, chans};
     PGresult *r;
-    if ((rc = need_version_5(conn, pgw_schema, "announce_ddl(text,text,text[])", err)) < 0)
+    if ((rc = need_version_5(conn, pgw_schema, "announce_ddl(text,text,text[],boolean)", err)) < 0)
         goto end;
     if ((rc = pgwi_pq_exec(&r, conn, sql, 3, params, "announcing the definition change", err)) < 0)
         goto end;

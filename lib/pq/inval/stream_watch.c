@@ -156,7 +156,7 @@ static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
     if (!drop && (rc = pgwi_pq_text_array(&vals, NULL, o->value_columns, o->n_value_columns,
                                           err)) < 0)
         goto done;
-    size_t len = strlen(tbl) * 2 + 256;
+    size_t len = strlen(tbl) * 2 + 640;
     if (!(sql = pgwi_malloc(len))) {
         rc = pgwi_enomem(err);
         goto done;
@@ -165,10 +165,14 @@ static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
         snprintf(sql, len, "DELETE FROM %s WHERE publication = $1 AND relid = $2::oid", tbl);
     else
         snprintf(sql, len,
-                 "INSERT INTO %s AS st (publication, relid, value_columns) VALUES ($1, "
-                 "$2::oid, $3::text[]) ON CONFLICT (publication, relid) DO UPDATE SET "
-                 "value_columns = EXCLUDED.value_columns, watched_at = now() "
-                 "WHERE st.value_columns IS DISTINCT FROM EXCLUDED.value_columns",
+                 "INSERT INTO %s AS st (publication, relid, value_columns, schema_name, "
+                 "table_name) SELECT $1, c.oid, $3::text[], n.nspname, c.relname FROM "
+                 "pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = "
+                 "c.relnamespace WHERE c.oid = $2::oid ON CONFLICT (publication, relid) DO "
+                 "UPDATE SET value_columns = EXCLUDED.value_columns, watched_at = now(), "
+                 "schema_name = EXCLUDED.schema_name, table_name = EXCLUDED.table_name "
+                 "WHERE (st.value_columns, st.schema_name, st.table_name) IS DISTINCT FROM "
+                 "(EXCLUDED.value_columns, EXCLUDED.schema_name, EXCLUDED.table_name)",
                  tbl);
     const char *params[3] = {publication, relid, vals};
     PGresult *r;

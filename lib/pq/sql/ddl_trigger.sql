@@ -10,7 +10,9 @@
 -- first event trigger of these names that calls another function
 -- (foreign_trigger; then nothing is changed), and the DDL to run, empty
 -- when the triggers already are (install: enabled, no tag filter, calling
--- this schema's functions) or are not there (remove). Changes nothing.
+-- this schema's functions) or are not there (remove). An install also
+-- records the tables watched now in trigger_watches (sync_watch()), which
+-- the event trigger keeps from then on. Changes nothing itself.
 WITH w(name, event, fn, fname) AS (
     -- the catalog, not to_regprocedure(): that raises for a role without
     -- USAGE on the schema, which must get the superuser refusal instead
@@ -30,7 +32,17 @@ SELECT coalesce((SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = 
          WHERE e.evtfoid IS DISTINCT FROM w.fn
          ORDER BY e.evtname LIMIT 1) AS foreign_trigger,
        CASE $2::text WHEN 'install' THEN
-            array_to_string(ARRAY(
+            (SELECT CASE WHEN cardinality(i.ddl) > 0 THEN
+                    -- and what the triggers' watches are now, for the
+                    -- event trigger to remember (trigger_watches)
+                    array_to_string(i.ddl || format(
+                        'SELECT %1$I.sync_watch(x.relid) FROM (SELECT t.tgrelid AS relid '
+                        'FROM pg_catalog.pg_trigger t WHERE t.tgname = ''pgwitness_insert'' '
+                        'AND t.tgfoid = %2$L::regprocedure UNION SELECT w.relid FROM '
+                        '%1$I.trigger_watches w) x',
+                        $1::text, format('%I.notify_statement()', $1::text)), ';' || chr(10))
+                    ELSE '' END
+               FROM (SELECT ARRAY(
                 SELECT format('DROP EVENT TRIGGER IF EXISTS %I;' || chr(10)
                               || 'CREATE EVENT TRIGGER %I ON %s EXECUTE PROCEDURE %s',
                               w.name, w.name, w.event, w.fname)
@@ -39,7 +51,7 @@ SELECT coalesce((SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = 
                                     WHERE e.evtname = w.name AND e.evtevent = w.event
                                       AND e.evtfoid = w.fn AND e.evtenabled = 'O'
                                       AND e.evttags IS NULL)
-                 ORDER BY w.name), ';' || chr(10))
+                 ORDER BY w.name) AS ddl) i)
        ELSE
             array_to_string(ARRAY(
                 SELECT format('DROP EVENT TRIGGER %I', e.evtname)

@@ -7,13 +7,18 @@
 -- (pgw_pq_stream_watch_table): the columns whose old/new values its write
 -- sets carry. Publication membership itself lives in the catalog
 -- (pg_publication_rel); a stream reads both when it connects. Keyed by the
--- table's OID: a table dropped and made again is a new table, and its
--- stale row is never read (its OID is no longer published).
+-- table's OID: a table dropped and made again is a new table, and a stream
+-- never reads the stale row (its OID is no longer published). The table's
+-- name when it was watched (kept current by the DDL event trigger,
+-- migration_005.sql) lets that event trigger publish a table made again
+-- under the name of a dropped one.
 CREATE TABLE :"schema".stream_tables (
     publication   name NOT NULL,
     relid         oid NOT NULL,
     value_columns text[] NOT NULL DEFAULT '{}',
     watched_at    timestamptz NOT NULL DEFAULT now(),
+    schema_name   text,
+    table_name    text,
     PRIMARY KEY (publication, relid)
 );
 COMMENT ON TABLE :"schema".stream_tables IS

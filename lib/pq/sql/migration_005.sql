@@ -62,10 +62,14 @@ $fn$;
 -- on `channels`; otherwise (a dropped table, or one not watched) it names
 -- rel_schema.rel_name, on `channels` (NULL or empty: 'pgwitness', the
 -- default channel). The logical message goes out for each named table
--- when wal_level is logical. Returns what it sent: one row per
+-- when wal_level is logical. `notify` false sends no notification to a
+-- table named by name (the event trigger's for a table only the stream
+-- watched: a NOTIFY would keep the DDL's transaction from PREPARE
+-- TRANSACTION for nothing). Returns what it sent: one row per
 -- notification (channel) and per logical message (channel NULL).
 CREATE OR REPLACE FUNCTION :"schema".announce_ddl(rel_schema text, rel_name text,
-                                                 channels text[] DEFAULT NULL)
+                                                 channels text[] DEFAULT NULL,
+                                                 notify boolean DEFAULT true)
 RETURNS TABLE (watched_schema text, watched_table text, channel text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, :"schema", pg_temp
@@ -80,13 +84,15 @@ BEGIN
           FROM ddl_targets(_rel) d WHERE _rel IS NOT NULL
         UNION ALL
         SELECT rel_schema, rel_name,
-               CASE WHEN coalesce(cardinality(channels), 0) = 0 THEN 'pgwitness' END
+               CASE WHEN notify AND coalesce(cardinality(channels), 0) = 0 THEN 'pgwitness' END
          WHERE _rel IS NULL OR NOT EXISTS (SELECT FROM ddl_targets(_rel))
     LOOP
         _payload := format('{"version":1,"schema":%s,"table":%s,"op":"ddl"}',
                            to_json(_t.s)::text, to_json(_t.t)::text);
         FOR channel IN
-            SELECT DISTINCT u.c FROM unnest(_t.ch || coalesce(channels, '{}')) u(c)
+            SELECT DISTINCT u.c
+              FROM unnest(_t.ch || CASE WHEN notify OR _t.ch IS NOT NULL
+                                        THEN coalesce(channels, '{}') END) u(c)
              WHERE u.c IS NOT NULL ORDER BY u.c
         LOOP
             PERFORM pg_notify(channel, _payload);
@@ -105,28 +111,6 @@ BEGIN
 END
 $fn$;
 
--- The event triggers' function (pgw_pq_install_ddl_trigger): ON
--- ddl_command_end, for each command on a table (or on an index or constraint of a table) that is
--- watched or lies below a watched table: first the triggers of its
--- descendants (watch_descendant(): a partition created or attached, a
--- child made, after the watch; and watch_below() of the table itself when
--- it is watched, for ATTACH PARTITION, which names the parent), then
--- announce_ddl() of it. Conservative: every such command announces (a
--- refresh is never wrong), CREATE TRIGGER and other objects do not. A
--- new table (CREATE TABLE, CREATE TABLE AS, SELECT INTO, CREATE FOREIGN
--- TABLE) that is not below a watched table is announced by name on the
--- default channel (it may replace a dropped table a subscription reads).
--- Temporary tables are left out (no subscription reads another session's,
--- and applications make them often). It never fails the DDL: any error is
--- caught and raised as a WARNING (the DDL commits; that announcement is
--- lost).
---
--- ON sql_drop: a dropped table that was watched (the dropped objects include its pgwitness_insert trigger, or stream_tables
--- lists it) is announced by name: its triggers are gone by now, so their
--- channel cannot be read, and it goes out on the default channel only (a
--- host using another channel calls pgw_pq_announce_ddl with it). A dropped
--- partition or child of a watched table that still exists (its triggers
--- pgwitness_*_<oid of that table>) announces that table: its rows left it.
 -- An inheritance child (not a partition: the root publishes those via the
 -- partition root) of a table watched for the stream joins the ancestors'
 -- publications, as pgw_pq_stream_watch_table() would add it, and running
@@ -183,6 +167,265 @@ BEGIN
 END
 $fn$;
 
+-- What the DDL event trigger remembers of each table watched by the
+-- triggers: its name, OID, channel, value columns and firing mode, as its
+-- pgwitness_insert trigger says (sync_watch() copies them from the
+-- catalog whenever pgwitness's triggers are made, changed or dropped, and
+-- pgw_pq_install_ddl_trigger for the watches made before it). When such a
+-- table is dropped its row stays, marked dropped_at, so that
+--   * the drop is announced on the table's own channel (the catalog no
+--     longer holds it at sql_drop),
+--   * a table made again under that name is watched again, as it was
+--     (rewatch()), and announced: the drop and make-again of an ingest
+--     pipeline leaves its readers' subscriptions refreshed and the new
+--     table watched, and
+--   * a RENAME announces the old name too.
+-- Readable by every role (pg_trigger, world-readable, holds the same);
+-- written only through sync_watch(), which copies the catalog.
+CREATE TABLE IF NOT EXISTS :"schema".trigger_watches (
+    schema_name   text NOT NULL,
+    table_name    text NOT NULL,
+    relid         oid NOT NULL,
+    channel       text NOT NULL,
+    value_columns text[] NOT NULL DEFAULT '{}',
+    enable_always boolean NOT NULL DEFAULT false,
+    dropped_at    timestamptz,
+    PRIMARY KEY (schema_name, table_name)
+);
+COMMENT ON TABLE :"schema".trigger_watches IS
+    'pgwitness: the tables watched by the triggers, as the DDL event trigger last saw them';
+GRANT SELECT ON :"schema".trigger_watches TO PUBLIC;
+
+-- Makes what this schema remembers of relation `rel` what the catalog says
+-- now: its row of trigger_watches (made or updated when rel has
+-- pgwitness's pgwitness_insert trigger, removed when it has none, marked
+-- dropped when rel no longer exists) and the name in its stream_tables
+-- rows. SECURITY DEFINER, since the event triggers run as the role doing
+-- the DDL, which may not write these tables; safe for any caller, since
+-- it copies only the catalog's truth about `rel`. Returns nothing.
+CREATE OR REPLACE FUNCTION :"schema".sync_watch(rel oid)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, :"schema", pg_temp
+AS $fn$
+DECLARE
+    _c record;
+BEGIN
+    SELECT n.nspname::text AS s, c.relname::text AS t,
+           (SELECT trigger_args(tg.tgargs) FROM pg_trigger tg
+             WHERE tg.tgrelid = c.oid AND tg.tgname = 'pgwitness_insert'
+               AND tg.tgfoid = 'notify_statement()'::regprocedure) AS args,
+           (SELECT tg.tgenabled = 'A' FROM pg_trigger tg
+             WHERE tg.tgrelid = c.oid AND tg.tgname = 'pgwitness_insert') AS always
+      INTO _c
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.oid = rel;
+    IF NOT FOUND THEN
+        UPDATE trigger_watches SET dropped_at = now() WHERE relid = rel AND dropped_at IS NULL;
+        RETURN;
+    END IF;
+    UPDATE stream_tables SET schema_name = _c.s, table_name = _c.t
+     WHERE relid = rel AND (schema_name, table_name) IS DISTINCT FROM (_c.s, _c.t);
+    IF _c.args IS NULL THEN
+        DELETE FROM trigger_watches WHERE relid = rel;
+        RETURN;
+    END IF;
+    DELETE FROM trigger_watches
+     WHERE (relid = rel OR (schema_name, table_name) = (_c.s, _c.t))
+       AND (schema_name, table_name, relid, channel, value_columns, enable_always, dropped_at)
+           IS DISTINCT FROM (_c.s, _c.t, rel, _c.args[1], _c.args[5:], _c.always, NULL);
+    INSERT INTO trigger_watches (schema_name, table_name, relid, channel, value_columns,
+                                 enable_always)
+    VALUES (_c.s, _c.t, rel, _c.args[1], _c.args[5:], _c.always)
+    ON CONFLICT DO NOTHING;
+END
+$fn$;
+
+-- The stream_tables rows of a dropped table whose name `rel` now has, and
+-- whose publication `rel` is now in, take rel's OID (rewatch() added it).
+-- SECURITY DEFINER for the same reason as sync_watch(), and as safe: it
+-- follows the catalog (the publication must hold rel already).
+CREATE OR REPLACE FUNCTION :"schema".adopt_stream(rel oid)
+RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, :"schema", pg_temp
+AS $fn$
+DECLARE
+    _n int;
+BEGIN
+    UPDATE stream_tables st SET relid = rel, watched_at = now()
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.oid = rel AND (st.schema_name, st.table_name) = (n.nspname::text, c.relname::text)
+       AND NOT EXISTS (SELECT FROM pg_class x WHERE x.oid = st.relid)
+       AND EXISTS (SELECT FROM pg_publication_rel pr JOIN pg_publication p ON p.oid = pr.prpubid
+                    WHERE p.pubname = st.publication AND pr.prrelid = rel)
+       AND NOT EXISTS (SELECT FROM stream_tables o
+                        WHERE o.publication = st.publication AND o.relid = rel);
+    GET DIAGNOSTICS _n = ROW_COUNT;
+    RETURN _n;
+END
+$fn$;
+
+-- `rel` was just made (CREATE TABLE ...) under the name of a table that
+-- was watched and then dropped: watches it again as that table was. For
+-- the triggers (trigger_watches): the four statement triggers with its
+-- channel and value columns and firing mode (the key arguments empty:
+-- notify_statement() reads the key from the catalog until the table is
+-- watched again by pgw_pq_watch_table, which describes it). For the
+-- stream (stream_tables): the table joins each publication the dropped
+-- one was in, with its value columns, when it has a usable replica
+-- identity, and running streams read their configuration again. What
+-- cannot be done (the table is no longer a table, or lacks a value
+-- column, or a replica identity, or the role may not change the
+-- publication) is a WARNING naming what to do, and the rest goes on.
+-- Returns the channels the dropped table's triggers used, '{}' when only
+-- the stream watched it, NULL when no watched table had this name.
+CREATE OR REPLACE FUNCTION :"schema".rewatch(rel regclass)
+RETURNS text[]
+LANGUAGE plpgsql
+SET search_path = pg_catalog, :"schema", pg_temp
+AS $fn$
+DECLARE
+    _c record;
+    _w record;
+    _out text[];
+    _missing text;
+    _args text;
+    _fn text := (SELECT p.pronamespace::regnamespace::text || '.notify_statement'
+                   FROM pg_proc p WHERE p.oid = 'notify_statement()'::regprocedure);
+    _outer text := current_setting('pgwitness.watch_below', true);
+    _pubs int := 0;
+BEGIN
+    SELECT n.nspname::text AS s, c.relname::text AS t, c.relkind, c.relispartition,
+           c.relreplident = 'f'
+           OR (c.relreplident = 'd' AND EXISTS (
+                   SELECT FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary))
+           OR (c.relreplident = 'i' AND EXISTS (
+                   SELECT FROM pg_index i WHERE i.indrelid = c.oid AND i.indisreplident))
+               AS identity
+      INTO _c
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.oid = rel;
+    FOR _w IN SELECT w.* FROM trigger_watches w
+               WHERE (w.schema_name, w.table_name) = (_c.s, _c.t)
+                 AND NOT EXISTS (SELECT FROM pg_class x WHERE x.oid = w.relid) LOOP
+        _out := ARRAY[_w.channel];
+        SELECT string_agg(quote_ident(v), ', ') INTO _missing
+          FROM unnest(_w.value_columns) v
+         WHERE NOT EXISTS (SELECT FROM pg_attribute a
+                            WHERE a.attrelid = rel AND a.attname = v AND a.attnum > 0
+                              AND NOT a.attisdropped);
+        IF _c.relkind NOT IN ('r', 'p') OR _c.relispartition OR _missing IS NOT NULL THEN
+            RAISE WARNING 'pgwitness: % was watched (channel %) before it was dropped, and is '
+                          'not watched again: %', rel, _w.channel,
+                          CASE WHEN _missing IS NOT NULL
+                               THEN format('it has no value column %s', _missing)
+                               WHEN _c.relispartition THEN 'it is made as a partition'
+                               ELSE 'it is not a table' END
+                USING HINT = 'watch it (or its partitioned root) again: pgw_pq_watch_table, '
+                             'pgwitness watch';
+            CONTINUE;
+        END IF;
+        SELECT string_agg(quote_literal(a), ', ' ORDER BY i) INTO _args
+          FROM unnest(ARRAY[_w.channel, '', '', ''] || _w.value_columns)
+               WITH ORDINALITY AS u(a, i);
+        BEGIN
+            PERFORM set_config('pgwitness.watch_below', 'on', true);
+            EXECUTE format('CREATE TRIGGER pgwitness_insert AFTER INSERT ON %1$s '
+                           'REFERENCING NEW TABLE AS pgw_new '
+                           'FOR EACH STATEMENT EXECUTE PROCEDURE %2$s(%3$s);'
+                           'CREATE TRIGGER pgwitness_update AFTER UPDATE ON %1$s '
+                           'REFERENCING OLD TABLE AS pgw_old NEW TABLE AS pgw_new '
+                           'FOR EACH STATEMENT EXECUTE PROCEDURE %2$s(%3$s);'
+                           'CREATE TRIGGER pgwitness_delete AFTER DELETE ON %1$s '
+                           'REFERENCING OLD TABLE AS pgw_old '
+                           'FOR EACH STATEMENT EXECUTE PROCEDURE %2$s(%3$s);'
+                           'CREATE TRIGGER pgwitness_truncate AFTER TRUNCATE ON %1$s '
+                           'FOR EACH STATEMENT EXECUTE PROCEDURE %2$s(%3$s)', rel, _fn, _args);
+            IF _w.enable_always THEN
+                EXECUTE format('ALTER TABLE %s ENABLE ALWAYS TRIGGER pgwitness_insert, '
+                               'ENABLE ALWAYS TRIGGER pgwitness_update, '
+                               'ENABLE ALWAYS TRIGGER pgwitness_delete, '
+                               'ENABLE ALWAYS TRIGGER pgwitness_truncate', rel);
+            END IF;
+            PERFORM set_config('pgwitness.watch_below', coalesce(_outer, ''), true);
+            PERFORM sync_watch(rel);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'pgwitness: % was watched (channel %) before it was dropped, and is '
+                          'not watched again: %', rel, _w.channel, SQLERRM
+                USING HINT = 'watch it again: pgw_pq_watch_table, pgwitness watch';
+        END;
+    END LOOP;
+    IF stream_watched(rel) IS NOT NULL THEN
+        FOR _w IN SELECT DISTINCT st.publication::text AS pub FROM stream_tables st
+                   WHERE (st.schema_name, st.table_name) = (_c.s, _c.t)
+                     AND NOT EXISTS (SELECT FROM pg_class x WHERE x.oid = st.relid)
+                   ORDER BY 1 LOOP
+            _out := coalesce(_out, '{}');
+            IF _c.relkind NOT IN ('r', 'p') OR _c.relispartition OR NOT _c.identity THEN
+                RAISE WARNING 'pgwitness: % was watched for the stream (publication %) before '
+                              'it was dropped, and is not published again: %', rel, _w.pub,
+                              CASE WHEN _c.relispartition THEN 'it is made as a partition'
+                                   WHEN _c.relkind NOT IN ('r', 'p') THEN 'it is not a table'
+                                   ELSE 'it has no usable replica identity' END
+                    USING HINT = 'give it a primary key (or REPLICA IDENTITY FULL) and watch '
+                                 'it again: pgw_pq_stream_watch_table, pgwitness watch '
+                                 '--source=wal';
+                CONTINUE;
+            END IF;
+            BEGIN
+                IF NOT EXISTS (SELECT FROM pg_publication_rel pr
+                                 JOIN pg_publication p ON p.oid = pr.prpubid
+                                WHERE p.pubname = _w.pub AND pr.prrelid = rel) THEN
+                    EXECUTE format('ALTER PUBLICATION %I ADD TABLE %s%s', _w.pub,
+                                   CASE WHEN _c.relkind = 'r' THEN 'ONLY ' ELSE '' END, rel);
+                END IF;
+                _pubs := _pubs + adopt_stream(rel);
+            EXCEPTION WHEN OTHERS THEN
+                RAISE WARNING 'pgwitness: % was watched for the stream (publication %) before '
+                              'it was dropped, and is not published again: %', rel, _w.pub,
+                              SQLERRM
+                    USING HINT = 'watch it again: pgw_pq_stream_watch_table, pgwitness watch '
+                                 '--source=wal';
+            END;
+        END LOOP;
+        IF _pubs > 0 THEN
+            PERFORM pg_logical_emit_message(true, 'pgwitness.config', '');
+        END IF;
+    END IF;
+    RETURN _out;
+END
+$fn$;
+
+-- The event triggers' function (pgw_pq_install_ddl_trigger).
+-- ON ddl_command_end, for each command on a table (or on an index or
+-- constraint of a table) that is watched or lies below a watched table:
+-- first the triggers of its descendants (watch_descendant(): a partition
+-- created or attached, a child made, after the watch; and watch_below()
+-- of the table itself when it is watched, for ATTACH PARTITION, which
+-- names the parent), then announce_ddl() of it. Conservative: every such
+-- command announces (a refresh is never wrong). A table renamed announces
+-- its old name too (on its channel; trigger_watches and stream_tables
+-- remember it). A new table (CREATE TABLE, CREATE TABLE AS, SELECT INTO,
+-- CREATE FOREIGN TABLE) is announced only when it lies below a watched
+-- table or has the name of a watched table that was dropped, which
+-- rewatch() watches again as it was; any other new table sends nothing,
+-- so that the DDL of tables nobody watches can still be prepared
+-- (PREPARE TRANSACTION refuses a transaction that sent a NOTIFY).
+-- Temporary tables are left out. pgwitness's own triggers, when made,
+-- are remembered (sync_watch()).
+-- ON sql_drop: a dropped table that was watched (the dropped objects
+-- include its pgwitness_insert trigger, or stream_tables lists it) is
+-- announced by name, on the channel trigger_watches remembers (the
+-- default one when it has none), and by logical message only when only
+-- the stream watched it; it stays remembered, as dropped. A dropped
+-- partition or child of a watched table that still exists (its triggers
+-- pgwitness_*_<oid of that table>) announces that table: its rows left
+-- it. A watch removed (its pgwitness_insert dropped, the table stays) is
+-- forgotten.
+-- It never fails the DDL: any error is caught and raised as a WARNING
+-- (the DDL commits; that announcement is lost), and a role without USAGE
+-- on this schema gets a WARNING for watched tables only.
 CREATE OR REPLACE FUNCTION :"schema".on_ddl_event()
 RETURNS event_trigger
 LANGUAGE plpgsql
@@ -190,14 +433,16 @@ SET search_path = pg_catalog, :"schema", pg_temp
 AS $fn$
 DECLARE
     _r record;
+    _o record;
+    _again text[];
     _usage boolean := coalesce((SELECT has_schema_privilege(p.pronamespace, 'USAGE')
                                   FROM pg_event_trigger e JOIN pg_proc p ON p.oid = e.evtfoid
                                  WHERE e.evtname IN ('pgwitness_ddl_command_end',
                                                      'pgwitness_sql_drop')
                                  LIMIT 1), true);
 BEGIN
-    -- The DDL of watch_below() (migration 4), pgwitness's own triggers:
-    -- no definition change, and made by it while it runs.
+    -- The DDL of watch_below() (migration 4) and rewatch(), pgwitness's own
+    -- triggers: no definition change, and made by it while it runs.
     IF coalesce(current_setting('pgwitness.watch_below', true), '') = 'on' THEN
         RETURN;
     END IF;
@@ -216,44 +461,78 @@ BEGIN
                     USING HINT = 'grant it USAGE, or call pgw_pq_announce_ddl() (pgwitness '
                                  'announce) for the table';
             END LOOP;
-        ELSE
-            FOR _r IN
-                WITH d AS (SELECT * FROM pg_event_trigger_dropped_objects()),
-                own AS (
-                    SELECT o.schema_name AS s, o.object_name AS t
-                      FROM d o
-                     WHERE o.object_type IN ('table', 'foreign table')
-                       AND (EXISTS (SELECT FROM d g
-                                     WHERE g.object_type = 'trigger'
-                                       AND g.address_names[1] = o.schema_name
-                                       AND g.address_names[2] = o.object_name
-                                       AND g.address_names[3] = 'pgwitness_insert')
-                            OR (has_table_privilege('stream_tables', 'SELECT')
-                                AND EXISTS (SELECT FROM stream_tables st WHERE st.relid = o.objid)))
-                ),
-                above AS (
-                    SELECT DISTINCT substring(g.address_names[3] FROM '_([0-9]+)$')::oid AS relid
-                      FROM d g
-                     WHERE g.object_type = 'trigger'
-                       AND g.address_names[3] ~ '^pgwitness_(insert|stream_truncate)_[0-9]+$'
-                )
-                SELECT own.s, own.t FROM own
-                UNION
-                SELECT n.nspname::text, c.relname::text
-                  FROM above a JOIN pg_class c ON c.oid = a.relid
-                  JOIN pg_namespace n ON n.oid = c.relnamespace
-                ORDER BY 1, 2
-            LOOP
-                BEGIN
-                    PERFORM announce_ddl(_r.s, _r.t);
-                EXCEPTION WHEN OTHERS THEN
-                    RAISE WARNING 'pgwitness: the drop of %.% was not announced: %', _r.s, _r.t,
-                        SQLERRM
-                        USING HINT = 'call pgw_pq_announce_ddl() (pgwitness announce) for it';
-                END;
-            END LOOP;
+            RETURN;
         END IF;
+        FOR _r IN
+            WITH d AS (SELECT * FROM pg_event_trigger_dropped_objects()),
+            own AS (
+                SELECT o.objid, o.schema_name AS s, o.object_name AS t,
+                       EXISTS (SELECT FROM d g
+                                WHERE g.object_type = 'trigger'
+                                  AND g.address_names[1] = o.schema_name
+                                  AND g.address_names[2] = o.object_name
+                                  AND g.address_names[3] = 'pgwitness_insert') AS triggered,
+                       coalesce(stream_watched(o.objid::regclass), false) AS streamed
+                  FROM d o
+                 WHERE o.object_type IN ('table', 'foreign table')
+            ),
+            above AS (
+                SELECT DISTINCT substring(g.address_names[3] FROM '_([0-9]+)$')::oid AS relid
+                  FROM d g
+                 WHERE g.object_type = 'trigger'
+                   AND g.address_names[3] ~ '^pgwitness_(insert|stream_truncate)_[0-9]+$'
+            )
+            -- the watched tables dropped: on their own channel (remembered
+            -- in trigger_watches; the default one when not), by logical
+            -- message only when only the stream watched them
+            SELECT own.s, own.t, own.objid,
+                   CASE WHEN own.triggered
+                        THEN (SELECT ARRAY[w.channel] FROM trigger_watches w
+                               WHERE w.relid = own.objid) END AS channels,
+                   own.triggered AS notify
+              FROM own WHERE own.triggered OR own.streamed
+            UNION
+            -- the watched tables the rows of a dropped descendant left
+            SELECT n.nspname::text, c.relname::text, NULL::oid, NULL::text[], true
+              FROM above a JOIN pg_class c ON c.oid = a.relid
+              JOIN pg_namespace n ON n.oid = c.relnamespace
+            ORDER BY 1, 2
+        LOOP
+            BEGIN
+                PERFORM announce_ddl(_r.s, _r.t, _r.channels, _r.notify);
+                IF _r.objid IS NOT NULL THEN
+                    PERFORM sync_watch(_r.objid); -- remembered as dropped
+                END IF;
+            EXCEPTION WHEN OTHERS THEN
+                RAISE WARNING 'pgwitness: the drop of %.% was not announced: %', _r.s, _r.t,
+                    SQLERRM
+                    USING HINT = 'call pgw_pq_announce_ddl() (pgwitness announce) for it';
+            END;
+        END LOOP;
+        -- a watch removed (pgw_pq_unwatch_table: its triggers dropped, the
+        -- table stays): forgotten
+        BEGIN
+            PERFORM sync_watch(c.oid)
+               FROM pg_event_trigger_dropped_objects() g
+               JOIN pg_namespace n ON n.nspname = g.address_names[1]
+               JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = g.address_names[2]
+              WHERE g.object_type = 'trigger' AND g.address_names[3] = 'pgwitness_insert';
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'pgwitness: %', SQLERRM;
+        END;
         RETURN;
+    END IF;
+    -- pgwitness's own triggers made (a watch: pgw_pq_watch_table):
+    -- remembered, so that a drop and make-again of the table keeps it
+    IF _usage THEN
+        BEGIN
+            PERFORM sync_watch(tg.tgrelid)
+               FROM pg_event_trigger_ddl_commands() x
+               JOIN pg_trigger tg ON tg.oid = x.objid
+              WHERE x.classid = 'pg_trigger'::regclass AND tg.tgname = 'pgwitness_insert';
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'pgwitness: %', SQLERRM;
+        END;
     END IF;
     FOR _r IN
         SELECT c.oid AS relid, n.nspname::text AS s, c.relname::text AS t,
@@ -287,22 +566,60 @@ BEGIN
                                          AND t.tgname LIKE 'pgwitness\_%')
                            OR EXISTS (SELECT FROM pg_publication_rel pr
                                        WHERE pr.prrelid = up.relid)) THEN
-                RAISE WARNING 'pgwitness: the definition change of %.% was not announced: '
-                              'role % has no USAGE on the pgwitness schema', _r.s, _r.t,
-                              current_user
-                    USING HINT = 'grant it USAGE, or call pgw_pq_announce_ddl() (pgwitness '
-                                 'announce) for the table';
+                IF _r.created THEN
+                    RAISE WARNING 'pgwitness: %.% lies below a watched table, but role % has no '
+                                  'USAGE on the pgwitness schema: it was not given the '
+                                  'triggers that report its writes, and its making was not '
+                                  'announced', _r.s, _r.t, current_user
+                        USING HINT = 'grant the role USAGE, then watch the table above it '
+                                     'again (pgw_pq_watch_gaps lists what is not covered)';
+                ELSE
+                    RAISE WARNING 'pgwitness: the definition change of %.% was not announced: '
+                                  'role % has no USAGE on the pgwitness schema', _r.s, _r.t,
+                                  current_user
+                        USING HINT = 'grant it USAGE, or call pgw_pq_announce_ddl() (pgwitness '
+                                     'announce) for the table';
+                END IF;
             END IF;
             CONTINUE;
         END IF;
         BEGIN
+            _again := NULL;
+            IF _r.created THEN
+                _again := rewatch(_r.relid::regclass);
+            END IF;
             PERFORM watch_descendant(_r.relid::regclass);
             IF EXISTS (SELECT FROM pg_inherits i WHERE i.inhparent = _r.relid) THEN
                 PERFORM watch_below(_r.relid::regclass, _r.relid::regclass);
             END IF;
             PERFORM publish_child(_r.relid::regclass);
-            IF _r.created OR EXISTS (SELECT FROM ddl_targets(_r.relid::regclass)) THEN
+            -- a watched table renamed: its old name too (trigger_watches
+            -- and stream_tables remember it)
+            FOR _o IN
+                SELECT w.schema_name AS s, w.table_name AS t, w.channel AS ch
+                  FROM trigger_watches w
+                 WHERE w.relid = _r.relid AND (w.schema_name, w.table_name) <> (_r.s, _r.t)
+            LOOP
+                PERFORM announce_ddl(_o.s, _o.t, ARRAY[_o.ch]);
+            END LOOP;
+            IF stream_watched(_r.relid::regclass) THEN -- NULL: may not read stream_tables
+                FOR _o IN
+                    SELECT DISTINCT st.schema_name AS s, st.table_name AS t
+                      FROM stream_tables st
+                     WHERE st.relid = _r.relid AND (st.schema_name, st.table_name) <> (_r.s, _r.t)
+                       AND NOT EXISTS (SELECT FROM trigger_watches w
+                                        WHERE w.relid = _r.relid
+                                          AND (w.schema_name, w.table_name)
+                                              = (st.schema_name, st.table_name))
+                LOOP
+                    PERFORM announce_ddl(_o.s, _o.t, NULL, false);
+                END LOOP;
+            END IF;
+            PERFORM sync_watch(_r.relid);
+            IF EXISTS (SELECT FROM ddl_targets(_r.relid::regclass)) THEN
                 PERFORM announce_ddl(_r.s, _r.t);
+            ELSIF _again IS NOT NULL THEN -- made again, but not watched again
+                PERFORM announce_ddl(_r.s, _r.t, _again, cardinality(_again) > 0);
             END IF;
             -- Triggers that still name a watched table no longer above
             -- this one (NO INHERIT): its rows left that table's results.
@@ -332,7 +649,7 @@ EXCEPTION WHEN OTHERS THEN
 END
 $fn$;
 
-COMMENT ON FUNCTION :"schema".announce_ddl(text, text, text[]) IS
+COMMENT ON FUNCTION :"schema".announce_ddl(text, text, text[], boolean) IS
     'pgwitness: announces a table''s definition change to both write sources (migration_005.sql)';
 COMMENT ON FUNCTION :"schema".on_ddl_event() IS
     'pgwitness: the function of the ddl_command_end and sql_drop event triggers '
