@@ -2,7 +2,8 @@
  * tests/pg/check_stream.c — the stream (logical decoding with pgoutput)
  * against the real server: exact write sets under REPLICA IDENTITY DEFAULT
  * and FULL, the triggers' text forms, unchanged TOASTed values, partitioned
- * tables and inheritance children reported as their watched table, tables
+ * tables and inheritance children reported as their watched table (a
+ * partition's TRUNCATE too, under session_replication_role = replica), tables
  * refused because publishing them would fail their writers, key-only
  * placeholders never yielding a skip the re-run query contradicts, a
  * 200,000-row transaction in bounded memory, and the boundaries: rollbacks,
@@ -365,6 +366,111 @@ START_TEST(truncate_of_a_partition)
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'pgwitness%'"),
                      0);
     drop_slot(c, slot);
+    PQfinish(c);
+}
+END_TEST
+
+/* The partitions' TRUNCATE triggers are ENABLE ALWAYS: under
+ * session_replication_role = replica (which never silences the stream's
+ * WAL-decoded writes) a partition's TRUNCATE reaches the stream as the
+ * root's truncate all the same. One made plain (ENABLE TRIGGER ALL, as a
+ * data-only pg_restore runs) or disabled is a GAP and a watch gap until
+ * the root is watched again, which alters it back to ALWAYS (the same
+ * trigger). */
+START_TEST(truncate_of_a_partition_under_replica_role)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE tp (id int, k int, PRIMARY KEY (id, k)) PARTITION BY RANGE (k); "
+                 "CREATE TABLE tp1 PARTITION OF tp FOR VALUES FROM (0) TO (10) "
+                 "PARTITION BY RANGE (k); "
+                 "CREATE TABLE tp1a PARTITION OF tp1 FOR VALUES FROM (0) TO (5); "
+                 "CREATE TABLE tp2 PARTITION OF tp FOR VALUES FROM (10) TO (20)");
+    stream_watch(c, "tp", NULL);
+    const char *modes_sql = "SELECT string_agg(tgrelid::regclass || ':' || tgenabled::text, ' ' "
+                            "ORDER BY tgrelid::regclass::text) FROM pg_trigger "
+                            "WHERE tgname ~ '^pgwitness_stream_truncate_[0-9]+$'";
+    char *modes = pgwt_value(c, modes_sql);
+    ck_assert_str_eq(modes, "tp1:A tp1a:A tp2:A");
+    free(modes);
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_int_eq(s->gaps, 0);
+    pgwt_exec(c, "SET session_replication_role = replica");
+    pgwt_exec(c, "INSERT INTO tp VALUES (1, 1), (2, 12)");
+    pgwt_exec(c, "TRUNCATE tp2");
+    pgwt_exec(c, "TRUNCATE tp1a");
+    pgwt_exec(c, "RESET session_replication_role");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tp\",\"op\":\"insert\","
+                    "\"ids\":[[\"1\",\"1\"],[\"2\",\"12\"]],\"ids_truncated\":false,"
+                    "\"columns\":null,\"columns_truncated\":false,\"pk_changed\":false}");
+    const char *trunc = "{\"schema\":\"public\",\"table\":\"tp\",\"op\":\"truncate\",\"ids\":null,"
+                        "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                        "\"pk_changed\":false}";
+    EXPECT_WRITE(s, trunc);
+    EXPECT_WRITE(s, trunc);
+    EXPECT_NO_WRITE(s);
+    pgwt_stream_close(s);
+    /* Made plain, and disabled: reported, and planned as an ALTER. */
+    char *oids = pgwt_value(c, "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_trigger "
+                               "WHERE tgname LIKE 'pgwitness%'");
+    pgwt_exec(c, "ALTER TABLE tp2 DISABLE TRIGGER ALL; ALTER TABLE tp2 ENABLE TRIGGER ALL; "
+                 "ALTER TABLE tp1a DISABLE TRIGGER USER");
+    modes = pgwt_value(c, modes_sql);
+    ck_assert_str_eq(modes, "tp1:A tp1a:D tp2:O");
+    free(modes);
+    char *plan = pgwt_value(c, "SELECT string_agg(relid::regclass || ' ' || missing || ': ' || "
+                               "regexp_replace(ddl, '_[0-9]+$', '_<oid>'), ' | ' "
+                               "ORDER BY relid::regclass::text) FROM pgwitness.below_plan('tp')");
+    ck_assert_str_eq(plan, "tp1a stream: ALTER TABLE public.tp1a ENABLE ALWAYS TRIGGER "
+                           "pgwitness_stream_truncate_<oid> | "
+                           "tp2 stream: ALTER TABLE public.tp2 ENABLE ALWAYS TRIGGER "
+                           "pgwitness_stream_truncate_<oid>");
+    free(plan);
+    char *gaps = pgwt_value(c, "SELECT string_agg(table_name || ' ' || source, ',' "
+                               "ORDER BY table_name) FROM pgwitness.watch_gaps()");
+    ck_assert_str_eq(gaps, "tp1a stream,tp2 stream");
+    free(gaps);
+    s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_int_eq(s->gaps, 2);
+    ck_assert_int_eq(pgwt_stream_count(s, "GAP 0 0 public.tp1a is a partition of public.tp "
+                                          "whose pgwitness TRUNCATE trigger is disabled, so "
+                                          "TRUNCATE public.tp1a is not sent (a publication via "
+                                          "the partition root does not publish it): watch "
+                                          "public.tp again (pgw_pq_stream_watch_table) to make "
+                                          "it ENABLE ALWAYS"),
+                     1);
+    ck_assert_int_eq(pgwt_stream_count(s, "GAP 0 0 public.tp2 is a partition of public.tp "
+                                          "whose pgwitness TRUNCATE trigger is not ENABLE "
+                                          "ALWAYS, so TRUNCATE public.tp2 is not sent under "
+                                          "session_replication_role = replica (a publication "
+                                          "via the partition root does not publish it): watch "
+                                          "public.tp again (pgw_pq_stream_watch_table) to make "
+                                          "it ENABLE ALWAYS"),
+                     1);
+    /* Watching again: ALWAYS again, the same triggers; nothing left. */
+    stream_watch(c, "tp", NULL);
+    modes = pgwt_value(c, modes_sql);
+    ck_assert_str_eq(modes, "tp1:A tp1a:A tp2:A");
+    free(modes);
+    char *again = pgwt_value(c, "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_trigger "
+                                "WHERE tgname LIKE 'pgwitness%'");
+    ck_assert_str_eq(again, oids);
+    free(again);
+    free(oids);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.below_plan('tp')"), 0);
+    pgwt_exec(c, "INSERT INTO tp VALUES (3, 13)");
+    pgwt_exec(c, "SET session_replication_role = replica");
+    pgwt_exec(c, "TRUNCATE tp2");
+    pgwt_exec(c, "RESET session_replication_role");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tp\",\"op\":\"insert\","
+                    "\"ids\":[[\"3\",\"13\"]],\"ids_truncated\":false,"
+                    "\"columns\":null,\"columns_truncated\":false,\"pk_changed\":false}");
+    EXPECT_WRITE(s, trunc);
+    EXPECT_NO_WRITE(s);
+    pgwt_stream_close(s);
     PQfinish(c);
 }
 END_TEST
@@ -1158,6 +1264,7 @@ static Suite *suite(void)
     tcase_add_test(tc, unchanged_toast_is_not_a_change);
     tcase_add_test(tc, partitioned_table_as_its_root);
     tcase_add_test(tc, truncate_of_a_partition);
+    tcase_add_test(tc, truncate_of_a_partition_under_replica_role);
     tcase_add_test(tc, inheritance_children);
     tcase_add_test(tc, refusals_keep_writers_working);
     tcase_add_test(tc, incomplete_publication_refused);
