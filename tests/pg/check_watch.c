@@ -1220,13 +1220,18 @@ START_TEST(enable_always_covers_descendants)
     char *after = pgwt_value(c, "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_trigger "
                                 "WHERE tgname LIKE 'pgwitness\\_%'");
     ck_assert_str_eq(after, before);
-    free(before);
     free(after);
-    /* Without it: plain below too, and silent under replica again. */
+    /* Without it: plain below too (the same triggers, altered), and silent
+     * under replica again. */
     watch_always(c, "t", false);
     ck_assert_int_eq(n_enabled(c, "t", 'O'), 4);
     ck_assert_int_eq(n_enabled(c, "t1", 'O'), 4);
     ck_assert_int_eq(n_enabled(c, "h1", 'A'), 4); /* h's watch is unchanged */
+    after = pgwt_value(c, "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_trigger "
+                          "WHERE tgname LIKE 'pgwitness\\_%'");
+    ck_assert_str_eq(after, before);
+    free(before);
+    free(after);
     pgwt_exec(c, "SET session_replication_role = replica; INSERT INTO t1 VALUES (7, 'a'); "
                  "RESET session_replication_role");
     pgwt_expect_marker(c, lc, CH, "replica, plain below");
