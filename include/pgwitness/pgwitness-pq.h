@@ -679,7 +679,9 @@ typedef struct pgw_pq_watch_options {
  *    (and restores ENABLE ALWAYS when asked).
  * Writes made while a trigger was silent are lost to the listeners: reset
  * the scope (pgw_index_reset_scope()) after such an operation, or watch
- * with the stream, which reads the WAL whatever the triggers and the role.
+ * with the stream, which reads the WAL whatever the triggers and the role
+ * (its one trigger, for a partition's TRUNCATE, is always ENABLE ALWAYS:
+ * pgw_pq_stream_watch_table()).
  *
  * Transactions: when the connection is idle the call runs in its own
  * transaction; inside the caller's transaction it uses a savepoint, so a
@@ -1021,9 +1023,14 @@ typedef struct pgw_pq_stream_watch_options {
  * pgwitness_stream_truncate_<oid> (<oid>: the root's), that sends the
  * truncate payload of the root (docs/wire.md) as a transactional logical
  * message with prefix "pgwitness" (pg_logical_emit_message): the stream
- * reports it as the root's truncate at its commit. A partition attached
- * later lacks it until the table is watched again: the stream reports it
- * as a GAP, and pgw_pq_watch_gaps() lists it. This needs the library
+ * reports it as the root's truncate at its commit. The trigger is always
+ * ENABLE ALWAYS (ALTER TABLE ... ENABLE ALWAYS TRIGGER), so that it fires
+ * under session_replication_role = replica too, like the stream sees every
+ * other write; watching again makes an existing one ALWAYS again (the same
+ * trigger, altered) when it was made plain (ENABLE TRIGGER ALL) or
+ * disabled. A partition attached later lacks it until the table is
+ * watched again: the stream reports it as a GAP, and pgw_pq_watch_gaps()
+ * lists it; so does a partition whose trigger is not ALWAYS. This needs the library
  * schema at version 4. The triggers serve every publication that watches
  * the root; the stream unwatch drops them once no publication's record of
  * the root is left.
@@ -1031,7 +1038,9 @@ typedef struct pgw_pq_stream_watch_options {
  * idle, a savepoint inside the caller's.
  *
  * @param conn    a borrowed connection; the role needs to own the table
- *                and the publication (or CREATE on the database), and
+ *                (and, for a partitioned table, each partition: the
+ *                TRUNCATE triggers are made ENABLE ALWAYS) and the
+ *                publication (or CREATE on the database), and
  *                INSERT/UPDATE on <pgw_schema>.stream_tables.
  * @param schema  the table's schema (exact name).
  * @param table   the table's name (exact name).

@@ -2,7 +2,8 @@
  * tests/pg/check_stream.c — the stream (logical decoding with pgoutput)
  * against the real server: exact write sets under REPLICA IDENTITY DEFAULT
  * and FULL, the triggers' text forms, unchanged TOASTed values, partitioned
- * tables and inheritance children reported as their watched table, tables
+ * tables and inheritance children reported as their watched table (a
+ * partition's TRUNCATE too, under session_replication_role = replica), tables
  * refused because publishing them would fail their writers, key-only
  * placeholders never yielding a skip the re-run query contradicts, a
  * 200,000-row transaction in bounded memory, and the boundaries: rollbacks,
@@ -365,6 +366,274 @@ START_TEST(truncate_of_a_partition)
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'pgwitness%'"),
                      0);
     drop_slot(c, slot);
+    PQfinish(c);
+}
+END_TEST
+
+/* The partitions' TRUNCATE triggers are ENABLE ALWAYS: under
+ * session_replication_role = replica (which never silences the stream's
+ * WAL-decoded writes) a partition's TRUNCATE reaches the stream as the
+ * root's truncate all the same. One made plain (ENABLE TRIGGER ALL, as a
+ * data-only pg_restore runs) or disabled is a GAP and a watch gap until
+ * the root is watched again, which alters it back to ALWAYS (the same
+ * trigger). */
+START_TEST(truncate_of_a_partition_under_replica_role)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE tp (id int, k int, PRIMARY KEY (id, k)) PARTITION BY RANGE (k); "
+                 "CREATE TABLE tp1 PARTITION OF tp FOR VALUES FROM (0) TO (10) "
+                 "PARTITION BY RANGE (k); "
+                 "CREATE TABLE tp1a PARTITION OF tp1 FOR VALUES FROM (0) TO (5); "
+                 "CREATE TABLE tp2 PARTITION OF tp FOR VALUES FROM (10) TO (20)");
+    stream_watch(c, "tp", NULL);
+    const char *modes_sql = "SELECT string_agg(tgrelid::regclass || ':' || tgenabled::text, ' ' "
+                            "ORDER BY tgrelid::regclass::text) FROM pg_trigger "
+                            "WHERE tgname ~ '^pgwitness_stream_truncate_[0-9]+$'";
+    char *modes = pgwt_value(c, modes_sql);
+    ck_assert_str_eq(modes, "tp1:A tp1a:A tp2:A");
+    free(modes);
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_int_eq(s->gaps, 0);
+    pgwt_exec(c, "SET session_replication_role = replica");
+    pgwt_exec(c, "INSERT INTO tp VALUES (1, 1), (2, 12)");
+    pgwt_exec(c, "TRUNCATE tp2");
+    pgwt_exec(c, "TRUNCATE tp1a");
+    pgwt_exec(c, "RESET session_replication_role");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tp\",\"op\":\"insert\","
+                    "\"ids\":[[\"1\",\"1\"],[\"2\",\"12\"]],\"ids_truncated\":false,"
+                    "\"columns\":null,\"columns_truncated\":false,\"pk_changed\":false}");
+    const char *trunc = "{\"schema\":\"public\",\"table\":\"tp\",\"op\":\"truncate\",\"ids\":null,"
+                        "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                        "\"pk_changed\":false}";
+    EXPECT_WRITE(s, trunc);
+    EXPECT_WRITE(s, trunc);
+    EXPECT_NO_WRITE(s);
+    pgwt_stream_close(s);
+    /* Made plain, and disabled: reported, and planned as an ALTER. */
+    char *oids = pgwt_value(c, "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_trigger "
+                               "WHERE tgname LIKE 'pgwitness%'");
+    pgwt_exec(c, "ALTER TABLE tp2 DISABLE TRIGGER ALL; ALTER TABLE tp2 ENABLE TRIGGER ALL; "
+                 "ALTER TABLE tp1a DISABLE TRIGGER USER");
+    modes = pgwt_value(c, modes_sql);
+    ck_assert_str_eq(modes, "tp1:A tp1a:D tp2:O");
+    free(modes);
+    char *plan = pgwt_value(c, "SELECT string_agg(relid::regclass || ' ' || missing || ': ' || "
+                               "regexp_replace(ddl, '_[0-9]+$', '_<oid>'), ' | ' "
+                               "ORDER BY relid::regclass::text) FROM pgwitness.below_plan('tp')");
+    ck_assert_str_eq(plan, "tp1a stream: ALTER TABLE public.tp1a ENABLE ALWAYS TRIGGER "
+                           "pgwitness_stream_truncate_<oid> | "
+                           "tp2 stream: ALTER TABLE public.tp2 ENABLE ALWAYS TRIGGER "
+                           "pgwitness_stream_truncate_<oid>");
+    free(plan);
+    char *gaps = pgwt_value(c, "SELECT string_agg(table_name || ' ' || source, ',' "
+                               "ORDER BY table_name) FROM pgwitness.watch_gaps()");
+    ck_assert_str_eq(gaps, "tp1a stream,tp2 stream");
+    free(gaps);
+    s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_int_eq(s->gaps, 2);
+    ck_assert_int_eq(pgwt_stream_count(s, "GAP 0 0 public.tp1a is a partition of public.tp "
+                                          "whose pgwitness TRUNCATE trigger is disabled, so "
+                                          "TRUNCATE public.tp1a is not sent (a publication via "
+                                          "the partition root does not publish it): watch "
+                                          "public.tp again (pgw_pq_stream_watch_table) to make "
+                                          "it ENABLE ALWAYS"),
+                     1);
+    ck_assert_int_eq(pgwt_stream_count(s, "GAP 0 0 public.tp2 is a partition of public.tp "
+                                          "whose pgwitness TRUNCATE trigger is not ENABLE "
+                                          "ALWAYS, so TRUNCATE public.tp2 is not sent under "
+                                          "session_replication_role = replica (a publication "
+                                          "via the partition root does not publish it): watch "
+                                          "public.tp again (pgw_pq_stream_watch_table) to make "
+                                          "it ENABLE ALWAYS"),
+                     1);
+    /* Watching again: ALWAYS again, the same triggers; nothing left. */
+    stream_watch(c, "tp", NULL);
+    modes = pgwt_value(c, modes_sql);
+    ck_assert_str_eq(modes, "tp1:A tp1a:A tp2:A");
+    free(modes);
+    char *again = pgwt_value(c, "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_trigger "
+                                "WHERE tgname LIKE 'pgwitness%'");
+    ck_assert_str_eq(again, oids);
+    free(again);
+    free(oids);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.below_plan('tp')"), 0);
+    pgwt_exec(c, "INSERT INTO tp VALUES (3, 13)");
+    pgwt_exec(c, "SET session_replication_role = replica");
+    pgwt_exec(c, "TRUNCATE tp2");
+    pgwt_exec(c, "RESET session_replication_role");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, "{\"schema\":\"public\",\"table\":\"tp\",\"op\":\"insert\","
+                    "\"ids\":[[\"3\",\"13\"]],\"ids_truncated\":false,"
+                    "\"columns\":null,\"columns_truncated\":false,\"pk_changed\":false}");
+    EXPECT_WRITE(s, trunc);
+    EXPECT_NO_WRITE(s);
+    pgwt_stream_close(s);
+    PQfinish(c);
+}
+END_TEST
+
+/* A subscription over a watched table, fed by the stream and re-run after
+ * every write (the stream's counterpart of check_watch.c's rsub): its
+ * result's first `n_key` columns are the table's primary key. */
+typedef struct ssub {
+    const char *sql;
+    size_t n_key;
+    pgw_index *idx;
+    pgw_runner_id runner;
+    char *result;
+} ssub;
+
+/* The whole result of `sql`, as one text (malloc'd). */
+static char *ssub_rerun(PGconn *c, const char *sql)
+{
+    char q[1024];
+    snprintf(q, sizeof q, "SELECT coalesce(string_agg(x::text, ';'), '') FROM (%s) x", sql);
+    return pgwt_value(c, q);
+}
+
+/* Acknowledges the running runner with its result's row IDs. */
+static void ssub_ack(PGconn *c, ssub *sb)
+{
+    PGresult *r = PQexec(c, sb->sql);
+    ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+    int n = PQntuples(r);
+    const char **parts = calloc((size_t)n * sb->n_key + 1, sizeof *parts);
+    pgw_rowid *ids = calloc((size_t)n + 1, sizeof *ids);
+    ck_assert(parts && ids);
+    for (int i = 0; i < n; i++) {
+        for (size_t j = 0; j < sb->n_key; j++)
+            parts[(size_t)i * sb->n_key + j] = PQgetvalue(r, i, (int)j);
+        ids[i].parts = &parts[(size_t)i * sb->n_key];
+        ids[i].n_parts = sb->n_key;
+    }
+    pgw_error err;
+    ck_assert_msg(pgw_index_ack(sb->idx, sb->runner, ids, (size_t)n, &err) == PGW_OK, "%s",
+                  err.message);
+    free(parts);
+    free(ids);
+    PQclear(r);
+    free(sb->result);
+    sb->result = ssub_rerun(c, sb->sql);
+}
+
+/* Registers `tables` (a declaration's "tables") for sb->sql in a new
+ * index, opens a stream on a temporary slot that feeds it, and runs the
+ * subscription once streaming (the new slot's reset marked it dirty). */
+static pgwt_stream *ssub_open(ssub *sb, PGconn *c, const char *tables)
+{
+    ck_assert_int_eq(pgw_index_new(&sb->idx, NULL, NULL), PGW_OK);
+    char json[1024];
+    snprintf(json, sizeof json, "{\"scope\":" PGWT_SCOPE_JSON ",\"query\":\"%s\",\"tables\":%s}",
+             sb->sql, tables);
+    pgw_deps *d = NULL;
+    pgw_error err;
+    ck_assert_msg(pgw_deps_from_json(&d, json, strlen(json), &err) == PGW_OK, "%s", err.message);
+    ck_assert_int_eq(pgw_index_register(&sb->runner, sb->idx, d, &err), PGW_OK);
+    pgw_deps_free(d);
+    pgwt_stream *s = pgwt_stream_open(NULL, sb->idx, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    pgw_dirty dd;
+    bool popped = false;
+    while (pgw_index_pop_dirty(&dd, sb->idx) == PGW_OK)
+        popped = popped || dd.runner == sb->runner;
+    if (!popped)
+        ck_assert_int_eq(pgw_index_begin(sb->idx, sb->runner, &err), PGW_OK);
+    sb->result = NULL;
+    ssub_ack(c, sb);
+    return s;
+}
+
+/* Runs `sql`, expects exactly the write set `want` from the stream (and no
+ * other) and, when the subscription's re-run result changed, that the
+ * stream's write set marked it dirty in the index (a missed refresh
+ * fails). Returns whether the result changed; *dirty (when non-NULL)
+ * receives whether it was marked. */
+static bool stream_write_and_rerun(PGconn *c, pgwt_stream *s, ssub *sb, const char *sql,
+                                   const char *want, bool *dirty)
+{
+    pgwt_exec(c, sql);
+    pgwt_stream_sync(s, c);
+    const char *got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got != NULL, "%s: no write set; expected %s", sql, want);
+    ck_assert_msg(strcmp(got, want) == 0, "%s:\n got  %s\n want %s", sql, got, want);
+    EXPECT_NO_WRITE(s);
+    char *now = ssub_rerun(c, sb->sql);
+    bool changed = strcmp(now, sb->result) != 0;
+    free(now);
+    pgw_dirty dd;
+    bool marked = pgw_index_pop_dirty(&dd, sb->idx) == PGW_OK;
+    ck_assert(!marked || dd.runner == sb->runner);
+    ck_assert_msg(!changed || marked, "%s: the result of %s changed but it was not refreshed",
+                  sql, sb->sql);
+    if (marked) /* popped: running */
+        ssub_ack(c, sb);
+    if (dirty)
+        *dirty = marked;
+    return changed;
+}
+
+/* Issue 16, case 2 on the stream: a subscription over a partitioned root,
+ * re-run after an insert through the root, one into a partition, the
+ * TRUNCATE of a partition and of a sub-partition: each changed its
+ * result, and each was refreshed (0 missed). An insert the filter leaves
+ * out changes nothing and is skipped. */
+START_TEST(partitions_rerun_subscription)
+{
+    PGconn *c = setup();
+    pgwt_exec(c, "CREATE TABLE rp (id int, k int, v text, PRIMARY KEY (id, k)) "
+                 "PARTITION BY RANGE (k); "
+                 "CREATE TABLE rp1 PARTITION OF rp FOR VALUES FROM (0) TO (10) "
+                 "PARTITION BY RANGE (k); "
+                 "CREATE TABLE rp1a PARTITION OF rp1 FOR VALUES FROM (0) TO (5); "
+                 "CREATE TABLE rp1b PARTITION OF rp1 FOR VALUES FROM (5) TO (10); "
+                 "CREATE TABLE rp2 PARTITION OF rp FOR VALUES FROM (10) TO (20)");
+    stream_watch(c, "rp", "v");
+    ssub sb = {"SELECT id, k FROM rp WHERE v = 'a' ORDER BY id, k", 2, NULL, 0, NULL};
+    pgwt_stream *s =
+        ssub_open(&sb, c,
+                  "[{\"schema\":\"public\",\"table\":\"rp\",\"columns\":[\"id\",\"k\",\"v\"],"
+                  "\"filters\":[{\"column\":\"v\",\"op\":\"eq\",\"values\":[\"a\"]}]}]");
+    ck_assert_str_eq(sb.result, "");
+    const char *trunc = "{\"schema\":\"public\",\"table\":\"rp\",\"op\":\"truncate\",\"ids\":null,"
+                        "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                        "\"pk_changed\":false}";
+    bool dirty = false;
+    ck_assert(stream_write_and_rerun(c, s, &sb, "INSERT INTO rp VALUES (1, 1, 'a'), (2, 12, 'a')",
+                                     "{\"schema\":\"public\",\"table\":\"rp\",\"op\":\"insert\","
+                                     "\"ids\":[[\"1\",\"1\"],[\"2\",\"12\"]],"
+                                     "\"ids_truncated\":false,\"columns\":null,"
+                                     "\"columns_truncated\":false,\"new\":[{\"v\":\"a\"},"
+                                     "{\"v\":\"a\"}],\"pk_changed\":false}",
+                                     NULL));
+    ck_assert_str_eq(sb.result, "(1,1);(2,12)");
+    ck_assert(stream_write_and_rerun(c, s, &sb, "INSERT INTO rp2 VALUES (3, 13, 'a')",
+                                     "{\"schema\":\"public\",\"table\":\"rp\",\"op\":\"insert\","
+                                     "\"ids\":[[\"3\",\"13\"]],\"ids_truncated\":false,"
+                                     "\"columns\":null,\"columns_truncated\":false,"
+                                     "\"new\":[{\"v\":\"a\"}],\"pk_changed\":false}",
+                                     NULL));
+    ck_assert_str_eq(sb.result, "(1,1);(2,12);(3,13)");
+    /* Not selected by the filter: skipped (the stream's IDs and values). */
+    ck_assert(!stream_write_and_rerun(c, s, &sb, "INSERT INTO rp1b VALUES (4, 7, 'b')",
+                                      "{\"schema\":\"public\",\"table\":\"rp\",\"op\":\"insert\","
+                                      "\"ids\":[[\"4\",\"7\"]],\"ids_truncated\":false,"
+                                      "\"columns\":null,\"columns_truncated\":false,"
+                                      "\"new\":[{\"v\":\"b\"}],\"pk_changed\":false}",
+                                      &dirty));
+    ck_assert(!dirty);
+    /* The TRUNCATE of a partition, and of a sub-partition: not published
+     * via the root, sent by their triggers. */
+    ck_assert(stream_write_and_rerun(c, s, &sb, "TRUNCATE rp2", trunc, NULL));
+    ck_assert_str_eq(sb.result, "(1,1)");
+    ck_assert(stream_write_and_rerun(c, s, &sb, "TRUNCATE rp1a", trunc, NULL));
+    ck_assert_str_eq(sb.result, "");
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM rp"), 1); /* rp1b's row is left */
+    pgwt_stream_close(s);
+    free(sb.result);
+    pgw_index_free(sb.idx);
     PQfinish(c);
 }
 END_TEST
@@ -1158,6 +1427,8 @@ static Suite *suite(void)
     tcase_add_test(tc, unchanged_toast_is_not_a_change);
     tcase_add_test(tc, partitioned_table_as_its_root);
     tcase_add_test(tc, truncate_of_a_partition);
+    tcase_add_test(tc, truncate_of_a_partition_under_replica_role);
+    tcase_add_test(tc, partitions_rerun_subscription);
     tcase_add_test(tc, inheritance_children);
     tcase_add_test(tc, refusals_keep_writers_working);
     tcase_add_test(tc, incomplete_publication_refused);

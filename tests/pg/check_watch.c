@@ -1220,13 +1220,18 @@ START_TEST(enable_always_covers_descendants)
     char *after = pgwt_value(c, "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_trigger "
                                 "WHERE tgname LIKE 'pgwitness\\_%'");
     ck_assert_str_eq(after, before);
-    free(before);
     free(after);
-    /* Without it: plain below too, and silent under replica again. */
+    /* Without it: plain below too (the same triggers, altered), and silent
+     * under replica again. */
     watch_always(c, "t", false);
     ck_assert_int_eq(n_enabled(c, "t", 'O'), 4);
     ck_assert_int_eq(n_enabled(c, "t1", 'O'), 4);
     ck_assert_int_eq(n_enabled(c, "h1", 'A'), 4); /* h's watch is unchanged */
+    after = pgwt_value(c, "SELECT string_agg(oid::text, ',' ORDER BY oid) FROM pg_trigger "
+                          "WHERE tgname LIKE 'pgwitness\\_%'");
+    ck_assert_str_eq(after, before);
+    free(before);
+    free(after);
     pgwt_exec(c, "SET session_replication_role = replica; INSERT INTO t1 VALUES (7, 'a'); "
                  "RESET session_replication_role");
     pgwt_expect_marker(c, lc, CH, "replica, plain below");
@@ -1723,6 +1728,53 @@ START_TEST(partitioned_table_and_its_partitions)
 }
 END_TEST
 
+/* Issue 16, case 5: a table watched with enable_always, written under
+ * session_replication_role = replica (which silences plain triggers): a
+ * subscription re-run after its INSERT, UPDATE, DELETE and TRUNCATE
+ * changed each time and was refreshed each time (0 missed). So was one
+ * over a partitioned table watched with enable_always, after a write
+ * straight into its partition (whose triggers take the table's mode). */
+START_TEST(enable_always_rerun_under_replica_role)
+{
+    PGconn *c = setup(), *lc = pgwt_listen(CH);
+    pgwt_exec(c, "CREATE TABLE t (id int PRIMARY KEY, status text); "
+                 "CREATE TABLE p (id int PRIMARY KEY, status text) PARTITION BY RANGE (id); "
+                 "CREATE TABLE p1 PARTITION OF p FOR VALUES FROM (0) TO (100)");
+    watch_always(c, "t", true);
+    watch_always(c, "p", true);
+    ck_assert_int_eq(n_enabled(c, "t", 'A'), 4);
+    ck_assert_int_eq(n_enabled(c, "p", 'A'), 4);
+    ck_assert_int_eq(n_enabled(c, "p1", 'A'), 4);
+    rsub s = {"SELECT id, status FROM t ORDER BY id", 1, NULL, 0, NULL};
+    rsub_new(&s, c, "[{\"schema\":\"public\",\"table\":\"t\",\"columns\":[\"id\",\"status\"]}]");
+    rsub sp = {"SELECT id, status FROM p ORDER BY id", 1, NULL, 0, NULL};
+    rsub_new(&sp, c, "[{\"schema\":\"public\",\"table\":\"p\",\"columns\":[\"id\",\"status\"]}]");
+    pgwt_exec(c, "SET session_replication_role = replica");
+    ck_assert(write_and_rerun(c, lc, &s, "INSERT INTO t VALUES (1, 'a'), (2, 'a')",
+                              W("t", "insert", "[\"1\",\"2\"]", "null", "")));
+    ck_assert_str_eq(s.result, "(1,a);(2,a)");
+    ck_assert(write_and_rerun(c, lc, &s, "UPDATE t SET status = 'b' WHERE id = 1",
+                              W("t", "update", "[\"1\"]", "[\"status\"]", "")));
+    ck_assert_str_eq(s.result, "(1,b);(2,a)");
+    ck_assert(write_and_rerun(c, lc, &s, "DELETE FROM t WHERE id = 1",
+                              W("t", "delete", "[\"1\"]", "null", "")));
+    ck_assert_str_eq(s.result, "(2,a)");
+    ck_assert(write_and_rerun(c, lc, &s, "TRUNCATE t", TRUNC("t")));
+    ck_assert_str_eq(s.result, "");
+    ck_assert(write_and_rerun(c, lc, &sp, "INSERT INTO p1 VALUES (5, 'a')",
+                              W("p", "insert", "[\"5\"]", "null", "")));
+    ck_assert_str_eq(sp.result, "(5,a)");
+    pgwt_exec(c, "RESET session_replication_role");
+    pgwt_expect_marker(c, lc, CH, "end");
+    free(s.result);
+    pgw_index_free(s.idx);
+    free(sp.result);
+    pgw_index_free(sp.idx);
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
 /* Inheritance children, at two levels, one with two parents, and one
  * watched on its own: each child's writes are writes to every watched
  * ancestor (and to itself when it is watched). A child made after the
@@ -2038,6 +2090,7 @@ static Suite *suite(void)
     tcase_add_test(tc, install_upgrades_version_1);
     tcase_add_test(tc, watch_allocation_failures);
     tcase_add_test(tc, partitioned_table_and_its_partitions);
+    tcase_add_test(tc, enable_always_rerun_under_replica_role);
     tcase_add_test(tc, inheritance_children_and_gaps);
     tcase_add_test(tc, below_idempotent_and_never_failing);
     tcase_add_test(tc, watch_gaps_allocation_failures);

@@ -24,7 +24,15 @@
 -- partition of a partitioned table watched for the stream gets an AFTER
 -- TRUNCATE trigger that sends the truncate form as a logical message
 -- (prefix 'pgwitness'), which the stream's decoder turns into a write set
--- at commit (include/pgwitness/pgoutput.h).
+-- at commit (include/pgwitness/pgoutput.h). That trigger is always ENABLE
+-- ALWAYS (ALTER TABLE ... ENABLE ALWAYS TRIGGER, which needs the
+-- partition's owner): the stream decodes every other write from the WAL
+-- whatever the writer's session_replication_role, and a plain trigger does
+-- not fire under session_replication_role = replica (replication tools,
+-- bulk loaders), which would leave exactly this TRUNCATE unreported. One
+-- that exists in another mode (plain, or disabled) is altered to ALWAYS,
+-- not made anew. ALTER TABLE ... DISABLE TRIGGER still silences it, as it
+-- does every trigger: watching the root again enables it.
 --
 -- The triggers, on each descendant D of a watched table W (OID w):
 --   pgwitness_insert_<w>, pgwitness_update_<w>, pgwitness_delete_<w>,
@@ -97,8 +105,12 @@ $fn$;
 -- pgwitness's (then no DDL). A relation no longer below `watched` that
 -- still has its triggers is listed (to drop them) when `below` is NULL.
 -- The triggers-path ones take the firing mode of the watched table's own
--- pgwitness_insert (ENABLE ALWAYS with pgw_pq_watch_options.enable_always,
--- else plain ENABLE); the stream's are plain ENABLE.
+-- pgwitness_insert (ENABLE ALWAYS when it is, with
+-- pgw_pq_watch_options.enable_always; else plain ENABLE); the stream's are
+-- ENABLE ALWAYS. A trigger that is
+-- right but for its firing mode (plain, ALWAYS, disabled, REPLICA) is
+-- altered (ALTER TABLE ... ENABLE [ALWAYS] TRIGGER), not made anew; it
+-- counts in `missing` unless it is ALWAYS (which fires in every role).
 -- Reads only the catalog and stream_tables; changes nothing. A role that
 -- may not read stream_tables leaves the stream's triggers as they are.
 CREATE OR REPLACE FUNCTION :"schema".below_plan(watched regclass, below regclass DEFAULT NULL)
@@ -137,7 +149,7 @@ scope AS (
      WHERE below IS NULL OR t.relid IN (SELECT s.relid FROM sub s)
 ),
 want AS (
-    SELECT s.relid, w.name, w.tgtype, w.oldtab, w.newtab, w.args
+    SELECT s.relid, w.name, w.tgtype, w.oldtab, w.newtab, w.args, w.mode
       FROM scope s
       JOIN pg_class c ON c.oid = s.relid
      CROSS JOIN LATERAL (
@@ -145,7 +157,8 @@ want AS (
                   CASE WHEN c.relkind <> 'f' THEN e.oldtab END AS oldtab,
                   CASE WHEN c.relkind <> 'f' THEN e.newtab END AS newtab,
                   ARRAY[m.a[1], '', watched::oid::text,
-                        CASE WHEN c.relkind = 'f' THEN 'n' ELSE 't' END] || m.a[5:] AS args
+                        CASE WHEN c.relkind = 'f' THEN 'n' ELSE 't' END] || m.a[5:] AS args,
+                  CASE WHEN m.mode = 'A' THEN 'A' ELSE 'O' END AS mode
              FROM main m,
                   (VALUES ('insert', 4, NULL, 'pgw_new'), ('update', 16, 'pgw_old', 'pgw_new'),
                           ('delete', 8, 'pgw_old', NULL), ('truncate', 32, NULL, NULL))
@@ -153,17 +166,15 @@ want AS (
             WHERE c.relkind IN ('r', 'p', 'f')
            UNION ALL
            SELECT 'pgwitness_stream_truncate_' || watched::oid, 32, NULL, NULL,
-                  ARRAY['', '', watched::oid::text, 'm']
+                  ARRAY['', '', watched::oid::text, 'm'], 'A'
              FROM stream_on
             WHERE stream_on.on AND c.relispartition AND c.relkind IN ('r', 'p')) w
 ),
 have AS (
     SELECT t.tgrelid AS relid, t.tgname::text AS name, t.tgtype::int AS tgtype,
            t.tgoldtable::text AS oldtab, t.tgnewtable::text AS newtab,
-           trigger_args(t.tgargs) AS args, t.tgfoid = fn.oid AS ours,
-           t.tgenabled::text = CASE WHEN t.tgname LIKE 'pgwitness\_stream\_%' THEN 'O'
-                                    ELSE coalesce((SELECT m.mode FROM main m), 'O') END
-           AND t.tgqual IS NULL AND cardinality(t.tgattr::int2[]) = 0 AS plain,
+           trigger_args(t.tgargs) AS args, t.tgfoid = fn.oid AS ours, t.tgenabled::text AS mode,
+           t.tgqual IS NULL AND cardinality(t.tgattr::int2[]) = 0 AS plain,
            t.tgfoid::regprocedure::text AS calls
       FROM pg_trigger t, fn
      WHERE t.tgname IN (SELECT 'pgwitness_' || op || '_' || watched::oid
@@ -173,13 +184,14 @@ have AS (
        AND (t.tgname NOT LIKE 'pgwitness\_stream\_%'
             OR (SELECT so.known FROM stream_on so))
 ),
--- a wanted trigger and the trigger of that name, if it is exactly that
+-- a wanted trigger and the firing mode of the trigger of that name, if it
+-- is that trigger (`mode` NULL: there is none, or it differs otherwise)
 pairs AS (
-    SELECT w.relid, w.name, w.tgtype, w.oldtab, w.newtab, w.args,
-           EXISTS (SELECT FROM have h
-                    WHERE h.relid = w.relid AND h.name = w.name AND h.ours AND h.plain
-                      AND h.tgtype = w.tgtype AND h.oldtab IS NOT DISTINCT FROM w.oldtab
-                      AND h.newtab IS NOT DISTINCT FROM w.newtab AND h.args = w.args) AS ok
+    SELECT w.relid, w.name, w.tgtype, w.oldtab, w.newtab, w.args, w.mode AS want_mode,
+           (SELECT h.mode FROM have h
+             WHERE h.relid = w.relid AND h.name = w.name AND h.ours AND h.plain
+               AND h.tgtype = w.tgtype AND h.oldtab IS NOT DISTINCT FROM w.oldtab
+               AND h.newtab IS NOT DISTINCT FROM w.newtab AND h.args = w.args) AS mode
       FROM want w
 ),
 changes AS (
@@ -190,7 +202,8 @@ changes AS (
       JOIN pg_class c ON c.oid = h.relid
       JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE h.ours AND NOT EXISTS (SELECT FROM pairs p
-                                   WHERE p.relid = h.relid AND p.name = h.name AND p.ok)
+                                   WHERE p.relid = h.relid AND p.name = h.name
+                                     AND p.mode IS NOT NULL)
     UNION ALL
     SELECT p.relid, 1, p.name,
            format('CREATE TRIGGER %I AFTER %s ON %I.%I %sFOR EACH STATEMENT '
@@ -204,16 +217,27 @@ changes AS (
                   (SELECT fn.name FROM fn),
                   (SELECT string_agg(quote_literal(u.x), ', ' ORDER BY u.i)
                      FROM unnest(p.args) WITH ORDINALITY AS u(x, i)))
-           -- the watched table's firing mode (pgw_pq_watch_options.enable_always)
-           || CASE WHEN p.name NOT LIKE 'pgwitness\_stream\_%'
-                        AND (SELECT m.mode FROM main m) = 'A'
+           -- its firing mode: ALWAYS for the stream's, the watched table's
+           -- for the others (pgw_pq_watch_options.enable_always)
+           || CASE WHEN p.want_mode = 'A'
                    THEN format(';' || chr(10) || 'ALTER TABLE %I.%I ENABLE ALWAYS TRIGGER %I',
                                n.nspname, c.relname, p.name)
                    ELSE '' END
       FROM pairs p
       JOIN pg_class c ON c.oid = p.relid
       JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE NOT p.ok
+     WHERE p.mode IS NULL
+    UNION ALL
+    -- the trigger is there in another firing mode: altered, not made anew;
+    -- its writes are missed now (ord 1) unless it is ALWAYS (it fires in
+    -- every role), which is only more than the watch asks
+    SELECT p.relid, CASE WHEN p.mode = 'A' THEN 2 ELSE 1 END, p.name,
+           format('ALTER TABLE %I.%I ENABLE %sTRIGGER %I', n.nspname, c.relname,
+                  CASE WHEN p.want_mode = 'A' THEN 'ALWAYS ' ELSE '' END, p.name)
+      FROM pairs p
+      JOIN pg_class c ON c.oid = p.relid
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE p.mode IS DISTINCT FROM p.want_mode AND p.mode IS NOT NULL
 )
 SELECT x.relid,
        string_agg(DISTINCT CASE WHEN x.ord = 1 THEN

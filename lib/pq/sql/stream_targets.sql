@@ -16,7 +16,8 @@
 -- unknown), an inheritance child of a published table that is not
 -- published itself (its writes are not sent), a partition of a
 -- partitioned table published via its root without pgwitness's TRUNCATE
--- trigger (migration_004.sql: its TRUNCATE is not sent), a publication that does not
+-- trigger, or with it not ENABLE ALWAYS (migration_004.sql: its TRUNCATE is
+-- not sent, or not in every role), a publication that does not
 -- publish every operation, or publishes the partitions of a partitioned
 -- table under their own names.
 -- By hand: psql "dbname=... replication=database" -v publication=pgwitness
@@ -81,24 +82,42 @@ SELECT 'g', c.oid, k.nspname, k.relname, '{}', '{}',
    AND NOT EXISTS (SELECT FROM raw r WHERE r.oid = c.oid)
 UNION ALL
 SELECT 'g', c.oid, k.nspname, k.relname, '{}', '{}',
+       CASE WHEN tg.mode IS NULL THEN
        format('%I.%I is a partition of %I.%I without pgwitness''s TRUNCATE trigger, so '
               'TRUNCATE %I.%I is not sent (a publication via the partition root does not '
               'publish it): watch %I.%I again (pgw_pq_stream_watch_table) to add it',
               cn.nspname, c.relname, k.nspname, k.relname, cn.nspname, c.relname,
-              k.nspname, k.relname),
+              k.nspname, k.relname)
+       ELSE
+       format('%I.%I is a partition of %I.%I whose pgwitness TRUNCATE trigger is %s, so '
+              'TRUNCATE %I.%I is not sent %s(a publication via the partition root does not '
+              'publish it): watch %I.%I again (pgw_pq_stream_watch_table) to make it '
+              'ENABLE ALWAYS',
+              cn.nspname, c.relname, k.nspname, k.relname,
+              CASE tg.mode WHEN 'D' THEN 'disabled' ELSE 'not ENABLE ALWAYS' END,
+              cn.nspname, c.relname,
+              CASE tg.mode WHEN 'D' THEN ''
+                           WHEN 'R' THEN 'outside session_replication_role = replica '
+                           ELSE 'under session_replication_role = replica ' END,
+              k.nspname, k.relname)
+       END,
        t.depth, false
   FROM tree t
   JOIN keyed k ON k.relid = t.top
   JOIN pg_catalog.pg_class c ON c.oid = t.relid
   JOIN pg_catalog.pg_namespace cn ON cn.oid = c.relnamespace
+  -- its TRUNCATE trigger's firing mode (migration_004.sql: ENABLE ALWAYS)
+  LEFT JOIN LATERAL (
+       SELECT tg.tgenabled::text AS mode
+         FROM pg_catalog.pg_trigger tg
+         JOIN pg_catalog.pg_proc fp ON fp.oid = tg.tgfoid
+        WHERE tg.tgrelid = c.oid
+          AND tg.tgname = 'pgwitness_stream_truncate_' || k.relid
+          AND fp.proname = 'notify_statement') tg ON true
  WHERE t.depth > 0 AND c.relispartition AND k.relkind = 'p'
    AND EXISTS (SELECT FROM pg_catalog.pg_publication p
                 WHERE p.pubname = :'publication' AND p.pubviaroot)
-   AND NOT EXISTS (SELECT FROM pg_catalog.pg_trigger tg
-                     JOIN pg_catalog.pg_proc fp ON fp.oid = tg.tgfoid
-                    WHERE tg.tgrelid = c.oid AND tg.tgenabled <> 'D'
-                      AND tg.tgname = 'pgwitness_stream_truncate_' || k.relid
-                      AND fp.proname = 'notify_statement')
+   AND tg.mode IS DISTINCT FROM 'A'
 UNION ALL
 SELECT 'g', 0, '', '', '{}', '{}',
        format('publication %I does not publish every operation: ALTER PUBLICATION %I SET '
