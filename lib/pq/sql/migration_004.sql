@@ -32,7 +32,10 @@
 -- bulk loaders), which would leave exactly this TRUNCATE unreported. One
 -- that exists in another mode (plain, or disabled) is altered to ALWAYS,
 -- not made anew. ALTER TABLE ... DISABLE TRIGGER still silences it, as it
--- does every trigger: watching the root again enables it.
+-- does every trigger: watching the root again enables it. A role that may
+-- create triggers on the partition but does not own it (ALTER TABLE needs
+-- the owner) makes it plain ENABLE, and the stream reports that partition
+-- as a GAP at each connect (stream_targets.sql).
 --
 -- The triggers, on each descendant D of a watched table W (OID w):
 --   pgwitness_insert_<w>, pgwitness_update_<w>, pgwitness_delete_<w>,
@@ -166,7 +169,10 @@ want AS (
             WHERE c.relkind IN ('r', 'p', 'f')
            UNION ALL
            SELECT 'pgwitness_stream_truncate_' || watched::oid, 32, NULL, NULL,
-                  ARRAY['', '', watched::oid::text, 'm'], 'A'
+                  ARRAY['', '', watched::oid::text, 'm'],
+                  -- ALTER TABLE needs the owner: a role that may only
+                  -- create triggers makes it plain (the stream reports it)
+                  CASE WHEN pg_has_role(c.relowner, 'USAGE') THEN 'A' ELSE 'O' END
              FROM stream_on
             WHERE stream_on.on AND c.relispartition AND c.relkind IN ('r', 'p')) w
 ),
@@ -238,6 +244,8 @@ changes AS (
       JOIN pg_class c ON c.oid = p.relid
       JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE p.mode IS DISTINCT FROM p.want_mode AND p.mode IS NOT NULL
+       -- (the stream's, ALWAYS when plain would do: left ALWAYS)
+       AND NOT (p.mode = 'A' AND p.name LIKE 'pgwitness\_stream\_%')
 )
 SELECT x.relid,
        string_agg(DISTINCT CASE WHEN x.ord = 1 THEN
