@@ -100,7 +100,12 @@
  *    payload (payload.h, docs/wire.md) and becomes the write set
  *    pgw_payload_decode() gives (a fallback for a payload that is not
  *    faithful); transactional messages are handed out at their commit,
- *    others at once. Messages with other prefixes are ignored.
+ *    others at once. A transactional truncate or ddl message for a table
+ *    the same transaction already truncates (or already announced) adds
+ *    nothing: TRUNCATE of a partitioned root is the root's Truncate and a
+ *    message from each partition's TRUNCATE trigger naming the root, and
+ *    every ALTER of a watched table is announced. Messages with other
+ *    prefixes are ignored.
  *
  * Bounded memory. A transaction's buffered rows are counted in bytes; past
  * max_txn_bytes its write sets degrade to one per target and operation with

@@ -357,6 +357,12 @@ START_TEST(truncate_of_a_partition)
     pgwt_stream_sync(s, c);
     EXPECT_WRITE(s, trunc);
     EXPECT_NO_WRITE(s);
+    /* TRUNCATE of the root: its Truncate message, and each partition's
+     * trigger naming the root, give one write set. */
+    pgwt_exec(c, "TRUNCATE tp");
+    pgwt_stream_sync(s, c);
+    EXPECT_WRITE(s, trunc);
+    EXPECT_NO_WRITE(s);
     pgwt_stream_close(s);
     bool dropped = false;
     pgw_error err;

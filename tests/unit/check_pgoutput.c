@@ -1193,6 +1193,46 @@ START_TEST(ddl_messages)
 }
 END_TEST
 
+/* A transactional truncate or ddl message for a table the transaction
+ * already truncates, or already announced, adds nothing (TRUNCATE root:
+ * the root's Truncate, then each partition trigger's message naming the
+ * root; ALTERs announced one by one); one for another table, or another
+ * operation, is kept. */
+START_TEST(table_level_messages_once)
+{
+    pgw_pgoutput *d = tasks_dec();
+    pgo_msg m;
+    const char *trunc = "{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\","
+                        "\"op\":\"truncate\",\"ids\":null,\"ids_truncated\":false,"
+                        "\"columns\":null,\"columns_truncated\":false,\"pk_changed\":false}";
+    const char *ddl = "{\"version\":1,\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"ddl\"}";
+    const char *other = "{\"version\":1,\"schema\":\"public\",\"table\":\"other\",\"op\":\"ddl\"}";
+    begin(d, 0x7100);
+    uint32_t oids[] = {T_OID};
+    pgo_truncate(&m, 1, oids);
+    feed(d, &m);
+    pgo_message(&m, 1, 0x7010, "pgwitness", trunc);
+    feed(d, &m);
+    pgo_message(&m, 1, 0x7020, "pgwitness", trunc);
+    feed(d, &m);
+    pgo_message(&m, 1, 0x7030, "pgwitness", ddl);
+    feed(d, &m);
+    pgo_message(&m, 1, 0x7040, "pgwitness", ddl);
+    feed(d, &m);
+    pgo_message(&m, 1, 0x7050, "pgwitness", other);
+    feed(d, &m);
+    commit(d, 0x7100);
+    ck_assert_str_eq(next_json(d, 0x7100),
+                     "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"truncate\",\"ids\":null,"
+                     "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                     "\"pk_changed\":false}");
+    EXPECT_NEXT(d, 0x7100, DDL_TASKS);
+    EXPECT_NEXT(d, 0x7100, DDL_OF("public", "other"));
+    EXPECT_NEXT(d, 0, "none");
+    pgw_pgoutput_free(d);
+}
+END_TEST
+
 /* The ddl paths under allocation failure: the Relation message that
  * changed (in a transaction, placed before an earlier write of the table;
  * outside one; for a target and for an own name), at every allocation.
@@ -1625,6 +1665,7 @@ static Suite *suite(void)
     tcase_add_test(tc, ddl_degraded_and_spoiled);
     tcase_add_test(tc, ddl_across_restart);
     tcase_add_test(tc, ddl_messages);
+    tcase_add_test(tc, table_level_messages_once);
     tcase_add_test(tc, ddl_allocation_failure);
     tcase_add_test(tc, malformed_messages);
     tcase_add_test(tc, invalid_utf8);

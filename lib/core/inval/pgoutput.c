@@ -1364,6 +1364,28 @@ static int on_truncate(pgw_pgoutput *d, rd *r, pgw_error *err)
     return PGW_OK;
 }
 
+/* Whether the transaction already holds the table-level write set that a
+ * transactional message's `w` (a truncate or a ddl) would add, for the
+ * same table: `TRUNCATE root` is a Truncate message for the root and, from
+ * each partition's TRUNCATE trigger, a message naming the root
+ * (migration_004.sql), and each ALTER of a watched table announces it
+ * again. All of a transaction's write sets arrive together at its commit,
+ * so one of them refreshes what all would. */
+static bool table_level_again(const pgw_pgoutput *d, const pgw_write *w)
+{
+    pgw_op op = pgw_write_op(w);
+    if ((op != PGW_OP_TRUNCATE && op != PGW_OP_DDL) || pgw_write_ids_known(w))
+        return false;
+    for (uint32_t i = 0; i < d->cur.n_items; i++) {
+        const item *it = &d->cur.items[i];
+        if (!item_reports(it, pgw_write_schema(w), pgw_write_table(w)))
+            continue;
+        if (it->kind == ITEM_GROUP ? it->op == (uint8_t)op : pgw_write_op(it->w) == op)
+            return true;
+    }
+    return false;
+}
+
 static int on_message(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_error *err)
 {
     uint8_t flags;
@@ -1402,6 +1424,10 @@ static int on_message(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_error
     if (!transactional) {
         w->lsn = lsn;
         q_push(d, w);
+        return PGW_OK;
+    }
+    if (table_level_again(d, w)) {
+        pgw_write_free(w);
         return PGW_OK;
     }
     if (items_reserve(d) < 0) {
