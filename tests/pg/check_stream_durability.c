@@ -7,9 +7,9 @@
  * server invalidated (max_slot_wal_keep_size) each lead to exactly one
  * reset, and the host is told which of the two happened. A definition
  * change (DDL) made while the host was down, with no later write (issue
- * 16, case 1): announced by the event trigger, it reaches the next
- * process through the permanent slot as the ddl write set (reason DDL, no
- * reset).
+ * 16, case 1): announced by the event trigger or pgw_pq_announce_ddl(),
+ * it reaches the next process through the permanent slot as the ddl write
+ * set (reason DDL, no reset).
  *
  * Runs alone (is_parallel: false): one test changes max_slot_wal_keep_size
  * for the whole cluster, which would invalidate other programs' slots.
@@ -691,6 +691,54 @@ START_TEST(ddl_while_host_killed_event_trigger)
 }
 END_TEST
 
+/* Without the event trigger, the host closed (its listener freed: it
+ * confirms what it handled on the way out); the migration runs ADD COLUMN
+ * and RENAME COLUMN in one transaction and calls pgw_pq_announce_ddl()
+ * after them, in it. The host resumed in a new listener: exactly one ddl
+ * write set (one per transaction and table), no reset, reason DDL; then a
+ * later insert gives exactly its write set. */
+START_TEST(ddl_while_host_closed_announced)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    char slot[64];
+    slot_name(slot, sizeof slot, "ddlclose");
+    pgw_index *idx = NULL;
+    ck_assert_int_eq(pgw_index_new(&idx, NULL, NULL), PGW_OK);
+    subscribe_open(idx);
+    pgwt_stream *s = pgwt_stream_open(slot, idx, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_str_eq(drain(idx), "open:SCOPE_RESET"); /* the new slot */
+    later_insert(s, idx, c, 1);
+    pgwt_stream_close(s);
+    pgw_index_free(idx);
+    wait_inactive(c, slot);
+    /* Down: the migration. */
+    pgwt_exec(c, "BEGIN");
+    pgwt_exec(c, "ALTER TABLE t ADD COLUMN x int DEFAULT 0");
+    pgwt_exec(c, "ALTER TABLE t RENAME COLUMN x TO y");
+    ck_assert_msg(pgw_pq_announce_ddl(c, "public", "t", NULL, &err) == PGW_OK, "%s",
+                  err.message);
+    pgwt_exec(c, "COMMIT");
+    s = resume(slot, &idx);
+    pgwt_stream_sync(s, c);
+    const char *got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got != NULL, "no write set for the announcement (%d events, the last: %s)",
+                  s->n_events, s->n_events ? s->events[s->n_events - 1] : "");
+    ck_assert_str_eq(got, DDL_T);
+    got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got == NULL, "a second write set: %s", got ? got : "");
+    ck_assert_str_eq(drain(idx), "open:DDL");
+    later_insert(s, idx, c, 2);
+    ck_assert_int_eq(pgwt_stream_count(s, "STREAMING"), 1);
+    ck_assert_int_eq(s->resets, 0);
+    pgwt_stream_close(s);
+    pgw_index_free(idx);
+    drop_slot(c, slot);
+    PQfinish(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("stream_durability");
@@ -702,6 +750,7 @@ static Suite *suite(void)
     tcase_add_test(tc, slot_read_by_another_consumer_resets_once);
     tcase_add_test(tc, invalidated_slot_resets_once);
     tcase_add_test(tc, ddl_while_host_killed_event_trigger);
+    tcase_add_test(tc, ddl_while_host_closed_announced);
     suite_add_tcase(s, tc);
     return s;
 }
