@@ -9,7 +9,8 @@
  * change (DDL) made while the host was down, with no later write (issue
  * 16, case 1): announced by the event trigger or pgw_pq_announce_ddl(),
  * it reaches the next process through the permanent slot as the ddl write
- * set (reason DDL, no reset).
+ * set (reason DDL, no reset); unannounced, it is not seen by a new
+ * process, while an in-process reconnect sees it at the next write.
  *
  * Runs alone (is_parallel: false): one test changes max_slot_wal_keep_size
  * for the whole cluster, which would invalidate other programs' slots.
@@ -739,6 +740,70 @@ START_TEST(ddl_while_host_closed_announced)
 }
 END_TEST
 
+/* The limit the announcement covers. Without one, a definition change
+ * made while the host is down is not seen by the next process: its
+ * decoder has no earlier definition of t to compare with, so neither the
+ * resume (no write followed) nor the first Relation message of a later
+ * write gives a ddl write set; the subscription is refreshed by the
+ * insert alone (a restarted host reruns its subscriptions anyway). An
+ * in-process reconnect keeps the relation cache (pgw_pgoutput_restart):
+ * a DDL made while its walsender was gone, with no later write, is not
+ * seen either, but the next write's Relation message differs from the
+ * one the old connection sent, and gives the ddl write set before the
+ * insert's. */
+START_TEST(ddl_while_down_unannounced)
+{
+    PGconn *c = setup();
+    char slot[64];
+    slot_name(slot, sizeof slot, "ddlnone");
+    pgw_index *idx = NULL;
+    ck_assert_int_eq(pgw_index_new(&idx, NULL, NULL), PGW_OK);
+    subscribe_open(idx);
+    pgwt_stream *s = pgwt_stream_open(slot, idx, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_str_eq(drain(idx), "open:SCOPE_RESET");
+    later_insert(s, idx, c, 1); /* its decoder learns t */
+    pgwt_stream_close(s);
+    pgw_index_free(idx);
+    wait_inactive(c, slot);
+    /* A new process: nothing on the resume, nothing but the insert after. */
+    pgwt_exec(c, "ALTER TABLE t ADD COLUMN x int DEFAULT 0");
+    pgwt_exec(c, "ALTER TABLE t RENAME COLUMN x TO y");
+    s = resume(slot, &idx);
+    pgwt_stream_sync(s, c);
+    const char *got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got == NULL, "a write set on the resume: %s", got ? got : "");
+    ck_assert_str_eq(drain(idx), "");
+    later_insert(s, idx, c, 2);
+    /* An in-process reconnect: the same decoder, its cache kept. */
+    terminate_walsender(c, slot);
+    pgwt_exec(c, "ALTER TABLE t DROP COLUMN y");
+    pgwt_stream_until_streaming(s, 2);
+    pgwt_stream_sync(s, c);
+    got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got == NULL, "a write set on the reconnect: %s", got ? got : "");
+    ck_assert_str_eq(drain(idx), "");
+    pgwt_exec(c, "INSERT INTO t VALUES (3, 'open')");
+    pgwt_stream_sync(s, c);
+    got = pgwt_stream_take(s, NULL);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(got, DDL_T);
+    char want[512];
+    insert_json(want, sizeof want, 3, "open");
+    got = pgwt_stream_take(s, NULL);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(got, want);
+    ck_assert_ptr_null(pgwt_stream_take(s, NULL));
+    ck_assert_str_eq(drain(idx), "open:DDL");
+    ck_assert_int_eq(pgwt_stream_count(s, "STREAMING 0 0"), 2);
+    ck_assert_int_eq(s->resets, 0);
+    pgwt_stream_close(s);
+    pgw_index_free(idx);
+    drop_slot(c, slot);
+    PQfinish(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("stream_durability");
@@ -751,6 +816,7 @@ static Suite *suite(void)
     tcase_add_test(tc, invalidated_slot_resets_once);
     tcase_add_test(tc, ddl_while_host_killed_event_trigger);
     tcase_add_test(tc, ddl_while_host_closed_announced);
+    tcase_add_test(tc, ddl_while_down_unannounced);
     suite_add_tcase(s, tc);
     return s;
 }
