@@ -5,7 +5,12 @@
  * were down arrives, with exact IDs, with no scope reset (a subscription
  * whose result changed meanwhile is marked); a dropped slot and a slot the
  * server invalidated (max_slot_wal_keep_size) each lead to exactly one
- * reset, and the host is told which of the two happened.
+ * reset, and the host is told which of the two happened. A definition
+ * change (DDL) made while the host was down, with no later write (issue
+ * 16, case 1): announced by the event trigger or pgw_pq_announce_ddl(),
+ * it reaches the next process through the permanent slot as the ddl write
+ * set (reason DDL, no reset); unannounced, it is not seen by a new
+ * process, while an in-process reconnect sees it at the next write.
  *
  * Runs alone (is_parallel: false): one test changes max_slot_wal_keep_size
  * for the whole cluster, which would invalidate other programs' slots.
@@ -545,6 +550,260 @@ START_TEST(invalidated_slot_resets_once)
 }
 END_TEST
 
+/* Definition changes (DDL) while the host is down (issue 16, case 1).
+ *
+ * The decoder sees a definition change only by comparing a relation's
+ * Relation message with the one it last knew (pgoutput.h, "A definition
+ * change"). Its relation cache lives as long as the stream tenant: an
+ * in-process reconnect (a terminated walsender, a lost connection) keeps
+ * it (pgw_pgoutput_restart), but a new process, or a tenant added anew,
+ * starts with an empty one, and the first Relation message of each
+ * relation is then no change. So an ALTER TABLE made while the host
+ * process is down is not seen by the next process from Relation messages,
+ * with or without a later write; with no later write, an in-process
+ * reconnect does not see it either. What covers it is the announcement:
+ * the event trigger (pgw_pq_install_ddl_trigger) or pgw_pq_announce_ddl()
+ * emits a transactional logical message (prefix pgwitness) in the DDL's
+ * transaction; it sits in the WAL, and a permanent slot delivers it when
+ * the host resumes, with no reset. */
+
+#define DDL_T "{\"schema\":\"public\",\"table\":\"t\",\"op\":\"ddl\"}"
+
+/* The dirty runners as "query:REASON" in pop order, each acknowledged as
+ * unknown. */
+static const char *drain(pgw_index *idx)
+{
+    static char out[512];
+    out[0] = '\0';
+    pgw_dirty d;
+    while (pgw_index_pop_dirty(&d, idx) == PGW_OK) {
+        pgw_runner_info ri;
+        ck_assert_int_eq(pgw_index_runner(&ri, idx, d.runner, NULL), PGW_OK);
+        size_t n = strlen(out);
+        snprintf(out + n, sizeof out - n, "%s%s:%s", n ? "," : "", ri.query,
+                 pgw_reason_name(d.reason));
+        ck_assert_int_eq(pgw_index_ack_unknown(idx, d.runner, NULL), PGW_OK);
+    }
+    return out;
+}
+
+/* Waits until the slot's confirmed position reaches what the server had
+ * flushed now (every transaction committed so far); fails after 60 s. */
+static void wait_confirmed(PGconn *c, const char *slot)
+{
+    char *lsn = pgwt_value(c, "SELECT pg_current_wal_flush_lsn()");
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s' "
+             "AND confirmed_flush_lsn >= '%s'",
+             slot, lsn);
+    for (int i = 0; i < 6000 && pgwt_int(c, sql) == 0; i++)
+        usleep(10000);
+    ck_assert_msg(pgwt_int(c, sql) == 1, "slot %s did not confirm %s in 60 s", slot, lsn);
+    free(lsn);
+}
+
+/* The host resumed in a new listener (a fresh decoder, knowing no
+ * relation) on the permanent slot, with the subscription registered again
+ * in a new index: streaming with no reset. */
+static pgwt_stream *resume(const char *slot, pgw_index **idx)
+{
+    ck_assert_int_eq(pgw_index_new(idx, NULL, NULL), PGW_OK);
+    subscribe_open(*idx);
+    pgwt_stream *s = pgwt_stream_open(slot, *idx, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_int_eq(pgwt_stream_count(s, "STREAMING 0 0"), 1);
+    ck_assert_int_eq(s->resets, 0);
+    ck_assert_int_eq(s->slot_lost, 0);
+    return s;
+}
+
+/* After the resume, a write: exactly its insert write set, with no ddl
+ * from the new decoder's first Relation message of t (it knew no earlier
+ * definition, so that message is no change). */
+static void later_insert(pgwt_stream *s, pgw_index *idx, PGconn *c, int id)
+{
+    char sql[128], want[512];
+    snprintf(sql, sizeof sql, "INSERT INTO t VALUES (%d, 'open')", id);
+    pgwt_exec(c, sql);
+    pgwt_stream_sync(s, c);
+    insert_json(want, sizeof want, id, "open");
+    const char *got = pgwt_stream_take(s, NULL);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(got, want);
+    got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got == NULL, "a write set after the insert: %s", got ? got : "");
+    ck_assert_str_eq(drain(idx), "open:INSERT_MAY_ENTER");
+}
+
+/* With the event trigger, the host (its own process) killed; then ADD
+ * COLUMN (a constant default: no rewrite, so no row reaches the stream)
+ * and RENAME COLUMN, each in its own transaction, and no write. The host
+ * resumed in a new listener: exactly the two ddl write sets the event
+ * trigger emitted, in order, no reset, the subscription dirty with reason
+ * DDL; then a later insert gives exactly its write set. */
+START_TEST(ddl_while_host_killed_event_trigger)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    ck_assert_msg(pgw_pq_install_ddl_trigger(c, NULL, &err) == PGW_OK, "%s", err.message);
+    char slot[64];
+    slot_name(slot, sizeof slot, "ddlkill");
+    host *h = malloc(sizeof *h);
+    ck_assert_ptr_nonnull(h);
+    host_start(h, slot);
+    host_read_until(h, "E 7 1");
+    /* The killed host's decoder knew t's definition; the next one will
+     * not. The host confirms the insert before it is killed, so that it
+     * is not delivered again (the at-least-once of host_killed_...). */
+    pgwt_exec(c, "INSERT INTO t VALUES (1, 'open')");
+    char want[512], line[600];
+    insert_json(want, sizeof want, 1, "open");
+    snprintf(line, sizeof line, "W %s", want);
+    host_read_until(h, line);
+    wait_confirmed(c, slot);
+    host_kill(h);
+    free(h);
+    wait_inactive(c, slot);
+    /* Down: the migration, with no later write. */
+    pgwt_exec(c, "ALTER TABLE t ADD COLUMN x int DEFAULT 0");
+    pgwt_exec(c, "ALTER TABLE t RENAME COLUMN x TO y");
+    pgw_index *idx = NULL;
+    pgwt_stream *s = resume(slot, &idx);
+    pgwt_stream_sync(s, c);
+    const char *got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got != NULL, "no write set for the ADD COLUMN (%d events, the last: %s)",
+                  s->n_events, s->n_events ? s->events[s->n_events - 1] : "");
+    ck_assert_str_eq(got, DDL_T);
+    got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got != NULL, "no write set for the RENAME COLUMN");
+    ck_assert_str_eq(got, DDL_T);
+    got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got == NULL, "a third write set: %s", got ? got : "");
+    ck_assert_str_eq(drain(idx), "open:DDL");
+    later_insert(s, idx, c, 2);
+    ck_assert_int_eq(pgwt_stream_count(s, "STREAMING"), 1);
+    ck_assert_int_eq(s->resets, 0);
+    pgwt_stream_close(s);
+    pgw_index_free(idx);
+    ck_assert_msg(pgw_pq_remove_ddl_trigger(c, NULL, &err) == PGW_OK, "%s", err.message);
+    drop_slot(c, slot);
+    PQfinish(c);
+}
+END_TEST
+
+/* Without the event trigger, the host closed (its listener freed: it
+ * confirms what it handled on the way out); the migration runs ADD COLUMN
+ * and RENAME COLUMN in one transaction and calls pgw_pq_announce_ddl()
+ * after them, in it. The host resumed in a new listener: exactly one ddl
+ * write set (one per transaction and table), no reset, reason DDL; then a
+ * later insert gives exactly its write set. */
+START_TEST(ddl_while_host_closed_announced)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    char slot[64];
+    slot_name(slot, sizeof slot, "ddlclose");
+    pgw_index *idx = NULL;
+    ck_assert_int_eq(pgw_index_new(&idx, NULL, NULL), PGW_OK);
+    subscribe_open(idx);
+    pgwt_stream *s = pgwt_stream_open(slot, idx, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_str_eq(drain(idx), "open:SCOPE_RESET"); /* the new slot */
+    later_insert(s, idx, c, 1);
+    pgwt_stream_close(s);
+    pgw_index_free(idx);
+    wait_inactive(c, slot);
+    /* Down: the migration. */
+    pgwt_exec(c, "BEGIN");
+    pgwt_exec(c, "ALTER TABLE t ADD COLUMN x int DEFAULT 0");
+    pgwt_exec(c, "ALTER TABLE t RENAME COLUMN x TO y");
+    ck_assert_msg(pgw_pq_announce_ddl(c, "public", "t", NULL, &err) == PGW_OK, "%s",
+                  err.message);
+    pgwt_exec(c, "COMMIT");
+    s = resume(slot, &idx);
+    pgwt_stream_sync(s, c);
+    const char *got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got != NULL, "no write set for the announcement (%d events, the last: %s)",
+                  s->n_events, s->n_events ? s->events[s->n_events - 1] : "");
+    ck_assert_str_eq(got, DDL_T);
+    got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got == NULL, "a second write set: %s", got ? got : "");
+    ck_assert_str_eq(drain(idx), "open:DDL");
+    later_insert(s, idx, c, 2);
+    ck_assert_int_eq(pgwt_stream_count(s, "STREAMING"), 1);
+    ck_assert_int_eq(s->resets, 0);
+    pgwt_stream_close(s);
+    pgw_index_free(idx);
+    drop_slot(c, slot);
+    PQfinish(c);
+}
+END_TEST
+
+/* The limit the announcement covers. Without one, a definition change
+ * made while the host is down is not seen by the next process: its
+ * decoder has no earlier definition of t to compare with, so neither the
+ * resume (no write followed) nor the first Relation message of a later
+ * write gives a ddl write set; the subscription is refreshed by the
+ * insert alone (a restarted host reruns its subscriptions anyway). An
+ * in-process reconnect keeps the relation cache (pgw_pgoutput_restart):
+ * a DDL made while its walsender was gone, with no later write, is not
+ * seen either, but the next write's Relation message differs from the
+ * one the old connection sent, and gives the ddl write set before the
+ * insert's. */
+START_TEST(ddl_while_down_unannounced)
+{
+    PGconn *c = setup();
+    char slot[64];
+    slot_name(slot, sizeof slot, "ddlnone");
+    pgw_index *idx = NULL;
+    ck_assert_int_eq(pgw_index_new(&idx, NULL, NULL), PGW_OK);
+    subscribe_open(idx);
+    pgwt_stream *s = pgwt_stream_open(slot, idx, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    ck_assert_str_eq(drain(idx), "open:SCOPE_RESET");
+    later_insert(s, idx, c, 1); /* its decoder learns t */
+    pgwt_stream_close(s);
+    pgw_index_free(idx);
+    wait_inactive(c, slot);
+    /* A new process: nothing on the resume, nothing but the insert after. */
+    pgwt_exec(c, "ALTER TABLE t ADD COLUMN x int DEFAULT 0");
+    pgwt_exec(c, "ALTER TABLE t RENAME COLUMN x TO y");
+    s = resume(slot, &idx);
+    pgwt_stream_sync(s, c);
+    const char *got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got == NULL, "a write set on the resume: %s", got ? got : "");
+    ck_assert_str_eq(drain(idx), "");
+    later_insert(s, idx, c, 2);
+    /* An in-process reconnect: the same decoder, its cache kept. */
+    terminate_walsender(c, slot);
+    pgwt_exec(c, "ALTER TABLE t DROP COLUMN y");
+    pgwt_stream_until_streaming(s, 2);
+    pgwt_stream_sync(s, c);
+    got = pgwt_stream_take(s, NULL);
+    ck_assert_msg(got == NULL, "a write set on the reconnect: %s", got ? got : "");
+    ck_assert_str_eq(drain(idx), "");
+    pgwt_exec(c, "INSERT INTO t VALUES (3, 'open')");
+    pgwt_stream_sync(s, c);
+    got = pgwt_stream_take(s, NULL);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(got, DDL_T);
+    char want[512];
+    insert_json(want, sizeof want, 3, "open");
+    got = pgwt_stream_take(s, NULL);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(got, want);
+    ck_assert_ptr_null(pgwt_stream_take(s, NULL));
+    ck_assert_str_eq(drain(idx), "open:DDL");
+    ck_assert_int_eq(pgwt_stream_count(s, "STREAMING 0 0"), 2);
+    ck_assert_int_eq(s->resets, 0);
+    pgwt_stream_close(s);
+    pgw_index_free(idx);
+    drop_slot(c, slot);
+    PQfinish(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("stream_durability");
@@ -555,6 +814,9 @@ static Suite *suite(void)
     tcase_add_test(tc, dropped_slot_resets_once);
     tcase_add_test(tc, slot_read_by_another_consumer_resets_once);
     tcase_add_test(tc, invalidated_slot_resets_once);
+    tcase_add_test(tc, ddl_while_host_killed_event_trigger);
+    tcase_add_test(tc, ddl_while_host_closed_announced);
+    tcase_add_test(tc, ddl_while_down_unannounced);
     suite_add_tcase(s, tc);
     return s;
 }
