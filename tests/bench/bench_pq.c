@@ -155,6 +155,20 @@ double bench_rusage_cpu(int who)
            ru.ru_stime.tv_usec / 1e6;
 }
 
+double bench_schedstat_ns(long pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/schedstat", pid);
+    FILE *f = pid > 0 ? fopen(path, "r") : NULL;
+    if (!f)
+        return -1;
+    double ns = -1;
+    if (fscanf(f, "%lf", &ns) != 1)
+        ns = -1;
+    fclose(f);
+    return ns;
+}
+
 long bench_parent_pid(long pid)
 {
     char buf[1024];

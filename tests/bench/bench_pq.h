@@ -51,6 +51,11 @@ double bench_proc_cpu(long pid, bool children);
  * reaped children (RUSAGE_CHILDREN), from getrusage. */
 double bench_rusage_cpu(int who);
 
+/* CPU nanoseconds a process has run, from /proc/<pid>/schedstat (its first
+ * field; nanosecond resolution, unlike /proc/<pid>/stat); -1 when the file
+ * cannot be read (not Linux, or another user's process). */
+double bench_schedstat_ns(long pid);
+
 /* The parent of a process (a backend's postmaster), 0 when unknown. */
 long bench_parent_pid(long pid);
 

@@ -37,22 +37,6 @@
 
 #define SCHEMA "pgw_bench_trigger_cost"
 
-/* CPU nanoseconds the backend has run (first field of schedstat); -1 when
- * the file cannot be read (not Linux, or another user's process). */
-static double backend_cpu_ns(int pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/schedstat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    double ns = -1;
-    if (fscanf(f, "%lf", &ns) != 1)
-        ns = -1;
-    fclose(f);
-    return ns;
-}
-
 typedef struct variant {
     const char *name;
     const char *function; /* the trigger function, schema-qualified; "pgwitness": watched */
@@ -144,7 +128,7 @@ int main(void)
         return 1;
     }
     int pid = PQbackendPID(c);
-    if (backend_cpu_ns(pid) < 0) {
+    if (bench_schedstat_ns(pid) < 0) {
         printf("bench-trigger-cost: cannot read /proc/%d/schedstat (not Linux, or the server "
                "runs as another user): skipped\n",
                pid);
@@ -184,9 +168,9 @@ int main(void)
         for (size_t i = 0; i < N_VARIANTS; i++) {
             attach(c, &VARIANTS[i]);
             bench_exec(c, "CALL " SCHEMA ".run(200)"); /* warm the caches and the plans */
-            double t0 = backend_cpu_ns(pid);
+            double t0 = bench_schedstat_ns(pid);
             bench_exec(c, call);
-            double us = (backend_cpu_ns(pid) - t0) / 1e3 / (double)n_tx;
+            double us = (bench_schedstat_ns(pid) - t0) / 1e3 / (double)n_tx;
             if (best[i] < 0 || us < best[i])
                 best[i] = us;
         }
