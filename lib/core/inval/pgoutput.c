@@ -1193,8 +1193,8 @@ static int on_definition_changed(pgw_pgoutput *d, rel *r)
 static int on_relation(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_error *err)
 {
     uint32_t oid;
-    const char *nsp, *name;
-    size_t nsp_len, name_len;
+    const char *nsp = NULL, *name = NULL;
+    size_t nsp_len = 0, name_len = 0;
     uint8_t ident;
     uint16_t ncols;
     int rc;
@@ -1218,8 +1218,8 @@ static int on_relation(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_erro
         return PGW_ENOMEM;
     }
     for (uint32_t i = 0; i < ncols; i++) {
-        const char *cn;
-        size_t cl;
+        const char *cn = NULL;
+        size_t cl = 0;
         uint8_t flags;
         uint32_t typoid, typmod;
         if ((rc = rd_u8(r, &flags, "a column's flags", err)) < 0 ||
@@ -1390,8 +1390,8 @@ static int on_message(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_error
 {
     uint8_t flags;
     uint64_t lsn;
-    const char *prefix;
-    size_t plen;
+    const char *prefix = NULL;
+    size_t plen = 0;
     uint32_t clen;
     int rc;
     if ((rc = rd_u8(r, &flags, "the flags", err)) < 0 ||
