@@ -895,6 +895,10 @@ PGW_API int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *ta
  * WARNING saying so (for a new partition or child: that it got no
  * triggers, which pgw_pq_watch_gaps() then lists), and other DDL is left
  * alone.
+ * Cost (tests/bench/bench-ddl, server CPU per statement): a CREATE or
+ * DROP of a table nobody watches costs about what it did without them; an
+ * ALTER of a watched table about 1.3 ms more; making and dropping a
+ * partition of a watched table about 4 ms more (its triggers are made).
  * Event triggers belong to the database: one library schema per database
  * can have them. Idempotent: when they already are these, nothing
  * changes. The same transaction rules as pgw_pq_announce_ddl().

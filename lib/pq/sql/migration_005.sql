@@ -35,25 +35,30 @@
 CREATE OR REPLACE FUNCTION :"schema".ddl_targets(rel regclass)
 RETURNS TABLE (relid oid, schema_name text, table_name text, trigger_channel text,
                streamed boolean)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, :"schema", pg_temp
 AS $fn$
-WITH RECURSIVE up(relid) AS (
-    SELECT rel::oid
-    UNION
-    SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.relid
-)
-SELECT c.oid, n.nspname::text, c.relname::text, w.channel, w.streamed
-  FROM up
-  JOIN pg_class c ON c.oid = up.relid
-  JOIN pg_namespace n ON n.oid = c.relnamespace
- CROSS JOIN LATERAL (
-       SELECT (SELECT (trigger_args(t.tgargs))[1] FROM pg_trigger t
-                WHERE t.tgrelid = c.oid AND t.tgname = 'pgwitness_insert'
-                  AND t.tgfoid = 'notify_statement()'::regprocedure) AS channel,
-              stream_watched(c.oid::regclass) AS streamed) w
- WHERE w.channel IS NOT NULL OR w.streamed
- ORDER BY n.nspname, c.relname
+BEGIN
+    -- PL/pgSQL, not SQL: a SQL function with SET is planned at every call,
+    -- and every DDL the event trigger sees calls this (tests/bench/bench-ddl)
+    RETURN QUERY
+    WITH RECURSIVE up(relid) AS (
+        SELECT rel::oid
+        UNION
+        SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.relid
+    )
+    SELECT c.oid, n.nspname::text, c.relname::text, w.channel, w.streamed
+      FROM up
+      JOIN pg_class c ON c.oid = up.relid
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+     CROSS JOIN LATERAL (
+           SELECT (SELECT (trigger_args(t.tgargs))[1] FROM pg_trigger t
+                    WHERE t.tgrelid = c.oid AND t.tgname = 'pgwitness_insert'
+                      AND t.tgfoid = 'notify_statement()'::regprocedure) AS channel,
+                  stream_watched(c.oid::regclass) AS streamed) w
+     WHERE w.channel IS NOT NULL OR w.streamed
+     ORDER BY n.nspname, c.relname;
+END
 $fn$;
 
 -- Announces that the definition of rel_schema.rel_name changed. When that
@@ -78,15 +83,20 @@ DECLARE
     _rel regclass := to_regclass(format('%I.%I', rel_schema, rel_name));
     _t record;
     _payload text;
+    _found boolean := false;
 BEGIN
     FOR _t IN
-        SELECT d.schema_name AS s, d.table_name AS t, d.trigger_channel AS ch
+        SELECT d.schema_name AS s, d.table_name AS t, d.trigger_channel AS ch, true AS target
           FROM ddl_targets(_rel) d WHERE _rel IS NOT NULL
         UNION ALL
+        -- (last: named by name only when no target came before)
         SELECT rel_schema, rel_name,
-               CASE WHEN notify AND coalesce(cardinality(channels), 0) = 0 THEN 'pgwitness' END
-         WHERE _rel IS NULL OR NOT EXISTS (SELECT FROM ddl_targets(_rel))
+               CASE WHEN notify AND coalesce(cardinality(channels), 0) = 0 THEN 'pgwitness' END,
+               false
+        ORDER BY 4 DESC, 1, 2
     LOOP
+        CONTINUE WHEN NOT _t.target AND _found;
+        _found := true;
         _payload := format('{"version":1,"schema":%s,"table":%s,"op":"ddl"}',
                            to_json(_t.s)::text, to_json(_t.t)::text);
         FOR channel IN
@@ -587,6 +597,10 @@ BEGIN
             _again := NULL;
             IF _r.created THEN
                 _again := rewatch(_r.relid::regclass);
+                -- a new table below nothing, under no remembered name: no
+                -- more to do (most CREATE TABLEs)
+                CONTINUE WHEN _again IS NULL
+                    AND NOT EXISTS (SELECT FROM pg_inherits i WHERE i.inhrelid = _r.relid);
             END IF;
             PERFORM watch_descendant(_r.relid::regclass);
             IF EXISTS (SELECT FROM pg_inherits i WHERE i.inhparent = _r.relid) THEN
