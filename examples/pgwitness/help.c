@@ -247,9 +247,10 @@ static const struct {
      "pgwitness_sql_drop, which announce every definition change of a watched\n"
      "table as `pgwitness announce` does, and give partitions and inheritance\n"
      "children made after a watch their triggers. Needs a superuser (PostgreSQL\n"
-     "15: CREATE EVENT TRIGGER); without one, run `pgwitness announce` after\n"
-     "each migration. Idempotent. A failure inside them never fails the DDL: it\n"
-     "is a WARNING. A dropped table is announced on the channel pgwitness only.\n",
+     "15: CREATE EVENT TRIGGER), also when there is nothing to do (exit 1);\n"
+     "without one, run `pgwitness announce` after each migration. Idempotent. A\n"
+     "failure inside them never fails the DDL: it is a WARNING. A dropped table\n"
+     "is announced on the channel pgwitness only.\n",
      NULL},
     {"slots",
      "usage: pgwitness slots [--json]\n"

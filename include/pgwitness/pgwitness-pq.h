@@ -888,7 +888,10 @@ PGW_API int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *ta
  * WARNING saying so, and other DDL is left alone.
  * Event triggers belong to the database: one library schema per database
  * can have them. Idempotent: when they already are these, nothing
- * changes. The same transaction rules as pgw_pq_announce_ddl().
+ * changes — but a role that is not a superuser is refused all the same
+ * (checked first), so that the call never reports success to a role that
+ * could not have made the change. The same transaction rules as
+ * pgw_pq_announce_ddl().
  * Sources: PostgreSQL documentation, "Event Triggers" (creating one needs
  * a superuser in PostgreSQL 15), CREATE EVENT TRIGGER.
  *
@@ -900,17 +903,20 @@ PGW_API int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *ta
  *         pgw_pq_install()); PGW_EEXISTS when an event trigger of one of
  *         these names calls another function (another schema's); PGW_EPG
  *         with err->sqlstate 42501 when current_user is not a superuser,
- *         before anything changes (use pgw_pq_announce_ddl() instead), or
- *         another server error; PGW_ECONN; PGW_ENOMEM.
+ *         checked before anything else (whether or not the triggers are
+ *         installed already) and before anything changes (use
+ *         pgw_pq_announce_ddl() instead), or another server error;
+ *         PGW_ECONN; PGW_ENOMEM.
  */
 PGW_API int pgw_pq_install_ddl_trigger(PGconn *conn, const char *pgw_schema, pgw_error *err);
 
 /**
  * Drops the event triggers of pgw_pq_install_ddl_trigger(). Idempotent:
- * when there are none, nothing changes (and no privilege is needed).
- * Dropping them needs a superuser (their owner). The same transaction
- * rules as pgw_pq_announce_ddl(). Source: PostgreSQL documentation, DROP
- * EVENT TRIGGER.
+ * when there are none, nothing changes. Dropping them needs a superuser
+ * (their owner), checked first: a role that is not one is refused also
+ * when there is nothing to drop. The same transaction rules as
+ * pgw_pq_announce_ddl(). Source: PostgreSQL documentation, DROP EVENT
+ * TRIGGER.
  *
  * @param conn        a borrowed connection.
  * @param pgw_schema  the library's schema, or NULL for the default.
@@ -918,7 +924,7 @@ PGW_API int pgw_pq_install_ddl_trigger(PGconn *conn, const char *pgw_schema, pgw
  * @return PGW_OK; PGW_EINVAL on a NULL conn or a bad schema name;
  *         PGW_EEXISTS when an event trigger of one of these names calls
  *         another function (nothing is dropped); PGW_EPG (42501 when not a
- *         superuser); PGW_ECONN; PGW_ENOMEM.
+ *         superuser, before anything else); PGW_ECONN; PGW_ENOMEM.
  */
 PGW_API int pgw_pq_remove_ddl_trigger(PGconn *conn, const char *pgw_schema, pgw_error *err);
 

@@ -1465,6 +1465,21 @@ def announce_ddl():
         check(f"ddl-trigger install ({i + 1})", rc == 0 and err == "" and out ==
               "event triggers pgwitness_ddl_command_end and pgwitness_sql_drop installed\n",
               out + err)
+    # A role that is not a superuser: refused, also when they are installed
+    # already (and when there is nothing to remove, below).
+    role = "pgwt_ddl_norole_%d" % os.getpid()
+    psql(f"DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN")
+    refused = ("pgwitness ddl-trigger: %s the pgwitness event triggers needs a superuser "
+               "(PostgreSQL: CREATE EVENT TRIGGER, DROP EVENT TRIGGER), and the current user "
+               "is not one: without them, call pgw_pq_announce_ddl() (pgwitness announce) "
+               "after each migration (the database role lacks a privilege)")
+    exact_error("ddl-trigger install by a non-superuser, installed already: refused",
+                *cli("-d", f"dbname={DB} user={role}", "ddl-trigger", "install"), 1,
+                refused % "installing")
+    exact_error("ddl-trigger remove by a non-superuser: refused",
+                *cli("-d", f"dbname={DB} user={role}", "ddl-trigger", "remove"), 1,
+                refused % "removing")
+    check("... both still there", psql("SELECT count(*) FROM pg_event_trigger") == "2")
     psql("ALTER TABLE a_tasks RENAME COLUMN n TO m")
     got += read_lines(w, 3 - got.count("\n"), 10).decode()
     rc, rest, err = stop(w)
@@ -1477,6 +1492,10 @@ def announce_ddl():
               "event triggers pgwitness_ddl_command_end and pgwitness_sql_drop removed\n",
               out + err)
     check("... none left", psql("SELECT count(*) FROM pg_event_trigger") == "0")
+    exact_error("ddl-trigger remove by a non-superuser, nothing to remove: refused",
+                *cli("-d", f"dbname={DB} user={role}", "ddl-trigger", "remove"), 1,
+                refused % "removing")
+    psql(f"DROP ROLE {role}")
     rc, out, err = cli("announce", "a_tasks", "gone", "--channel", "other", "--json")
     check("announce --json, a dropped table too", rc == 0 and err == "" and json_or_none(out) ==
           [{"schema": "public", "table": "a_tasks"}, {"schema": "public", "table": "gone"}],
