@@ -421,15 +421,19 @@ static int check_value_columns(cli *c, PGconn *conn, char schemas[][256], char t
 
 /* The trigger arguments of the table's pgwitness_update trigger (TG_ARGV:
  * the channel, three arguments describing the key, then the value columns;
- * lib/pq/sql/migration_002.sql): *n is -1 when the table has none (or
- * does not exist: pgw_pq_watch_table says so). Returns 0, or the exit code
- * after reporting. Runs in the transaction of the install. */
+ * lib/pq/sql/migration_002.sql) and its firing mode in *mode
+ * (pg_trigger.tgenabled: 'O' plain ENABLE, 'A' ALWAYS, 'R' REPLICA, 'D'
+ * disabled; watch puts the four triggers in one mode): *n is -1 when the
+ * table has none (or does not exist: pgw_pq_watch_table says so).
+ * Returns 0, or the exit code after reporting. Runs in the transaction of
+ * the install. */
 #define MAX_ARGS (4 + PGW_PQ_MAX_VALUE_COLUMNS + 8)
 static int installed_args(cli *c, PGconn *conn, const char *schema, const char *table,
-                          char **buf, const char **args, int *n)
+                          char **buf, const char **args, int *n, char *mode)
 {
     *n = -1;
     *buf = NULL;
+    *mode = '\0';
     const char *params[2] = {schema, table};
     /* First the table's watch lock (pgwitness-pq.h, PGW_PQ_WATCH_LOCK_BASE;
      * held to the end of the transaction, as pgw_pq_watch_table takes it),
@@ -447,13 +451,14 @@ static int installed_args(cli *c, PGconn *conn, const char *schema, const char *
     if (PQresultStatus(r) == PGRES_TUPLES_OK) {
         PQclear(r);
         r = PQexecParams(conn,
-                         "SELECT t.tgargs FROM pg_catalog.pg_trigger t JOIN "
+                         "SELECT t.tgargs, t.tgenabled FROM pg_catalog.pg_trigger t JOIN "
                          "pg_catalog.pg_class k ON k.oid = t.tgrelid JOIN "
                          "pg_catalog.pg_namespace n ON n.oid = k.relnamespace JOIN "
                          "pg_catalog.pg_proc p ON p.oid = t.tgfoid WHERE "
                          "n.nspname = $1 AND k.relname = $2 AND t.tgname = "
                          "'pgwitness_update' AND p.proname = 'notify_statement'",
-                         2, NULL, params, NULL, NULL, 1 /* binary: the bytes */);
+                         2, NULL, params, NULL, NULL,
+                         1 /* binary: the bytes; "char" is its one byte */);
     }
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         char msg[256];
@@ -470,6 +475,8 @@ static int installed_args(cli *c, PGconn *conn, const char *schema, const char *
         }
         memcpy(*buf, PQgetvalue(r, 0, 0), (size_t)len);
         (*buf)[len] = '\0';
+        if (PQgetlength(r, 0, 1) == 1)
+            *mode = PQgetvalue(r, 0, 1)[0];
         *n = 0;
         for (int at = 0; at < len && *n < MAX_ARGS; at += (int)strlen(*buf + at) + 1)
             args[(*n)++] = *buf + at;
@@ -519,30 +526,66 @@ static bool same_columns(const char *const *had, size_t n_had, const char *const
     return same;
 }
 
-/* The table's existing watch, when it has another channel or other value
- * columns than asked: refused (exit 1) unless --replace. Returns 0 to go
- * on, or the exit code after reporting. */
+/* A firing mode (pg_trigger.tgenabled) in words. */
+static const char *mode_name(char mode)
+{
+    switch (mode) {
+    case 'A':
+        return "ENABLE ALWAYS";
+    case 'R':
+        return "ENABLE REPLICA";
+    case 'D':
+        return "disabled";
+    default:
+        return "plain ENABLE";
+    }
+}
+
+/* The table's existing watch, when it has another channel, other value
+ * columns or another firing mode than asked (`always`: --enable-always):
+ * refused (exit 1) unless --replace. A watch turns ENABLE ALWAYS triggers
+ * plain again, and plain ones ALWAYS, which a host that chose the mode
+ * did not ask for (plain ones miss the writes of sessions with
+ * session_replication_role = replica). Disabled triggers are not a
+ * choice of the host's to keep: watching enables them (documented), so
+ * they are not refused. Returns 0 to go on, or the exit code after
+ * reporting. */
 static int check_existing(cli *c, PGconn *conn, const char *schema, const char *table,
-                          const char *channel, const char *const *cols, size_t n_cols)
+                          const char *channel, const char *const *cols, size_t n_cols,
+                          bool always)
 {
     char *buf;
     const char *args[MAX_ARGS];
     int n;
-    int rc = installed_args(c, conn, schema, table, &buf, args, &n);
+    char had_mode;
+    int rc = installed_args(c, conn, schema, table, &buf, args, &n, &had_mode);
     if (rc || n < 0)
         return rc;
     const char *had_channel = n >= 1 ? args[0] : "";
     const char *const *had_cols = n > 4 ? args + 4 : NULL;
     size_t n_had = n > 4 ? (size_t)(n - 4) : 0;
-    if (strcmp(had_channel, channel) != 0 || !same_columns(had_cols, n_had, cols, n_cols)) {
+    char asked_mode = always ? 'A' : 'O';
+    bool mode_differs = had_mode != 'D' && had_mode != asked_mode;
+    if (strcmp(had_channel, channel) != 0 || !same_columns(had_cols, n_had, cols, n_cols) ||
+        mode_differs) {
         char had[4096], asked[4096];
         describe_watch(had, sizeof had, had_channel, had_cols, n_had);
         describe_watch(asked, sizeof asked, channel, cols, n_cols);
+        if (mode_differs) {
+            /* The modes only when they differ: `..., ENABLE ALWAYS`. */
+            size_t lh = strlen(had), la = strlen(asked);
+            snprintf(had + lh, sizeof had - lh, ", %s", mode_name(had_mode));
+            snprintf(asked + la, sizeof asked - la, ", %s", mode_name(asked_mode));
+        }
         rc = cli_fail(c, "%s.%s is already watched on %s (asked: %s): no trigger was "
-                         "changed; watch it with the same --channel and --values, or give "
+                         "changed; watch it with the same --channel and --values%s, or give "
                          "--replace to replace its triggers (whoever relies on them then "
                          "misses writes or values)",
-                      schema, table, had, asked);
+                      schema, table, had, asked,
+                      !mode_differs     ? ""
+                      : had_mode == 'A' ? " and with --enable-always"
+                      : had_mode == 'O' ? " and without --enable-always"
+                                        : " (no option of watch keeps ENABLE REPLICA)");
     }
     free(buf);
     return rc;
@@ -872,7 +915,7 @@ int cmd_watch(cli *c, int argc, char **argv)
                                               n_values)
                       : check_existing(c, conn, schemas[i], tables[i],
                                        channel ? channel : PGW_PQ_DEFAULT_CHANNEL, value_cols,
-                                       n_values);
+                                       n_values, enable_always);
         if (bad) {
             PQclear(PQexec(conn, "ROLLBACK"));
             return bad;

@@ -639,7 +639,9 @@ typedef struct pgw_pq_watch_options {
  * attached or created and children made after this call have no triggers
  * until the table is watched again, or `<pgw_schema>.watch_descendant(rel)`
  * runs (e.g. from a ddl_command_end event trigger): pgw_pq_watch_gaps()
- * lists them. A partition cannot be watched by itself: watch its root.
+ * lists them, and a listener's tenant on the table's channel reports each
+ * as a GAP event at every connect (PGW_PQ_LISTENER_GAP). A partition
+ * cannot be watched by itself: watch its root.
  * This needs the library schema at version 4 (PGW_PQ_SCHEMA_VERSION).
  *
  * What it costs: each statement runs the trigger function in the writer's
@@ -768,10 +770,14 @@ typedef struct pgw_pq_watch_gap {
  * runs when a partition is attached or created or an inheritance child is
  * made, so until the watched table is watched again (or
  * `<pgw_schema>.watch_descendant(rel)` is called, e.g. from a
- * ddl_command_end event trigger) such a descendant's writes are silent: a
- * host should call this when it connects (the listener resets the tenant
- * then; this says what a reset cannot cover from then on) and watch the
- * named tables again. Reads the catalog only.
+ * ddl_command_end event trigger) such a descendant's writes are silent:
+ * watch the named tables again. A listener's triggers tenant reports the
+ * entries of its channel's tables as GAP events at every connect
+ * (PGW_PQ_LISTENER_GAP; the listener resets the tenant then, and a GAP
+ * says what that reset cannot cover from then on); a host that watches
+ * for the stream, or that listens otherwise, calls this. Reads the
+ * catalog and `<pgw_schema>.stream_tables` (its SELECT privilege is
+ * needed).
  *
  * @param out         receives an array of *n_out entries, ordered by the
  *                    watched table then the descendant; caller frees with
@@ -901,7 +907,10 @@ PGW_API int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *ta
  * partition of a watched table about 4 ms more (its triggers are made).
  * Event triggers belong to the database: one library schema per database
  * can have them. Idempotent: when they already are these, nothing
- * changes. The same transaction rules as pgw_pq_announce_ddl().
+ * changes — but a role that is not a superuser is refused all the same
+ * (checked first), so that the call never reports success to a role that
+ * could not have made the change. The same transaction rules as
+ * pgw_pq_announce_ddl().
  * Sources: PostgreSQL documentation, "Event Triggers" (creating one needs
  * a superuser in PostgreSQL 15), CREATE EVENT TRIGGER.
  *
@@ -913,17 +922,20 @@ PGW_API int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *ta
  *         pgw_pq_install()); PGW_EEXISTS when an event trigger of one of
  *         these names calls another function (another schema's); PGW_EPG
  *         with err->sqlstate 42501 when current_user is not a superuser,
- *         before anything changes (use pgw_pq_announce_ddl() instead), or
- *         another server error; PGW_ECONN; PGW_ENOMEM.
+ *         checked before anything else (whether or not the triggers are
+ *         installed already) and before anything changes (use
+ *         pgw_pq_announce_ddl() instead), or another server error;
+ *         PGW_ECONN; PGW_ENOMEM.
  */
 PGW_API int pgw_pq_install_ddl_trigger(PGconn *conn, const char *pgw_schema, pgw_error *err);
 
 /**
  * Drops the event triggers of pgw_pq_install_ddl_trigger(). Idempotent:
- * when there are none, nothing changes (and no privilege is needed).
- * Dropping them needs a superuser (their owner). The same transaction
- * rules as pgw_pq_announce_ddl(). Source: PostgreSQL documentation, DROP
- * EVENT TRIGGER.
+ * when there are none, nothing changes. Dropping them needs a superuser
+ * (their owner), checked first: a role that is not one is refused also
+ * when there is nothing to drop. The same transaction rules as
+ * pgw_pq_announce_ddl(). Source: PostgreSQL documentation, DROP EVENT
+ * TRIGGER.
  *
  * @param conn        a borrowed connection.
  * @param pgw_schema  the library's schema, or NULL for the default.
@@ -931,7 +943,7 @@ PGW_API int pgw_pq_install_ddl_trigger(PGconn *conn, const char *pgw_schema, pgw
  * @return PGW_OK; PGW_EINVAL on a NULL conn or a bad schema name;
  *         PGW_EEXISTS when an event trigger of one of these names calls
  *         another function (nothing is dropped); PGW_EPG (42501 when not a
- *         superuser); PGW_ECONN; PGW_ENOMEM.
+ *         superuser, before anything else); PGW_ECONN; PGW_ENOMEM.
  */
 PGW_API int pgw_pq_remove_ddl_trigger(PGconn *conn, const char *pgw_schema, pgw_error *err);
 
@@ -1170,9 +1182,11 @@ PGW_API int pgw_pq_drop_slot(PGconn *conn, const char *slot, const char *pgw_sch
  *
  * Tenants are registered with a scope and a conninfo and start inactive.
  * pgw_pq_listener_touch() marks a tenant active: its connection is opened
- * (non-blocking: PQconnectStartParams/PQconnectPoll), then LISTEN is sent;
- * once LISTEN is in effect the tenant's scope is reset (every runner of the
- * scope dirty, reason SCOPE_RESET), because NOTIFY is not durable: writes
+ * (non-blocking: PQconnectStartParams/PQconnectPoll), the watch's gaps on
+ * the tenant's channel are read and reported (GAP events, below), then
+ * LISTEN is sent; once LISTEN is in effect the tenant's scope is reset
+ * (every runner of the scope dirty, reason SCOPE_RESET), because NOTIFY is
+ * not durable: writes
  * committed while nobody listened are lost (PostgreSQL documentation,
  * LISTEN, NOTIFY). The same happens on every reconnect.
  *
@@ -1210,12 +1224,15 @@ typedef uint64_t pgw_pq_tenant_id;
 
 /** What a listener reports through `on_event`. */
 typedef enum pgw_pq_listener_event_kind {
-    /** LISTEN is in effect on a (re)opened connection, and the tenant's
-     *  scope was reset (SCOPE_RESET). */
+    /** LISTEN is in effect on a (re)opened connection (after the GAP
+     *  events of its connect, if any), and the tenant's scope was reset
+     *  (SCOPE_RESET). */
     PGW_PQ_LISTENER_LISTENING = 1,
     /** The connection was lost, or an attempt to connect or to LISTEN
      *  failed or timed out; `retry_ms` later a new attempt starts.
-     *  `status` is PGW_ECONN or PGW_EPG, `message` says why. */
+     *  `status` is PGW_ECONN or PGW_EPG (PGW_ENOMEM when the gaps could
+     *  not be read for lack of memory: the attempt fails rather than pass
+     *  a gap over), `message` says why. */
     PGW_PQ_LISTENER_LOST = 2,
     /** The tenant was idle for idle_timeout_ms: its connection is closed. */
     PGW_PQ_LISTENER_CLOSED_IDLE = 3,
@@ -1251,15 +1268,45 @@ typedef enum pgw_pq_listener_event_kind {
      *  this tenant, so the STREAMING that follows resets the scope (once),
      *  and streaming goes on from the slot's position. */
     PGW_PQ_LISTENER_SLOT_LOST = 8,
-    /** Writes a stream tenant's connection found it cannot see, reported
-     *  at every connect: an inheritance child of a watched table that is
+    /** Writes a tenant's connection found it cannot see, one event per
+     *  gap, reported at every connect (and reconnect) before LISTENING or
+     *  STREAMING; `status` is PGW_OK, `message` names the relation and
+     *  what to do, and the tenant goes on.
+     *
+     *  A triggers tenant (pgw_pq_listener_add_tenant()): a partition or
+     *  inheritance child, at any level, of a table watched on the
+     *  tenant's channel (pgw_pq_watch_table(): TG_ARGV[0] of its
+     *  pgwitness_insert trigger) that lacks the triggers that report its
+     *  writes as the watched table's — attached, created or made a child
+     *  since the watch without the DDL event trigger
+     *  (pgw_pq_install_ddl_trigger()) — so its writes are not sent: "S.D
+     *  is a partition of S.W without pgwitness's triggers, so its writes
+     *  are not sent: watch S.W again (pgw_pq_watch_table) to add them"
+     *  ("inherits from" for an inheritance child; names quoted as SQL
+     *  identifiers when they need it). These are pgw_pq_watch_gaps()'s
+     *  entries whose source includes "triggers", for this channel's
+     *  tables, read with the library schema's watch_gaps() logic
+     *  (below_plan(), lib/pq/sql/listen_gaps.sql; the schema is the one
+     *  whose notify_statement() the watched table's triggers call). The
+     *  tenant needs no privilege on that schema: without USAGE on it (or
+     *  EXECUTE on its functions), with a schema older than version 4 or
+     *  none, or when the server refuses the query, no GAP is reported and
+     *  the tenant listens all the same.
+     *
+     *  A stream tenant: an inheritance child of a watched table that is
      *  not in the publication (created since the watch: watch the table
      *  again), a partition without pgwitness's TRUNCATE trigger (attached
      *  since the watch: its TRUNCATE is not sent; watch the table again),
      *  a publication that does not publish every operation or publishes
      *  partitions under their own names, a published table without a
-     *  primary key. `message` names the relation and what to
-     *  do; streaming goes on. */
+     *  primary key.
+     *
+     *  A GAP does not reset the scope (`reset` is false), on either
+     *  source: the LISTENING (or, on a new slot, STREAMING) that follows
+     *  covers what was written before the connect, but no reset covers the
+     *  relation's writes from then on. The host acts on the message
+     *  (watches the table again); until then, results that read the
+     *  watched table can miss that relation's writes. */
     PGW_PQ_LISTENER_GAP = 9
 } pgw_pq_listener_event_kind;
 
@@ -1299,8 +1346,9 @@ typedef struct pgw_pq_listener_options {
     /** Close a tenant not touched for this long, in milliseconds; 0 never
      *  (default 300000, five minutes). */
     uint32_t idle_timeout_ms;
-    /** Give up a connection attempt (connect and LISTEN) after this long,
-     *  in milliseconds, >= 1 (default 10000). */
+    /** Give up a connection attempt (connect and LISTEN, with the reading
+     *  of the gaps for a triggers tenant) after this long, in
+     *  milliseconds, >= 1 (default 10000). */
     uint32_t connect_timeout_ms;
     /** First retry delay after a failure, in milliseconds, >= 1 (default
      *  100). */

@@ -968,9 +968,22 @@ def watch_and_decide(tmp):
           err.count(warning) == 1 and err.startswith(warning), err)
     always = ("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'tasks'::regclass AND tgname "
               "LIKE 'pgwitness%' AND tgenabled = 'A'")
-    rc, out, err = cli("watch", "tasks", "--seconds=1", "--values", "status", "--enable-always")
-    check("watch --enable-always: the triggers fire ALWAYS", rc == 0 and psql(always) == "4" and
-          err.count(warning) == 1, out + err)
+    # Another firing mode than the installed one counts like another
+    # channel: refused, nothing changed, unless --replace.
+    mode_refused = ('pgwitness watch: public.tasks is already watched on channel "pgwitness" '
+                    'with value column "status", %s (asked: channel "pgwitness" with value '
+                    'column "status", %s): no trigger was changed; watch it with the same '
+                    "--channel and --values and %s --enable-always, or give --replace to "
+                    "replace its triggers (whoever relies on them then misses writes or "
+                    "values)")
+    exact_error("watch --enable-always over plain triggers: refused",
+                *cli("watch", "tasks", "--seconds=1", "--values", "status", "--enable-always"),
+                1, mode_refused % ("plain ENABLE", "ENABLE ALWAYS", "without"))
+    check("... and the triggers are still plain ENABLE", psql(always) == "0", psql(always))
+    rc, out, err = cli("watch", "tasks", "--seconds=1", "--values", "status", "--enable-always",
+                       "--replace")
+    check("watch --enable-always --replace: the triggers fire ALWAYS", rc == 0 and
+          psql(always) == "4" and err.count(warning) == 1, out + err)
     w = popen([CLI, "watch", "tasks", "--json", "--values", "status", "--enable-always"])
     listening = wait_listening()
     psql("SET session_replication_role = replica; INSERT INTO tasks VALUES (99, 'r', 'open', 9)")
@@ -984,8 +997,22 @@ def watch_and_decide(tmp):
           listening and rc == 0 and [l["op"] for l in lines] == ["reset", "insert"] and
           lines[1]["ids"] == ["99"] and lines[1]["new"] == [{"status": "open"}],
           f"rc={rc}\n{got}{rest}{werr}")
+    # Without --enable-always, another host's ALWAYS triggers are kept:
+    # turning them plain would silence them under session_replication_role
+    # = replica.
+    exact_error("watch without --enable-always over ALWAYS triggers: refused, naming both modes",
+                *cli("watch", "tasks", "--seconds=1", "--values", "status"), 1,
+                mode_refused % ("ENABLE ALWAYS", "plain ENABLE", "with"))
+    check("... and the triggers still fire ALWAYS", psql(always) == "4", psql(always))
+    rc, out, err = cli("watch", "tasks", "--seconds=1", "--values", "status", "--replace")
+    check("watch without --enable-always --replace: plain ENABLE again",
+          rc == 0 and psql(always) == "0", out + err)
+    # A disabled trigger is no host's choice: watching enables it, unasked.
+    psql("ALTER TABLE tasks DISABLE TRIGGER USER")
     rc, out, err = cli("watch", "tasks", "--seconds=1", "--values", "status")
-    check("watch without --enable-always: plain ENABLE again", rc == 0 and psql(always) == "0",
+    check("watch over disabled triggers: enabled again, without --replace",
+          rc == 0 and psql("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'tasks'::regclass "
+                           "AND tgname LIKE 'pgwitness%' AND tgenabled = 'O'") == "4",
           out + err)
 
 
@@ -1316,7 +1343,8 @@ def help_widths():
     check("watch --help: the triggers stay, another watch is refused without --replace, "
           "unwatch removes them",
           "The triggers stay after watch exits" in flat and "--replace" in flat and
-          "A table already watched with another channel or other value columns is refused" in
+          "A table already watched with another channel, other value columns or another "
+          "firing mode (ENABLE ALWAYS or not) is refused" in
           flat and "`pgwitness unwatch TABLE...` removes them" in flat, out)
     rc, out, err = cli("snapshot", "--help")
     check("snapshot --help: -o - is standard output", "-o - prints the document on standard "
@@ -1437,6 +1465,21 @@ def announce_ddl():
         check(f"ddl-trigger install ({i + 1})", rc == 0 and err == "" and out ==
               "event triggers pgwitness_ddl_command_end and pgwitness_sql_drop installed\n",
               out + err)
+    # A role that is not a superuser: refused, also when they are installed
+    # already (and when there is nothing to remove, below).
+    role = "pgwt_ddl_norole_%d" % os.getpid()
+    psql(f"DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN")
+    refused = ("pgwitness ddl-trigger: %s the pgwitness event triggers needs a superuser "
+               "(PostgreSQL: CREATE EVENT TRIGGER, DROP EVENT TRIGGER), and the current user "
+               "is not one: without them, call pgw_pq_announce_ddl() (pgwitness announce) "
+               "after each migration (the database role lacks a privilege)")
+    exact_error("ddl-trigger install by a non-superuser, installed already: refused",
+                *cli("-d", f"dbname={DB} user={role}", "ddl-trigger", "install"), 1,
+                refused % "installing")
+    exact_error("ddl-trigger remove by a non-superuser: refused",
+                *cli("-d", f"dbname={DB} user={role}", "ddl-trigger", "remove"), 1,
+                refused % "removing")
+    check("... both still there", psql("SELECT count(*) FROM pg_event_trigger") == "2")
     psql("ALTER TABLE a_tasks RENAME COLUMN n TO m")
     got += read_lines(w, 3 - got.count("\n"), 10).decode()
     rc, rest, err = stop(w)
@@ -1449,6 +1492,10 @@ def announce_ddl():
               "event triggers pgwitness_ddl_command_end and pgwitness_sql_drop removed\n",
               out + err)
     check("... none left", psql("SELECT count(*) FROM pg_event_trigger") == "0")
+    exact_error("ddl-trigger remove by a non-superuser, nothing to remove: refused",
+                *cli("-d", f"dbname={DB} user={role}", "ddl-trigger", "remove"), 1,
+                refused % "removing")
+    psql(f"DROP ROLE {role}")
     rc, out, err = cli("announce", "a_tasks", "gone", "--channel", "other", "--json")
     check("announce --json, a dropped table too", rc == 0 and err == "" and json_or_none(out) ==
           [{"schema": "public", "table": "a_tasks"}, {"schema": "public", "table": "gone"}],

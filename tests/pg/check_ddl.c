@@ -400,10 +400,19 @@ START_TEST(ddl_trigger_install_and_remove)
     ck_assert_str_eq(before, after); /* unchanged: the same OIDs */
     free(before);
     free(after);
-    /* A non-superuser: refused, nothing changes. */
+    /* A non-superuser: refused, nothing changes; checked first, so also
+     * when the triggers are installed already (no success for a role
+     * that could not have made them). */
     pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_ddl_admin; "
                  "CREATE ROLE pgwt_ddl_admin; RESET client_min_messages; "
                  "SET ROLE pgwt_ddl_admin");
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_EPG);
+    ck_assert_str_eq(err.sqlstate, "42501");
+    ck_assert_str_eq(err.message,
+                     "installing the pgwitness event triggers needs a superuser (PostgreSQL: "
+                     "CREATE EVENT TRIGGER, DROP EVENT TRIGGER), and the current user is not "
+                     "one: without them, call pgw_pq_announce_ddl() (pgwitness announce) after "
+                     "each migration");
     ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_EPG);
     ck_assert_str_eq(err.sqlstate, "42501");
     ck_assert_str_eq(err.message,
@@ -424,7 +433,17 @@ START_TEST(ddl_trigger_install_and_remove)
                      "CREATE EVENT TRIGGER, DROP EVENT TRIGGER), and the current user is not "
                      "one: without them, call pgw_pq_announce_ddl() (pgwitness announce) after "
                      "each migration");
-    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_OK); /* nothing to do */
+    /* Nothing to drop: refused all the same, with the same error. */
+    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_EPG);
+    ck_assert_str_eq(err.sqlstate, "42501");
+    ck_assert_str_eq(err.message,
+                     "removing the pgwitness event triggers needs a superuser (PostgreSQL: "
+                     "CREATE EVENT TRIGGER, DROP EVENT TRIGGER), and the current user is not "
+                     "one: without them, call pgw_pq_announce_ddl() (pgwitness announce) after "
+                     "each migration");
+    /* Before the other checks too: a schema that does not exist. */
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, "nope", &err), PGW_EPG);
+    ck_assert_str_eq(err.sqlstate, "42501");
     pgwt_exec(c, "RESET ROLE; DROP ROLE pgwt_ddl_admin");
     ck_assert_int_eq(n_event_triggers(c), 0);
     /* Inside a caller's transaction: undone with it. */

@@ -5,7 +5,8 @@
  * close and an eviction each end in a scope reset when the tenant listens
  * again, so a write made meanwhile is covered; capped exponential backoff;
  * connection timeouts; undecodable payloads; the event-loop integration
- * (sockets, process, tick); the index's clock; bad arguments and
+ * (sockets, process, tick); the index's clock; the GAP events of a
+ * partition made after its table was watched; bad arguments and
  * allocation failures.
  * SPDX-License-Identifier: MIT
  */
@@ -30,6 +31,7 @@
 
 typedef struct rec {
     char events[64][256];
+    bool reset[64]; /* each event's `reset` */
     int n_events;
     int writes;
     char last_write[1024];
@@ -38,6 +40,8 @@ typedef struct rec {
 static void on_event(const pgw_pq_listener_event *ev, void *ud)
 {
     rec *r = ud;
+    if (r->n_events < 64)
+        r->reset[r->n_events] = ev->reset;
     if (r->n_events < 64)
         snprintf(r->events[r->n_events++], sizeof r->events[0], "%s %s %d %u %s",
                  pgwt_event_kind_name(ev->kind), ev->scope->tenant ? ev->scope->tenant : "-", ev->status,
@@ -770,6 +774,165 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* arguments and memory                                                  */
 
+/* ------------------------------------------------------------------ */
+/* gaps                                                                 */
+
+#define PARTS_GAP                                                                              \
+    "GAP acme 0 0 public.parts_2 is a partition of public.parts without pgwitness's triggers, " \
+    "so its writes are not sent: watch public.parts again (pgw_pq_watch_table) to add them"
+
+/* prepare_db's database, and a partitioned table parts watched on the
+ * default channel whose partition parts_2 was created after the watch (no
+ * DDL event trigger: it has no triggers), and a table on another channel
+ * with a child made after its watch (not this tenant's gap). */
+static void prepare_gaps(const char *db)
+{
+    prepare_db(db, false);
+    PGconn *c = pgwt_connect();
+    pgwt_exec(c, "SET client_min_messages = warning; "
+                 "DROP TABLE IF EXISTS parts, elsewhere CASCADE; RESET client_min_messages; "
+                 "CREATE TABLE parts (id int, k int, PRIMARY KEY (id, k)) PARTITION BY LIST (k); "
+                 "CREATE TABLE parts_1 PARTITION OF parts FOR VALUES IN (1); "
+                 "CREATE TABLE elsewhere (id int PRIMARY KEY)");
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "parts", NULL, &err), PGW_OK);
+    pgw_pq_watch_options o = PGW_PQ_WATCH_OPTIONS_INIT;
+    o.channel = "elsewhere";
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "elsewhere", &o, &err), PGW_OK);
+    pgwt_exec(c, "CREATE TABLE parts_2 PARTITION OF parts FOR VALUES IN (2); "
+                 "CREATE TABLE elsewhere_child () INHERITS (elsewhere)");
+    /* What pgw_pq_watch_gaps() lists: both; the tenant reports its own. */
+    pgw_pq_watch_gap *g = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(pgw_pq_watch_gaps(&g, &n, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(n, 2);
+    pgw_free(g);
+    PQfinish(c);
+}
+
+START_TEST(gaps_of_the_triggers_at_connect)
+{
+    const char *db = pgwt_dbname();
+    prepare_gaps(db);
+    pgw_index *idx = NULL;
+    ck_assert_int_eq(pgw_index_new(&idx, NULL, NULL), PGW_OK);
+    subscribe(idx, "acme", db, "parts.all", "[{\"schema\":\"public\",\"table\":\"parts\"}]");
+    rec r;
+    memset(&r, 0, sizeof r);
+    pgw_pq_listener *l = new_listener(idx, &r, 0, 4);
+    pgw_scope scope = {"p", "acme", db};
+    pgw_pq_tenant_id t = listening_tenant(l, &scope, db);
+    /* One GAP, before LISTENING, which resets the scope; the GAP does not
+     * (a reset cannot cover the partition's writes from now on). */
+    ck_assert_int_eq(r.n_events, 2);
+    ck_assert_str_eq(r.events[0], PARTS_GAP);
+    ck_assert(!r.reset[0]);
+    ck_assert_str_eq(r.events[1], "LISTENING acme 0 0 ");
+    ck_assert(r.reset[1]);
+    ck_assert_str_eq(drain(idx), "parts.all:SCOPE_RESET");
+    /* What the GAP says: a write into parts_2 is not sent, one into
+     * parts_1 is. */
+    PGconn *w = pgwt_connect();
+    pgwt_exec(w, "INSERT INTO parts VALUES (1, 2)");
+    pgwt_exec(w, "INSERT INTO parts_2 VALUES (2, 2)");
+    pgwt_exec(w, "INSERT INTO parts_1 VALUES (3, 1)");
+    run_until_notifications(l, t, 2);
+    ck_assert_int_eq(pgw_pq_listener_run(l, 100, NULL), PGW_OK);
+    ck_assert_uint_eq(info(l, t).notifications, 2);
+    ck_assert_str_eq(drain(idx), "parts.all:INSERT_MAY_ENTER");
+
+    /* Watched again: no GAP at the next reconnect, and parts_2 sends. */
+    pgw_error err;
+    ck_assert_int_eq(pgw_pq_watch_table(w, "public", "parts", NULL, &err), PGW_OK);
+    int pid = info(l, t).backend_pid;
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%d, 5000)", pid);
+    char *ok = pgwt_value(w, sql);
+    ck_assert_str_eq(ok, "t");
+    free(ok);
+    run_until_state(l, t, PGW_PQ_TENANT_RETRYING);
+    run_until_state(l, t, PGW_PQ_TENANT_LISTENING);
+    ck_assert_int_eq(r.n_events, 4);
+    ck_assert_msg(strncmp(r.events[2], "LOST acme -7 50 connection lost: ", 33) == 0, "%s",
+                  r.events[2]);
+    ck_assert_str_eq(r.events[3], "LISTENING acme 0 0 ");
+    ck_assert_uint_eq(info(l, t).connects, 2);
+    ck_assert_str_eq(drain(idx), "parts.all:SCOPE_RESET");
+    pgwt_exec(w, "INSERT INTO parts_2 VALUES (4, 2)");
+    run_until_notifications(l, t, 3);
+    ck_assert_str_eq(drain(idx), "parts.all:INSERT_MAY_ENTER");
+    ck_assert_msg(strstr(r.last_write, "\"table\":\"parts\",\"op\":\"insert\",\"ids\":[[\"4\",\"2\"]]"),
+                  "%s", r.last_write);
+    PQfinish(w);
+    pgw_pq_listener_free(l);
+    pgw_index_free(idx);
+}
+END_TEST
+
+/* The gaps cannot be read: the tenant listens all the same, without GAP
+ * events (it needs no privilege on the library schema). */
+START_TEST(unreadable_gaps_do_not_fail_the_tenant)
+{
+    const char *db = pgwt_dbname();
+    prepare_gaps(db);
+    char role[128], sql[512], ci[256];
+    snprintf(role, sizeof role, "%s_listen", db);
+    PGconn *c = pgwt_connect();
+    snprintf(sql, sizeof sql,
+             "SET client_min_messages = warning; DROP ROLE IF EXISTS \"%s\"; "
+             "RESET client_min_messages; CREATE ROLE \"%s\" LOGIN",
+             role, role);
+    pgwt_exec(c, sql);
+    rec r;
+    memset(&r, 0, sizeof r);
+    pgw_pq_listener *l = new_listener(NULL, &r, 0, 4);
+    pgw_scope scope = {"p", "acme", db};
+    pgw_pq_tenant_id t;
+    snprintf(ci, sizeof ci, "dbname=%s user=%s", db, role);
+    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t, l, &scope, ci, NULL), PGW_OK);
+    /* 1. No USAGE on the schema: the schema is not read at all. */
+    ck_assert_int_eq(pgw_pq_listener_touch(l, t, NULL), PGW_OK);
+    run_until_state(l, t, PGW_PQ_TENANT_LISTENING);
+    ck_assert_int_eq(r.n_events, 1);
+    ck_assert_str_eq(r.events[0], "LISTENING acme 0 0 ");
+    /* 2. USAGE, but a function below_plan() calls may not be run: the
+     * server refuses the gaps query. With it granted: the GAP. */
+    snprintf(sql, sizeof sql,
+             "GRANT USAGE ON SCHEMA pgwitness TO \"%s\"; "
+             "REVOKE EXECUTE ON FUNCTION pgwitness.stream_watched(regclass) FROM PUBLIC",
+             role);
+    pgwt_exec(c, sql);
+    ck_assert_int_eq(pgw_pq_listener_remove_tenant(l, t, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t, l, &scope, ci, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_pq_listener_touch(l, t, NULL), PGW_OK);
+    run_until_state(l, t, PGW_PQ_TENANT_LISTENING);
+    ck_assert_int_eq(r.n_events, 2);
+    ck_assert_str_eq(r.events[1], "LISTENING acme 0 0 ");
+    ck_assert_uint_eq(info(l, t).failures, 0);
+    pgwt_exec(c, "GRANT EXECUTE ON FUNCTION pgwitness.stream_watched(regclass) TO PUBLIC");
+    ck_assert_int_eq(pgw_pq_listener_remove_tenant(l, t, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t, l, &scope, ci, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_pq_listener_touch(l, t, NULL), PGW_OK);
+    run_until_state(l, t, PGW_PQ_TENANT_LISTENING);
+    ck_assert_int_eq(r.n_events, 4);
+    ck_assert_str_eq(r.events[2], PARTS_GAP);
+    ck_assert_str_eq(r.events[3], "LISTENING acme 0 0 ");
+    /* 3. No library schema: nothing to read. */
+    pgwt_exec(c, "SET client_min_messages = warning; DROP SCHEMA pgwitness CASCADE; "
+                 "RESET client_min_messages");
+    ck_assert_int_eq(pgw_pq_listener_remove_tenant(l, t, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_pq_listener_add_tenant(&t, l, &scope, ci, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_pq_listener_touch(l, t, NULL), PGW_OK);
+    run_until_state(l, t, PGW_PQ_TENANT_LISTENING);
+    ck_assert_int_eq(r.n_events, 5);
+    ck_assert_str_eq(r.events[4], "LISTENING acme 0 0 ");
+    pgw_pq_listener_free(l);
+    snprintf(sql, sizeof sql, "DROP OWNED BY \"%s\"; DROP ROLE \"%s\"", role, role);
+    pgwt_exec(c, sql);
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(bad_arguments)
 {
     pgw_error err;
@@ -901,6 +1064,43 @@ START_TEST(allocation_failures)
     pgw_index_free(idx);
     ck_assert_uint_eq(pgwt_alloc_get().live, 0);
     pgwt_alloc_uninstall();
+
+    /* Reading the gaps at connect: an allocation that fails there fails
+     * the attempt (LOST, PGW_ENOMEM; the gap is not passed over in
+     * silence), and the retry reports it. */
+    prepare_gaps(db);
+    pgwt_alloc_install();
+    done = false;
+    size_t lost = 0;
+    for (size_t k = 1; k < 50 && !done; k++) {
+        memset(&r, 0, sizeof r);
+        l = new_listener(NULL, &r, 0, 4);
+        ck_assert_int_eq(pgw_pq_listener_add_tenant(&t, l, &scope, conninfo(db), NULL), PGW_OK);
+        pgwt_alloc_reset();
+        pgwt_alloc_fail_at(k);
+        ck_assert_int_eq(pgw_pq_listener_touch(l, t, NULL), PGW_OK);
+        run_until_state(l, t, PGW_PQ_TENANT_LISTENING);
+        bool failed = pgwt_alloc_failed();
+        pgwt_alloc_fail_at(0);
+        int at = 0;
+        if (failed) {
+            ck_assert_int_eq(r.n_events, 3);
+            ck_assert_str_eq(r.events[0],
+                             "LOST acme -1 50 reading the watch's gaps: out of memory");
+            at = 1;
+            lost++;
+        } else {
+            ck_assert_int_eq(r.n_events, 2);
+            done = true;
+        }
+        ck_assert_str_eq(r.events[at], PARTS_GAP);
+        ck_assert_str_eq(r.events[at + 1], "LISTENING acme 0 0 ");
+        pgw_pq_listener_free(l);
+        ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+    }
+    ck_assert(done);
+    ck_assert_uint_ge(lost, 3); /* the array, the query's parts, the query */
+    pgwt_alloc_uninstall();
 }
 END_TEST
 
@@ -919,6 +1119,8 @@ static Suite *suite(void)
     tcase_add_test(tc, undecodable_payloads_fall_back);
     tcase_add_test(tc, driven_by_an_external_poll_loop);
     tcase_add_test(tc, time_dependent_runners_follow_the_clock);
+    tcase_add_test(tc, gaps_of_the_triggers_at_connect);
+    tcase_add_test(tc, unreadable_gaps_do_not_fail_the_tenant);
     tcase_add_test(tc, bad_arguments);
     tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);

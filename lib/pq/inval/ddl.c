@@ -99,8 +99,10 @@ done:
     return rc;
 }
 
-/* install: the two event triggers, refused unless a superuser; remove:
- * drops them (nothing to drop is no change and needs no privilege). */
+/* install: the two event triggers; remove: drops them. Both are refused
+ * unless a superuser, checked first: also when there is nothing to do
+ * (installed already, or nothing to drop), so that a role that could not
+ * make the change is never told it is made. */
 static int ddl_trigger(PGconn *conn, const char *pgw_schema, bool install, pgw_error *err)
 {
     const char *what = install ? "pq_install_ddl_trigger" : "pq_remove_ddl_trigger";
@@ -123,12 +125,7 @@ static int ddl_trigger(PGconn *conn, const char *pgw_schema, bool install, pgw_e
                                 "ending the event trigger change", err);
     bool super = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
     const char *ddl = PQgetvalue(r, 0, 2);
-    if (!PQgetisnull(r, 0, 1)) {
-        rc = pgwi_error(err, PGW_EEXISTS,
-                        "an event trigger %.200s is not this schema's (\"%.100s\"): drop it, "
-                        "or use the schema whose it is",
-                        PQgetvalue(r, 0, 1), schema);
-    } else if (ddl[0] && !super) {
+    if (!super) {
         rc = pgwi_error(err, PGW_EPG,
                         "%s the pgwitness event triggers needs a superuser (PostgreSQL: "
                         "CREATE EVENT TRIGGER, DROP EVENT TRIGGER), and the current user is "
@@ -137,6 +134,11 @@ static int ddl_trigger(PGconn *conn, const char *pgw_schema, bool install, pgw_e
                         install ? "installing" : "removing");
         if (err)
             memcpy(err->sqlstate, "42501", 6);
+    } else if (!PQgetisnull(r, 0, 1)) {
+        rc = pgwi_error(err, PGW_EEXISTS,
+                        "an event trigger %.200s is not this schema's (\"%.100s\"): drop it, "
+                        "or use the schema whose it is",
+                        PQgetvalue(r, 0, 1), schema);
     } else if (ddl[0] && install &&
                (rc = need_version_5(conn, schema, "on_ddl_event()", err)) < 0) {
         /* rc set */

@@ -2,8 +2,9 @@
  * lib/pq/inval/listener.c — the listener of query invalidation (pgw_pq_listener,
  * pgwitness-pq.h): one connection per active tenant, its life (the states
  * of listener_internal.h, the cap, idle closes, backoff, the event loop),
- * and the triggers' source: LISTEN, and notifications decoded with the core
- * codec and matched against a pgw_index. The stream's source is stream.c.
+ * and the triggers' source: LISTEN, the watch's gaps read at each connect
+ * (GAP events), and notifications decoded with the core codec and matched
+ * against a pgw_index. The stream's source is stream.c.
  *
  * Nothing blocks: connections start with PQconnectStartParams and advance
  * with PQconnectPoll when their socket is ready (libpq "Connection Control
@@ -62,6 +63,8 @@ static void drop_conn(pgwi_tenant *t)
         PQfinish(t->conn);
     t->conn = NULL;
     t->want_write = false;
+    PQclear(t->gap_schemas);
+    t->gap_schemas = NULL;
     if (t->stream)
         pgwi_stream_closed(t);
 }
@@ -219,6 +222,33 @@ static void drain_notifies(pgw_pq_listener *l, pgwi_tenant *t)
     }
 }
 
+/* The triggers' SETUP: the schemas whose gaps are read
+ * (listen_gap_schemas.sql), the gaps (listen_gaps.sql, reported as they
+ * arrive), then LISTEN, the session's last query (what pg_stat_activity
+ * shows); LISTENING once it is in effect. */
+enum { STEP_SCHEMAS, STEP_GAPS, STEP_LISTEN };
+static const char *const step_what[] = {"reading the watch's gaps", "reading the watch's gaps",
+                                        "waiting for LISTEN"};
+
+/* Sends a step's query (params: NULL, or the one parameter); false when
+ * the tenant failed. */
+static bool send_step(pgw_pq_listener *l, pgwi_tenant *t, unsigned char step, const char *sql,
+                      const char *const *params, int64_t now)
+{
+    t->step = step;
+    t->step_failed = false;
+    int ok = params ? PQsendQueryParams(t->conn, sql, 1, NULL, params, NULL, NULL, 0)
+                    : PQsendQuery(t->conn, sql);
+    int f = ok ? PQflush(t->conn) : -1;
+    if (f < 0) {
+        fail_conn(l, t, step == STEP_LISTEN ? "sending LISTEN" : "reading the watch's gaps",
+                  now);
+        return false;
+    }
+    t->want_write = f == 1;
+    return true;
+}
+
 static void advance_connect(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
 {
     switch (PQconnectPoll(t->conn)) {
@@ -243,16 +273,135 @@ static void advance_connect(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
         pgwi_stream_connected(l, t, now);
         return;
     }
-    if (!PQsendQuery(t->conn, l->listen_sql)) {
-        fail_conn(l, t, "sending LISTEN", now);
-        return;
-    }
     t->state = PGWI_T_SETUP;
-    int f = PQflush(t->conn);
-    if (f < 0)
-        fail_conn(l, t, "sending LISTEN", now);
-    else
-        t->want_write = f == 1;
+    send_step(l, t, STEP_SCHEMAS, pgwi_sql_listen_gap_schemas, NULL, now);
+}
+
+/* The schemas named by listen_gap_schemas.sql (kept in t->gap_schemas)
+ * are read with listen_gaps.sql, one query, a UNION ALL of one part per
+ * schema; the channel is its parameter. False when the tenant failed (out
+ * of memory). */
+static bool send_gaps(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
+{
+    const PGresult *r = t->gap_schemas;
+    int n = PQntuples(r);
+    char **parts = pgwi_calloc((size_t)n, sizeof *parts);
+    char *sql = NULL;
+    pgw_error e;
+    pgw_error_clear(&e);
+    int rc = parts ? PGW_OK : pgwi_enomem(&e);
+    size_t len = 1;
+    for (int i = 0; rc >= 0 && i < n; i++)
+        if ((rc = pgwi_pq_sql(&parts[i], t->conn, pgwi_sql_listen_gaps, PQgetvalue(r, i, 0),
+                              &e)) >= 0)
+            len += strlen(parts[i]) + sizeof "(\n)\nUNION ALL\n";
+    if (rc >= 0 && !(sql = pgwi_malloc(len)))
+        rc = pgwi_enomem(&e);
+    if (rc >= 0) {
+        /* Each part ends in ORDER BY (and may end in a comment): in
+         * parentheses, on lines of their own. */
+        char *p = sql;
+        for (int i = 0; i < n; i++)
+            p += sprintf(p, "%s%s%s", n == 1 ? "" : "(\n", parts[i],
+                         n == 1 ? "" : i + 1 < n ? "\n)\nUNION ALL\n" : "\n)");
+        *p = '\0';
+    }
+    for (int i = 0; parts && i < n; i++)
+        pgwi_free(parts[i]);
+    pgwi_free(parts);
+    PQclear(t->gap_schemas);
+    t->gap_schemas = NULL;
+    if (rc < 0) {
+        char msg[PGW_ERROR_MESSAGE_SIZE + 32];
+        snprintf(msg, sizeof msg, "reading the watch's gaps: %s", e.message);
+        fail(l, t, rc, msg, now);
+        return false;
+    }
+    const char *params[1] = {l->channel};
+    bool ok = send_step(l, t, STEP_GAPS, sql, params, now);
+    pgwi_free(sql);
+    return ok;
+}
+
+/* A step's query is over (PQgetResult gave NULL): the next one, or READY. */
+static void step_done(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
+{
+    bool failed = t->step_failed;
+    t->step_failed = false;
+    switch (t->step) {
+    case STEP_SCHEMAS:
+        if (!failed && t->gap_schemas && PQntuples(t->gap_schemas) > 0) {
+            send_gaps(l, t, now);
+            return;
+        }
+        PQclear(t->gap_schemas);
+        t->gap_schemas = NULL;
+        send_step(l, t, STEP_LISTEN, l->listen_sql, NULL, now);
+        return;
+    case STEP_GAPS: /* reported as its rows arrived */
+        send_step(l, t, STEP_LISTEN, l->listen_sql, NULL, now);
+        return;
+    default:
+        listening(l, t);
+        drain_notifies(l, t);
+    }
+}
+
+/* A result of the step in flight (taken over: cleared or kept); false
+ * when the tenant failed. */
+static bool step_result(pgw_pq_listener *l, pgwi_tenant *t, PGresult *r, int64_t now)
+{
+    ExecStatusType st = PQresultStatus(r);
+    if (t->step == STEP_LISTEN) {
+        if (st == PGRES_COMMAND_OK) {
+            PQclear(r);
+            return true;
+        }
+        char msg[PGW_ERROR_MESSAGE_SIZE * 2];
+        char reason[PGW_ERROR_MESSAGE_SIZE];
+        pgwi_pq_one_line(reason, sizeof reason, PQresultErrorMessage(r));
+        snprintf(msg, sizeof msg, "LISTEN failed: %s", reason);
+        PQclear(r);
+        fail(l, t, PGW_EPG, msg, now);
+        return false;
+    }
+    if (st != PGRES_TUPLES_OK) {
+        /* The server refused (a schema changed under the query, a
+         * privilege revoked since the first): the tenant needs no
+         * privilege on the schema, so it listens without the gaps. An
+         * error of libpq's own (no SQLSTATE: out of memory, the
+         * connection lost) is a failure, retried. */
+        bool server = PQresultErrorField(r, PG_DIAG_SQLSTATE) != NULL;
+        char reason[PGW_ERROR_MESSAGE_SIZE];
+        pgwi_pq_one_line(reason, sizeof reason, PQresultErrorMessage(r));
+        PQclear(r);
+        if (PQstatus(t->conn) == CONNECTION_BAD) {
+            fail_conn(l, t, "reading the watch's gaps", now);
+            return false;
+        }
+        if (!server) {
+            char msg[PGW_ERROR_MESSAGE_SIZE + 32];
+            snprintf(msg, sizeof msg, "reading the watch's gaps: %s", reason);
+            fail(l, t, PGW_ECONN, msg, now);
+            return false;
+        }
+        t->step_failed = true;
+        return true;
+    }
+    if (t->step == STEP_SCHEMAS) {
+        PQclear(t->gap_schemas);
+        t->gap_schemas = r;
+        return true;
+    }
+    /* STEP_GAPS: one GAP per row, in the shape of the stream's (its
+     * scope is not reset: LISTENING, which follows, resets it, and no
+     * reset covers the relation's writes from now on). */
+    if (PQnfields(r) == 5)
+        for (int i = 0; i < PQntuples(r); i++)
+            pgwi_listener_emit(l, t, PGW_PQ_LISTENER_GAP, PGW_OK, PQgetvalue(r, i, 4), 0, false,
+                               0);
+    PQclear(r);
+    return true;
 }
 
 static void advance_listen(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
@@ -260,32 +409,23 @@ static void advance_listen(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
     if (t->want_write) {
         int f = PQflush(t->conn);
         if (f < 0) {
-            fail_conn(l, t, "sending LISTEN", now);
+            fail_conn(l, t, t->step == STEP_LISTEN ? "sending LISTEN" : step_what[t->step], now);
             return;
         }
         t->want_write = f == 1;
     }
     if (!PQconsumeInput(t->conn)) {
-        fail_conn(l, t, "waiting for LISTEN", now);
+        fail_conn(l, t, step_what[t->step], now);
         return;
     }
-    while (!PQisBusy(t->conn)) {
+    while (t->conn && t->state == PGWI_T_SETUP && !PQisBusy(t->conn)) {
         PGresult *r = PQgetResult(t->conn);
         if (!r) {
-            listening(l, t);
-            drain_notifies(l, t);
-            return;
+            step_done(l, t, now);
+            continue;
         }
-        if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-            char msg[PGW_ERROR_MESSAGE_SIZE * 2];
-            char reason[PGW_ERROR_MESSAGE_SIZE];
-            pgwi_pq_one_line(reason, sizeof reason, PQresultErrorMessage(r));
-            snprintf(msg, sizeof msg, "LISTEN failed: %s", reason);
-            PQclear(r);
-            fail(l, t, PGW_EPG, msg, now);
+        if (!step_result(l, t, r, now))
             return;
-        }
-        PQclear(r);
     }
 }
 
@@ -739,7 +879,8 @@ int pgw_pq_listener_tick(int64_t *out, pgw_pq_listener *l, pgw_error *err)
                 fail(l, t, PGW_ECONN,
                      t->state == PGWI_T_CONNECTING ? "connecting timed out"
                      : t->stream                   ? "setting up the stream timed out"
-                                                   : "waiting for LISTEN timed out",
+                     : t->step == STEP_LISTEN      ? "waiting for LISTEN timed out"
+                                                   : "reading the watch's gaps timed out",
                      now);
             break;
         case PGWI_T_RETRYING:

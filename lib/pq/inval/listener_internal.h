@@ -12,9 +12,10 @@
  *   any connected state --failure or timeout--> RETRYING --backoff-->
  *   CONNECTING;  any state --idle or evicted--> INACTIVE
  *
- * SETUP is LISTEN in flight for the triggers; the configuration, the slot
- * and START_REPLICATION for the stream. READY is LISTEN in effect, or
- * streaming.
+ * SETUP is, for the triggers, the queries that read the watch's gaps
+ * (reported as GAP events), then LISTEN, in flight; the
+ * configuration, the slot and START_REPLICATION for the stream. READY is
+ * LISTEN in effect, or streaming.
  * SPDX-License-Identifier: MIT
  */
 #ifndef PGWITNESS_LISTENER_INTERNAL_H
@@ -49,6 +50,12 @@ typedef struct pgwi_tenant {
     char notice[256];   /* the last notice or unsolicited error (e.g. FATAL
                            when the backend is terminated), one line */
     pgwi_stream *stream; /* the stream's state; NULL for the triggers */
+    /* SETUP of the triggers (listener.c): the step in flight, whether it
+     * failed (a gaps query: skipped), and the schemas its gaps are read
+     * from (listen_gap_schemas.sql's result, kept until its query ends). */
+    unsigned char step;
+    bool step_failed;
+    PGresult *gap_schemas;
 } pgwi_tenant;
 
 struct pgw_pq_listener {
