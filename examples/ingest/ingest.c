@@ -377,10 +377,14 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
         sb_add(&st, i ? ", " : "");
         sb_add(&st, q.p);
         sb_add(&st, " text");
-        /* integer: whole numbers within bigint; numeric: decimals; else text */
+        /* integer: whole numbers within bigint; numeric: decimals; else
+         * text. bool_and() passes over NULLs, and is NULL when every value
+         * is: a column without a value (no rows, or all missing, as a
+         * trailing "Unnamed: I" column often is) is text, nothing says
+         * otherwise. */
         const char *parts[] = {
-            i ? ", " : "", "CASE WHEN bool_and(", q.p, " IS NULL OR ", q.p,
-            " ~ '^-?[0-9]{1,18}$') THEN 'integer' WHEN bool_and(", q.p, " IS NULL OR ", q.p,
+            i ? ", " : "", "CASE WHEN bool_and(", q.p,
+            " ~ '^-?[0-9]{1,18}$') THEN 'integer' WHEN bool_and(", q.p,
             " ~ '^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$') THEN 'numeric' ELSE 'text' END"};
         for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++)
             sb_add(&inf, parts[k]);
@@ -492,10 +496,8 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
         types = calloc(res.columns, sizeof *types);
         if (!types)
             abort();
-        /* An all-NULL column is text: nothing says otherwise. */
         for (size_t i = 0; i < res.columns; i++)
-            types[i] = PQgetisnull(inferred, 0, (int)i) ? "text"
-                                                        : PQgetvalue(inferred, 0, (int)i);
+            types[i] = PQgetvalue(inferred, 0, (int)i);
         sb_add(&create, "CREATE TABLE ");
         sb_add(&create, qname.p);
         sb_add(&create, " (");

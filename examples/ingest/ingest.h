@@ -53,7 +53,8 @@ typedef struct ingest_result {
  *     touched;
  *   - a new table's column types are inferred from its values: integer
  *     (every value a whole number within bigint's range), numeric (every
- *     value a decimal number), else text;
+ *     value a decimal number), else text; a column without a value (all
+ *     missing, or no rows) is text;
  *   - if the table exists with other columns, it is dropped through the
  *     funnel (reason schema_mismatch_recreate, resource `resource`) and
  *     created anew; with the same columns (the collector's usual case) it

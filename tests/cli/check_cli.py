@@ -934,9 +934,9 @@ def ingest_as_pandas_reads(tmp):
     check("ingest a file as pandas reads it: BOM, CRLF, blank lines, quotes, Unnamed and "
           "mangled names, short rows, missing values",
           rc == 0 and out == "public.published: loaded 4 rows, 6 columns "
-          "(integer,text,text,numeric,text,integer)\n  new table\n" and err == "" and
+          "(integer,text,text,numeric,text,text)\n  new table\n" and err == "" and
           types == "id integer,name text,Unnamed: 2 text,score numeric,name.1 text,"
-          "Unnamed: 5 integer" and
+          "Unnamed: 5 text" and
           rows == [{"id": 1, "name": "Smith, J.", "Unnamed: 2": "x", "score": 1.5,
                     "name.1": 'a "b"', "Unnamed: 5": None},
                    {"id": 2, "name": "two\r\n\r\nlines", "Unnamed: 2": None, "score": None,
