@@ -59,21 +59,12 @@ static void end_field(csvread *r, size_t start)
     push(r, '\0');
 }
 
-/* Consumes a line end at pos ("\n", "\r\n" or "\r"), if there is one. */
-static bool eat_line_end(csvread *r)
+/* Consumes the line end at pos ("\n", "\r\n" or "\r"). */
+static void eat_line_end(csvread *r)
 {
-    const char *d = r->data;
-    if (r->pos < r->len && d[r->pos] == '\n') {
+    if (r->data[r->pos++] == '\r' && r->pos < r->len && r->data[r->pos] == '\n')
         r->pos++;
-    } else if (r->pos < r->len && d[r->pos] == '\r') {
-        r->pos++;
-        if (r->pos < r->len && d[r->pos] == '\n')
-            r->pos++;
-    } else {
-        return false;
-    }
     r->line++;
-    return true;
 }
 
 int csvread_next(csvread *r, char *why, size_t why_size)
