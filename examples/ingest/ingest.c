@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csvread.h"
 #include "excommon.h"
 
 #define MAX_COLUMNS 1600 /* PostgreSQL's limit for a table */
@@ -47,87 +48,14 @@ static int fail_pg(pgw_error *err, PGresult *r, PGconn *c, const char *what)
     return PGW_EPG;
 }
 
-/* Splits the header line (RFC 4180 quoting) into names[]; returns the
- * count, or 0 with `why` filled for a malformed header. Names point into
- * `line`, rewritten. */
-static size_t parse_header(char *line, char **names, char *why, size_t why_size)
-{
-    size_t n = 0;
-    char *p = line;
-    for (;;) {
-        if (n == MAX_COLUMNS) {
-            snprintf(why, why_size, "has more than %d columns (PostgreSQL's limit)",
-                     MAX_COLUMNS);
-            return 0;
-        }
-        char *start = p, *o = p;
-        if (*p == '"') {
-            p++;
-            for (;;) {
-                if (*p == '\0' || *p == '\n' || *p == '\r') {
-                    snprintf(why, why_size, "has an unterminated quote in column %zu", n + 1);
-                    return 0;
-                }
-                if (*p == '"' && p[1] == '"') {
-                    *o++ = '"';
-                    p += 2;
-                } else if (*p == '"') {
-                    p++;
-                    break;
-                } else {
-                    *o++ = *p++;
-                }
-            }
-        } else {
-            while (*p && *p != ',' && *p != '\r' && *p != '\n')
-                *o++ = *p++;
-        }
-        char end = *p;
-        *o = '\0';
-        names[n++] = start;
-        if (end == ',') {
-            p++;
-            continue;
-        }
-        if (end == '\0' || end == '\r' || end == '\n')
-            return n;
-        snprintf(why, why_size, "has text after the closing quote of column %zu", n);
-        return 0;
-    }
-}
-
-/* The header's names must make a table: not empty, not longer than
- * PostgreSQL keeps (it would truncate them, and two could become one),
- * each once. Returns PGW_OK or fills err. */
-static int check_names(char **names, size_t n, const char *file, pgw_error *err)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (!names[i][0])
-            return fail(err, PGW_EPARSE, "%s: column %zu of the header has an empty name", file,
-                        i + 1);
-        if (strlen(names[i]) > EX_MAX_NAME_BYTES)
-            return fail(err, PGW_EPARSE,
-                        "%s: the name of column %zu of the header is %zu bytes, longer than "
-                        "PostgreSQL's limit of %d",
-                        file, i + 1, strlen(names[i]), EX_MAX_NAME_BYTES);
-        for (size_t k = 0; k < i; k++)
-            if (strcmp(names[k], names[i]) == 0)
-                return fail(err, PGW_EPARSE,
-                            "%s: the header names column \"%s\" twice (columns %zu and %zu)",
-                            file, names[i], k + 1, i + 1);
-    }
-    return PGW_OK;
-}
-
-/* A growing string; `failed` records a name that could not be quoted. */
+/* A growing string. */
 typedef struct sbuf {
     char *p;
     size_t len, cap;
 } sbuf;
 
-static void sb_add(sbuf *b, const char *s)
+static void sb_addn(sbuf *b, const char *s, size_t n)
 {
-    size_t n = strlen(s);
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 1024;
         while (cap < b->len + n + 1)
@@ -138,8 +66,181 @@ static void sb_add(sbuf *b, const char *s)
         b->p = np;
         b->cap = cap;
     }
-    memcpy(b->p + b->len, s, n + 1);
+    memcpy(b->p + b->len, s, n);
     b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_add(sbuf *b, const char *s)
+{
+    sb_addn(b, s, strlen(s));
+}
+
+/* Appends a value in COPY's text format: backslash, tab, newline and
+ * carriage return escaped (a value may hold line ends from a quoted
+ * field), everything else as it is. */
+static void sb_copy_value(sbuf *b, const char *s, size_t n)
+{
+    size_t from = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *esc = s[i] == '\\' ? "\\\\"
+                          : s[i] == '\t' ? "\\t"
+                          : s[i] == '\n' ? "\\n"
+                          : s[i] == '\r' ? "\\r"
+                                         : NULL;
+        if (esc) {
+            sb_addn(b, s + from, i - from);
+            sb_add(b, esc);
+            from = i + 1;
+        }
+    }
+    sb_addn(b, s + from, n - from);
+}
+
+/* The file read as pandas.read_csv() reads it by default (csvread.h): the
+ * column names, and the rows in COPY's text format for the staging table
+ * (tab-separated, \N for a missing value). */
+typedef struct csv_file {
+    size_t columns;
+    char **names; /* csvread_column_names() */
+    sbuf rows_copy;
+    size_t rows;
+} csv_file;
+
+/* "first line" or "line N": where the header is. */
+static const char *header_where(size_t line, char *buf, size_t size)
+{
+    if (line == 1)
+        return "first line";
+    snprintf(buf, size, "line %zu", line);
+    return buf;
+}
+
+/*
+ * Reads `data` (the file `file`) into *out, before anything touches the
+ * database:
+ *   - the first line that is not blank is the header; its fields name the
+ *     columns as pandas names them (an empty one "Unnamed: I", a repeat
+ *     "name.1"); it must have at most 1600 fields (PostgreSQL's limit) and
+ *     names of at most 63 bytes (longer ones would be truncated);
+ *   - every other record is a row: a short row (fewer fields than the
+ *     header) gets missing values for the fields it lacks, as pandas gives
+ *     NaN; a long row is refused with its line, as pandas refuses it
+ *     ("Expected N fields in line L, saw M"), so that no value is dropped
+ *     (pandas would take the extra leading fields of the first row as its
+ *     index; a table has no place for them);
+ *   - a field pandas reads as missing (csvread_is_na: "", NA, NaN, N/A,
+ *     NULL, ...) is NULL;
+ *   - the text must be UTF-8 (pandas' default encoding) without NUL bytes
+ *     (a PostgreSQL text cannot hold one).
+ * Returns PGW_OK or PGW_EPARSE with err filled, naming the line.
+ */
+static int read_csv(csv_file *out, const char *data, size_t len, const char *file,
+                    pgw_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (len == 0)
+        return fail(err, PGW_EPARSE, "%s is empty: its first line must be the CSV header", file);
+    csvread r;
+    csvread_init(&r, data, len);
+    char why[256], where[64];
+    int rc = PGW_OK, k = csvread_next(&r, why, sizeof why);
+    if (k == 0) {
+        rc = fail(err, PGW_EPARSE,
+                  "%s has only blank lines: its first line that is not blank must be the CSV "
+                  "header",
+                  file);
+        goto done;
+    }
+    const char *hw = header_where(r.start_line, where, sizeof where);
+    if (k < 0) {
+        rc = fail(err, PGW_EPARSE, "%s: the header (%s) %s", file, hw, why);
+        goto done;
+    }
+    if (r.fields > MAX_COLUMNS) {
+        rc = fail(err, PGW_EPARSE, "%s: the header (%s) has more than %d columns (PostgreSQL's "
+                  "limit)", file, hw, MAX_COLUMNS);
+        goto done;
+    }
+    const char *fields[MAX_COLUMNS];
+    for (size_t i = 0; i < r.fields; i++) {
+        fields[i] = csvread_field(&r, i);
+        size_t n = csvread_field_len(&r, i);
+        if (memchr(fields[i], '\0', n)) {
+            rc = fail(err, PGW_EPARSE, "%s: the header (%s) contains a NUL byte", file, hw);
+            goto done;
+        }
+        if (!ex_utf8_valid(fields[i], n)) {
+            rc = fail(err, PGW_EPARSE, "%s: the header (%s) is not valid UTF-8", file, hw);
+            goto done;
+        }
+    }
+    out->columns = r.fields;
+    out->names = csvread_column_names(fields, r.fields);
+    for (size_t i = 0; i < out->columns; i++) {
+        size_t n = strlen(out->names[i]);
+        if (n <= EX_MAX_NAME_BYTES)
+            continue;
+        if (strcmp(out->names[i], fields[i]) == 0)
+            rc = fail(err, PGW_EPARSE,
+                      "%s: the name of column %zu of the header is %zu bytes, longer than "
+                      "PostgreSQL's limit of %d",
+                      file, i + 1, n, EX_MAX_NAME_BYTES);
+        else
+            rc = fail(err, PGW_EPARSE,
+                      "%s: column %zu of the header repeats a name, and the name pandas gives "
+                      "it (\"%s\") is %zu bytes, longer than PostgreSQL's limit of %d",
+                      file, i + 1, out->names[i], n, EX_MAX_NAME_BYTES);
+        goto done;
+    }
+    while ((k = csvread_next(&r, why, sizeof why)) == 1) {
+        if (r.fields > out->columns) {
+            rc = fail(err, PGW_EPARSE,
+                      "%s: line %zu has %zu fields, more than the %zu %s of the header; nothing "
+                      "was loaded",
+                      file, r.start_line, r.fields, out->columns,
+                      ex_plural(out->columns, "column", "columns"));
+            goto done;
+        }
+        for (size_t i = 0; i < out->columns; i++) {
+            if (i)
+                sb_add(&out->rows_copy, "\t");
+            const char *f = i < r.fields ? csvread_field(&r, i) : "";
+            size_t n = i < r.fields ? csvread_field_len(&r, i) : 0;
+            if (csvread_is_na(f, n)) {
+                sb_add(&out->rows_copy, "\\N");
+                continue;
+            }
+            if (memchr(f, '\0', n)) {
+                rc = fail(err, PGW_EPARSE,
+                          "%s: line %zu contains a NUL byte (column %zu); nothing was loaded",
+                          file, r.start_line, i + 1);
+                goto done;
+            }
+            if (!ex_utf8_valid(f, n)) {
+                rc = fail(err, PGW_EPARSE,
+                          "%s: line %zu is not valid UTF-8 (column %zu); nothing was loaded",
+                          file, r.start_line, i + 1);
+                goto done;
+            }
+            sb_copy_value(&out->rows_copy, f, n);
+        }
+        sb_add(&out->rows_copy, "\n");
+        out->rows++;
+    }
+    if (k < 0)
+        rc = fail(err, PGW_EPARSE, "%s: line %zu %s; nothing was loaded", file, r.start_line,
+                  why);
+done:
+    csvread_free(&r);
+    return rc;
+}
+
+static void csv_file_free(csv_file *f)
+{
+    csvread_names_free(f->names, f->columns);
+    free(f->rows_copy.p);
+    memset(f, 0, sizeof *f);
 }
 
 /* Appends `name` as a quoted identifier; false (err filled) when libpq
@@ -192,9 +293,9 @@ static bool find_misfit(PGconn *c, char **qnames, char **types, size_t n, size_t
         if (strcmp(types[i], "text") == 0)
             continue;
         sbuf q = {0};
-        sb_add(&q, "SELECT count(nullif(");
+        sb_add(&q, "SELECT count(");
         sb_add(&q, qnames[i]);
-        sb_add(&q, ", '')::");
+        sb_add(&q, "::");
         sb_add(&q, types[i]);
         sb_add(&q, ") FROM pgw_ingest_stage");
         PQclear(PQexec(c, "SAVEPOINT pgw_ingest_probe"));
@@ -234,42 +335,23 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
     char *data = ex_read_file(csv_path, 0, &len, why, sizeof why);
     if (!data)
         return fail(err, PGW_ENOTFOUND, "cannot read %s: %s", csv_path, why);
-    if (len == 0) {
-        free(data);
-        return fail(err, PGW_EPARSE, "%s is empty: its first line must be the CSV header",
-                    csv_path);
+    csv_file csv;
+    int rc = read_csv(&csv, data, len, csv_path, err);
+    free(data);
+    if (rc != PGW_OK) {
+        csv_file_free(&csv);
+        return rc;
     }
-    char *nl = memchr(data, '\n', len);
-    size_t header_len = nl ? (size_t)(nl - data) : len;
-    if (memchr(data, '\0', header_len)) {
-        free(data);
-        return fail(err, PGW_EPARSE, "%s: the header (first line) contains a NUL byte",
-                    csv_path);
-    }
-    if (!ex_utf8_valid(data, header_len)) {
-        free(data);
-        return fail(err, PGW_EPARSE, "%s: the header (first line) is not valid UTF-8",
-                    csv_path);
-    }
-    char *header = strndup(data, header_len);
-    char **names = calloc(MAX_COLUMNS, sizeof *names);
+    char **names = csv.names;
     char **old_types = calloc(MAX_COLUMNS, sizeof *old_types);
     char **qnames = calloc(MAX_COLUMNS, sizeof *qnames); /* quoted once, reused */
-    if (!header || !names || !old_types || !qnames)
+    if (!old_types || !qnames)
         abort();
     ingest_result res;
     memset(&res, 0, sizeof res);
-    int rc = PGW_OK;
+    res.columns = csv.columns;
     sbuf qname = {0}, st = {0}, inf = {0}, create = {0}, fill = {0}, an = {0};
     PGresult *r = NULL, *cols = NULL;
-
-    res.columns = parse_header(header, names, why, sizeof why);
-    if (res.columns == 0) {
-        rc = fail(err, PGW_EPARSE, "%s: the header (first line) %s", csv_path, why);
-        goto done;
-    }
-    if ((rc = check_names(names, res.columns, csv_path, err)) != PGW_OK)
-        goto done;
 
     /* Every statement is built before the transaction starts. */
     if (!sb_ident(&qname, conn, schema, err)) {
@@ -295,11 +377,14 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
         sb_add(&st, i ? ", " : "");
         sb_add(&st, q.p);
         sb_add(&st, " text");
-        /* integer: whole numbers within bigint; numeric: decimals; else text */
+        /* integer: whole numbers within bigint; numeric: decimals; else
+         * text. bool_and() passes over NULLs, and is NULL when every value
+         * is: a column without a value (no rows, or all missing, as a
+         * trailing "Unnamed: I" column often is) is text, nothing says
+         * otherwise. */
         const char *parts[] = {
-            i ? ", " : "", "CASE WHEN bool_and(nullif(", q.p, ", '') IS NULL OR ", q.p,
-            " ~ '^-?[0-9]{1,18}$') THEN 'integer' WHEN bool_and(nullif(", q.p,
-            ", '') IS NULL OR ", q.p,
+            i ? ", " : "", "CASE WHEN bool_and(", q.p,
+            " ~ '^-?[0-9]{1,18}$') THEN 'integer' WHEN bool_and(", q.p,
             " ~ '^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$') THEN 'numeric' ELSE 'text' END"};
         for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++)
             sb_add(&inf, parts[k]);
@@ -359,7 +444,8 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
 
     if ((rc = exec(conn, st.p, "creating the staging table", err)) != PGW_OK)
         goto rollback;
-    r = PQexec(conn, "COPY pgw_ingest_stage FROM STDIN WITH (FORMAT csv, HEADER true, NULL 'NA')");
+    /* The rows as read_csv() made them: COPY's text format, \N for NULL. */
+    r = PQexec(conn, "COPY pgw_ingest_stage FROM STDIN");
     if (PQresultStatus(r) != PGRES_COPY_IN) {
         rc = fail_pg(err, r, conn, "starting COPY");
         r = NULL;
@@ -368,9 +454,11 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
     PQclear(r);
     r = NULL;
     /* In pieces: PQputCopyData takes an int length. */
-    for (size_t off = 0; off < len;) {
-        size_t piece = len - off < (1u << 20) ? len - off : (1u << 20);
-        if (PQputCopyData(conn, data + off, (int)piece) != 1) {
+    const char *copy = csv.rows_copy.p;
+    size_t copy_len = csv.rows_copy.len;
+    for (size_t off = 0; off < copy_len;) {
+        size_t piece = copy_len - off < (1u << 20) ? copy_len - off : (1u << 20);
+        if (PQputCopyData(conn, copy + off, (int)piece) != 1) {
             rc = fail_pg(err, NULL, conn, "sending the CSV");
             goto rollback;
         }
@@ -408,10 +496,8 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
         types = calloc(res.columns, sizeof *types);
         if (!types)
             abort();
-        /* An all-NULL column is text: nothing says otherwise. */
         for (size_t i = 0; i < res.columns; i++)
-            types[i] = PQgetisnull(inferred, 0, (int)i) ? "text"
-                                                        : PQgetvalue(inferred, 0, (int)i);
+            types[i] = PQgetvalue(inferred, 0, (int)i);
         sb_add(&create, "CREATE TABLE ");
         sb_add(&create, qname.p);
         sb_add(&create, " (");
@@ -431,9 +517,9 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
         }
         /* The cast to the column's type, new or existing: a text
          * expression is not assignable to a numeric column. */
-        sb_add(&fill, i ? ", nullif(" : "nullif(");
+        sb_add(&fill, i ? ", " : "");
         sb_add(&fill, qnames[i]);
-        sb_add(&fill, ", '')::");
+        sb_add(&fill, "::");
         sb_add(&fill, types[i]);
         if (strlen(res.types) + strlen(types[i]) + 2 < sizeof res.types) {
             strcat(res.types, i ? "," : "");
@@ -500,8 +586,6 @@ done:
     for (size_t i = 0; i < MAX_COLUMNS && qnames[i]; i++)
         free(qnames[i]);
     free(qnames);
-    free(names);
-    free(header);
-    free(data);
+    csv_file_free(&csv);
     return rc;
 }

@@ -31,13 +31,30 @@ typedef struct ingest_result {
 
 /**
  * Loads `csv_path` into `schema`.`table` in one transaction:
- *   - the first line is the header: it decides the columns, in order; it
- *     must be UTF-8, with non-empty names of at most 63 bytes, each once
- *     (anything else is refused before the database is touched);
- *   - `NA` and empty fields are NULL;
+ *   - the file is read as pandas.read_csv() reads it by default
+ *     (csvread.h): a leading UTF-8 byte order mark is dropped, lines end
+ *     with "\n", "\r\n" or "\r" (the last one needs none), blank lines
+ *     are skipped wherever they are, and a quoted field may hold
+ *     delimiters, line ends and "" for a quote; it must be UTF-8 without
+ *     NUL bytes;
+ *   - the first line that is not blank is the header: it decides the
+ *     columns, in order, named as pandas names them (an empty name is
+ *     "Unnamed: I", I its 0-based position, so a header ending with a
+ *     delimiter has one more column; a repeated name becomes name.1,
+ *     name.2, ...); at most 1600 columns, each name at most 63 bytes;
+ *   - a row with fewer fields than the header has NULL for the ones it
+ *     lacks (pandas' NaN); a row with more is refused, naming its line (as
+ *     pandas refuses it), so that no value is dropped;
+ *   - the values pandas reads as missing by default are NULL, quoted or
+ *     not: the empty field, NA, NaN, nan, -NaN, -nan, N/A, n/a, NULL,
+ *     null, None, <NA>, #N/A, #N/A N/A, #NA, 1.#IND, -1.#IND, 1.#QNAN,
+ *     -1.#QNAN (csvread_is_na);
+ *   - anything wrong with the file is refused before the database is
+ *     touched;
  *   - a new table's column types are inferred from its values: integer
  *     (every value a whole number within bigint's range), numeric (every
- *     value a decimal number), else text;
+ *     value a decimal number), else text; a column without a value (all
+ *     missing, or no rows) is text;
  *   - if the table exists with other columns, it is dropped through the
  *     funnel (reason schema_mismatch_recreate, resource `resource`) and
  *     created anew; with the same columns (the collector's usual case) it
@@ -49,8 +66,8 @@ typedef struct ingest_result {
  *
  * @return PGW_OK or a PGW_E* code with err filled (PGW_EINVAL for a bad
  *         name or a value that no longer fits, PGW_ENOTFOUND for a file
- *         that cannot be read, PGW_EPARSE for a bad header); *out on
- *         success.
+ *         that cannot be read, PGW_EPARSE for a bad file: its header, or a
+ *         row, named by its line); *out on success.
  */
 int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const char *schema,
                const char *table, const char *resource, const char *pgw_schema,

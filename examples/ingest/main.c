@@ -4,9 +4,10 @@
  *   pgwitness-ingest [-d CONNINFO] [--schema NAME] [--pgw-schema NAME]
  *                    --table [SCHEMA.]NAME [--resource ID] FILE.csv
  *
- * Loads FILE.csv into the table (the header decides the columns; NA and
- * empty are NULL; integer/numeric/text inferred), recreating the table
- * through pgwitness's audited drop funnel when the header changed.
+ * Loads FILE.csv into the table, read as pandas.read_csv() reads it by
+ * default (the header decides the columns; pandas' missing values, NA,
+ * empty and the rest, are NULL; integer/numeric/text inferred), recreating
+ * the table through pgwitness's audited drop funnel when the header changed.
  * SPDX-License-Identifier: MIT
  */
 #define _POSIX_C_SOURCE 200809L
@@ -22,7 +23,9 @@ static void usage(FILE *f)
 {
     fputs("usage: pgwitness-ingest [-d CONNINFO] [--schema NAME] [--pgw-schema NAME]\n"
           "                        --table [SCHEMA.]NAME [--resource ID] FILE.csv\n"
-          "Loads a CSV file (UTF-8) into a table whose columns its header decides; when\n"
+          "Loads a CSV file (UTF-8) into a table whose columns its header decides; the\n"
+          "file is read as pandas.read_csv() reads it by default (blank lines skipped,\n"
+          "pandas' missing values such as NA, NaN, N/A and empty fields NULL). When\n"
           "the header changed, the old table is dropped through pgwitness's audited drop\n"
           "funnel (a snapshot is taken first); with the same header it is emptied and\n"
           "refilled. Connection: -d or the PG* variables. Options take their value as\n"

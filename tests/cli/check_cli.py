@@ -337,6 +337,7 @@ def body_snapshots(tmp):
     names_and_drop()
     ingest_reloads(tmp)
     ingest_bad_input(tmp)
+    ingest_as_pandas_reads(tmp)
     # Last: these store snapshots, which would shift the ids checked above.
     stdout_and_partial_writes(tmp)
     control_characters()
@@ -858,17 +859,37 @@ def ingest_bad_input(tmp):
     cases = [
         ("invalid UTF-8 in the header", write("bad.csv", b"\xff\xfe,b\n1,2\n"),
          "bad.csv: the header (first line) is not valid UTF-8"),
-        ("an empty column name", write("e.csv", b"a,,b\n1,2,3\n"),
-         "e.csv: column 2 of the header has an empty name"),
-        ("a duplicate column name", write("d.csv", b"a,b,a\n1,2,3\n"),
-         'd.csv: the header names column "a" twice (columns 1 and 3)'),
+        ("a NUL byte in the header", write("nul.csv", b"a\x00,b\n1,2\n"),
+         "nul.csv: the header (first line) contains a NUL byte"),
         ("a name over 63 bytes", write("long.csv", b"x" * 64 + b"\n1\n"),
          "long.csv: the name of column 1 of the header is 64 bytes, longer than PostgreSQL's "
          "limit of 63"),
+        ("a repeated name whose pandas name is over 63 bytes",
+         write("rep.csv", b"x" * 62 + b"," + b"x" * 62 + b"\n1,2\n"),
+         'rep.csv: column 2 of the header repeats a name, and the name pandas gives it ("'
+         + "x" * 62 + '.1") is 64 bytes, longer than PostgreSQL\'s limit of 63'),
         ("an unterminated quote", write("q.csv", b'"a,b\n1,2\n'),
-         "q.csv: the header (first line) has an unterminated quote in column 1"),
+         "q.csv: the header (first line) has an unterminated quote in column 1 (opened on "
+         "line 1, it runs to the end of the file)"),
+        ("a header after blank lines, with an unterminated quote",
+         write("q3.csv", b'\n \r\n"a,b\n1,2\n'),
+         "q3.csv: the header (line 3) has an unterminated quote in column 1"),
+        ("an unterminated quote in a row", write("qr.csv", b'a,b\n1,2\n3,"x\n4,5\n'),
+         "qr.csv: line 3 has an unterminated quote in column 2 (opened on line 3, it runs to "
+         "the end of the file); nothing was loaded"),
+        # pandas: "Expected 2 fields in line 4, saw 3"; nothing is dropped.
+        ("a row longer than the header", write("wide.csv", b"a,b\n1,2\n\n3,4,5\n6,7\n"),
+         "wide.csv: line 4 has 3 fields, more than the 2 columns of the header; nothing was "
+         "loaded"),
+        ("a row that is not UTF-8", write("u8.csv", b"a,b\n1,x\n2,\xff\n"),
+         "u8.csv: line 3 is not valid UTF-8 (column 2); nothing was loaded"),
+        ("a NUL byte in a row", write("nulrow.csv", b"a,b\n1,x\x00y\n"),
+         "nulrow.csv: line 2 contains a NUL byte (column 2); nothing was loaded"),
         ("an empty file", write("empty.csv", b""),
          "empty.csv is empty: its first line must be the CSV header"),
+        ("only blank lines", write("blank.csv", b"\n  \r\n\t\n"),
+         "blank.csv has only blank lines: its first line that is not blank must be the CSV "
+         "header"),
         ("a directory", tmp, f"cannot read {tmp}: it is a directory"),
         ("a missing file", os.path.join(tmp, "missing.csv"),
          f"cannot read {tmp}/missing.csv: No such file or directory"),
@@ -877,6 +898,58 @@ def ingest_bad_input(tmp):
         one_error_line(f"ingest: {name}", *ingest("--table", "p", path), 1, needle)
     check("ingest: no table was created by the bad files", psql(
         "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == tables, tables)
+
+
+def ingest_as_pandas_reads(tmp):
+    """Real published files, read as pandas.read_csv() reads them by
+    default: blank lines, a BOM, CRLF, quoting, empty and repeated header
+    names, trailing empty columns, short rows and pandas' missing values."""
+    def load(name, data, table):
+        path = os.path.join(tmp, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        rc, out, err = ingest("--table", table, path)
+        rows = json.loads(psql(f"SELECT coalesce(json_agg(t), '[]') FROM {table} t") or "null")
+        types = psql("SELECT string_agg(format('%s %s', attname, format_type(atttypid, "
+                     f"atttypmod)), ',' ORDER BY attnum) FROM pg_attribute WHERE attrelid = "
+                     f"'{table}'::regclass AND attnum > 0")
+        return rc, out, err, rows, types
+
+    # The issue's case: a blank line after the header (COPY said "missing
+    # data for column").
+    rc, out, err, rows, types = load("blank_after_header.csv", b"a,b\n\n1,x\n2,y\n", "blank1")
+    check("ingest: a blank line after the header is skipped",
+          rc == 0 and out.startswith("public.blank1: loaded 2 rows, 2 columns (integer,text)\n")
+          and rows == [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}], (rc, out, err, rows))
+
+    data = (b'\xef\xbb\xbf"id",name,,score,name,\r\n'
+            b"\r\n"
+            b'1,"Smith, J.",x,1.5,"a ""b""",\r\n'
+            b"   \r\n"
+            b'2,"two\r\n\r\nlines",NA,N/A,NULL\r\n'
+            b"3,,nan,-NaN\r\n"
+            b"\r\n"
+            b'4,null,#N/A,"NA",None,<NA>')
+    rc, out, err, rows, types = load("published.csv", data, "published")
+    check("ingest a file as pandas reads it: BOM, CRLF, blank lines, quotes, Unnamed and "
+          "mangled names, short rows, missing values",
+          rc == 0 and out == "public.published: loaded 4 rows, 6 columns "
+          "(integer,text,text,numeric,text,text)\n  new table\n" and err == "" and
+          types == "id integer,name text,Unnamed: 2 text,score numeric,name.1 text,"
+          "Unnamed: 5 text" and
+          rows == [{"id": 1, "name": "Smith, J.", "Unnamed: 2": "x", "score": 1.5,
+                    "name.1": 'a "b"', "Unnamed: 5": None},
+                   {"id": 2, "name": "two\r\n\r\nlines", "Unnamed: 2": None, "score": None,
+                    "name.1": None, "Unnamed: 5": None},
+                   {"id": 3, "name": None, "Unnamed: 2": None, "score": None,
+                    "name.1": None, "Unnamed: 5": None},
+                   {"id": 4, "name": None, "Unnamed: 2": None, "score": None,
+                    "name.1": None, "Unnamed: 5": None}], (rc, out, err, types, rows))
+    # The same file again: the same header, so the table is refilled.
+    rc, out, err = ingest("--table", "published", os.path.join(tmp, "published.csv"))
+    check("... and again: the same header (the names pandas gives), emptied and refilled",
+          rc == 0 and "  same header: table emptied and refilled\n" in out and
+          psql("SELECT count(*) FROM published") == "4", out + err)
 
 
 def watch_and_decide(tmp):
