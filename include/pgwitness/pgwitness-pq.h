@@ -776,8 +776,9 @@ typedef struct pgw_pq_watch_gap {
  * (PGW_PQ_LISTENER_GAP; the listener resets the tenant then, and a GAP
  * says what that reset cannot cover from then on); a host that watches
  * for the stream, or that listens otherwise, calls this. Reads the
- * catalog and `<pgw_schema>.stream_tables` (its SELECT privilege is
- * needed).
+ * catalog and, when the role may read it, `<pgw_schema>.stream_tables`
+ * (without that privilege the stream's gaps are not listed, and the
+ * triggers' are).
  *
  * @param out         receives an array of *n_out entries, ordered by the
  *                    watched table then the descendant; caller frees with

@@ -1846,6 +1846,16 @@ START_TEST(inheritance_children_and_gaps)
     ck_assert_str_eq(g[0].watched_table, "par");
     ck_assert_str_eq(g[0].source, "triggers");
     pgw_free(g);
+    /* The same for a role that may not read stream_tables. */
+    pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_gap_reader; "
+                 "CREATE ROLE pgwt_gap_reader; RESET client_min_messages; "
+                 "GRANT USAGE ON SCHEMA pgwitness TO pgwt_gap_reader; SET ROLE pgwt_gap_reader");
+    ck_assert_msg(pgw_pq_watch_gaps(&g, &ng, c, NULL, &err) == PGW_OK, "%s", err.message);
+    ck_assert_uint_eq(ng, 1);
+    ck_assert_str_eq(g[0].table, "late");
+    pgw_free(g);
+    pgwt_exec(c, "RESET ROLE; REVOKE USAGE ON SCHEMA pgwitness FROM pgwt_gap_reader; "
+                 "DROP ROLE pgwt_gap_reader");
     pgwt_exec(c, "INSERT INTO late VALUES (5, 'a')");
     pgwt_expect_marker(c, lc, CH, "gap"); /* nothing was sent */
     watch(c, "other", NULL, 0);

@@ -340,8 +340,10 @@ WITH watched AS (
       FROM pg_trigger t
      WHERE t.tgname = 'pgwitness_insert' AND t.tgfoid = 'notify_statement()'::regprocedure
     UNION
-    SELECT st.relid FROM stream_tables st JOIN pg_class c ON c.oid = st.relid
-     WHERE c.relkind = 'p'
+    -- (through stream_watched(), which reads stream_tables only when the
+    -- role may: a role that watches with the triggers may not)
+    SELECT c.oid FROM pg_class c
+     WHERE c.relkind = 'p' AND coalesce(stream_watched(c.oid::regclass), false)
 )
 SELECT p.relid, dn.nspname::text, d.relname::text, w.relid, wn.nspname::text, wc.relname::text,
        p.missing
