@@ -93,8 +93,11 @@ static void stream_wait(e2e_source *src, PGconn *writer, const e2e_commit *cm)
                       cm->number, first, lsn);
     }
     /* Write sets exactly when rows changed, of this commit's transaction. */
-    ck_assert_msg((n > 0) == (cm->sent > 0), "commit %ld (%s): %ld write sets for %ld writes",
-                  cm->number, cm->sql[0], n, cm->sent);
+    ck_assert_msg((n > 0) == (cm->sent > 0),
+                  "commit %ld (%s): %ld write sets for %ld writes (stream: %d events, %d "
+                  "resets, the last event: %s)",
+                  cm->number, cm->sql[0], n, cm->sent, ss->s->n_events, ss->s->resets,
+                  ss->s->n_events ? ss->s->events[ss->s->n_events - 1] : "none");
     if (n) {
         ck_assert_msg(first > ss->last_lsn, "commit %ld: LSN %llx after %llx", cm->number,
                       first, ss->last_lsn);
