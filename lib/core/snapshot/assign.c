@@ -20,10 +20,12 @@
  *    of R. Jonker and A. Volgenant, "A shortest augmenting path algorithm
  *    for dense and sparse linear assignment problems", Computing 38 (1987),
  *    without their initialisation heuristics: rows are added one by one,
- *    each by a Dijkstra search over reduced costs c_ij - u_i - v_j, which
- *    the potentials u, v keep non-negative. O(nr^2 * nc) at worst, with nr
- *    columns more (one per row) that each cost O(1) per search step: a row's
- *    own unassigned column is reached only from that row.
+ *    each by a Dijkstra search over the reduced costs c_ij - u_i - v_j,
+ *    which the potentials u, v keep non-negative (add_row). O(nr * nc *
+ *    min(nr, nc)) at worst (a search adds a real column to its tree at
+ *    each step but the last); the unassigned columns cost O(1) a step,
+ *    since row i's is reached from row i alone. A 300 x 300 matrix of
+ *    random scores takes a few milliseconds (tests/bench/bench_assign.c).
  *
  * 2. The tie rule. The potentials are an optimal dual solution (u_i + v_j
  *    <= c_ij on every edge, v_j <= 0, v_j = 0 on an uncovered column), so by
@@ -55,116 +57,129 @@
 
 #define TOL PGWI_ASSIGN_TIE_TOL
 
-/* The solver's state. Columns 0..nc-1 are real, nc + i is row i's
- * unassigned column, and m = nc + nr is the search's virtual start. */
+/* The solver's state. Columns 0..nc-1 are real; column nc + i is row i's
+ * unassigned column, of cost 0, whose potential stays 0 (it is never in a
+ * search tree except as its end), so it has no slot in v. */
 typedef struct lap {
-    const double *score;
-    size_t nr, nc, m;
-    double threshold;
-    double *u;       /* [nr] row potentials */
-    double *v;       /* [m + 1] column potentials */
-    double *minv;    /* [m + 1] the search's tentative distances */
-    int32_t *owner;  /* [m + 1] the row holding each column, or -1 */
-    int32_t *way;    /* [m + 1] the column before each in the search tree */
-    int32_t *used;   /* [m + 1] stamped with i + 1 when reached for row i */
-    int32_t *touched;/* [nr] unassigned columns the current search reached */
-    int32_t *col;    /* [nr] the column each row holds */
+    size_t nr, nc, m;  /* m = nc + nr columns in all */
+    double *cost;      /* [nr * nc] -score, or +inf for no edge */
+    double *u;         /* [nr] row potentials */
+    double *v;         /* [nc] real columns' potentials */
+    double *dist;      /* [nc] the search's shortest-path costs */
+    int32_t *owner;    /* [m] the row holding each column, or -1 */
+    int32_t *col;      /* [nr] the column each row holds, or -1 */
+    int32_t *path;     /* [m] the row each column was reached from */
+    int32_t *todo;     /* [nc] real columns not yet in the search tree */
+    int32_t *rows;     /* [nr] the rows in the search tree */
+    int32_t *cols;     /* [nc] the real columns in the search tree */
 } lap;
 
-/* Adds row i to the assignment: a Dijkstra search from row i over reduced
- * costs, growing a tree of columns (and the rows that hold them) until it
- * reaches a free column, with the potentials shifted at each step so that
- * the tree's edges stay tight; then the augmentation along the tree's path.
- * Costs may be negative: row i's potential starts at 0 and the first step
- * lowers it to row i's smallest cost. */
-static void add_row(lap *L, size_t i)
+/* Adds row `start` to the assignment: a Dijkstra search from it over
+ * reduced costs c_ij - u_i - v_j until it reaches a free column (the form
+ * of D. F. Crouse, "On implementing 2D rectangular assignment algorithms",
+ * IEEE Transactions on Aerospace and Electronic Systems 52(4), 2016: a
+ * column list that shrinks as the tree grows, the potentials updated once at
+ * the end, a free column preferred among equally near ones), then the
+ * augmentation along the path. Costs may be negative: only the first step,
+ * from the new row, can see a negative reduced cost, and every later edge's
+ * is non-negative. */
+static void add_row(lap *L, size_t start)
 {
-    const size_t nc = L->nc, m = L->m;
-    const int32_t stamp = (int32_t)i + 1;
-    double *u = L->u, *v = L->v, *minv = L->minv;
-    int32_t *owner = L->owner, *way = L->way, *used = L->used;
-    size_t ntouched = 0;
-
-    for (size_t j = 0; j < nc; j++)
-        minv[j] = HUGE_VAL;
-    owner[m] = (int32_t)i;
-    size_t j0 = m;
-    do {
-        used[j0] = stamp;
-        size_t i0 = (size_t)owner[j0];
-        const double *row = L->score + i0 * nc;
-        const double ui = u[i0];
-        double delta = HUGE_VAL;
-        size_t j1 = m;
-        for (size_t j = 0; j < nc; j++) {
-            if (used[j] == stamp)
-                continue;
-            double s = row[j];
-            if (s >= L->threshold) {
-                double cur = -s - ui - v[j];
-                if (cur < minv[j]) {
-                    minv[j] = cur;
-                    way[j] = (int32_t)j0;
-                }
+    const size_t nc = L->nc;
+    double *dist = L->dist, *u = L->u, *v = L->v;
+    int32_t *owner = L->owner, *path = L->path, *todo = L->todo;
+    size_t n_todo = nc, n_rows = 0, n_cols = 0;
+    for (size_t j = 0; j < nc; j++) {
+        todo[j] = (int32_t)j;
+        dist[j] = HUGE_VAL;
+    }
+    double reach = 0;  /* the distance of the column last added to the tree */
+    /* The nearest unassigned column reached so far (the first of equals):
+     * each is reached once, from its own row, and never changes. */
+    double near_unassigned = HUGE_VAL;
+    size_t unassigned = 0;
+    size_t i = start, sink;
+    for (;;) {
+        L->rows[n_rows++] = (int32_t)i;
+        const double *crow = L->cost + i * nc;
+        const double base = reach - u[i];
+        /* Row i's unassigned column: reached from row i alone, and free
+         * (row i holds a column of the tree, or is the new row). */
+        path[nc + i] = (int32_t)i;
+        if (base < near_unassigned) {
+            near_unassigned = base;
+            unassigned = nc + i;
+        }
+        double lowest = HUGE_VAL;
+        size_t pick = SIZE_MAX; /* an index into todo */
+        bool pick_free = false;
+        for (size_t t = 0; t < n_todo; t++) {
+            size_t j = (size_t)todo[t];
+            double r = base + crow[j] - v[j];
+            if (r < dist[j]) {
+                dist[j] = r;
+                path[j] = (int32_t)i;
             }
-            if (minv[j] < delta) {
-                delta = minv[j];
-                j1 = j;
+            if (dist[j] < lowest || (dist[j] == lowest && !pick_free && owner[j] < 0)) {
+                lowest = dist[j];
+                pick = t;
+                pick_free = owner[j] < 0;
             }
         }
-        /* Row i0's own unassigned column: reached only from row i0, and
-         * free (row i0 holds column j0, or is row i, which holds none). */
-        size_t jd = nc + i0;
-        minv[jd] = -ui - v[jd];
-        way[jd] = (int32_t)j0;
-        L->touched[ntouched++] = (int32_t)jd;
-        for (size_t t = 0; t < ntouched; t++) {
-            size_t j = (size_t)L->touched[t];
-            if (minv[j] < delta) {
-                delta = minv[j];
-                j1 = j;
-            }
+        if (near_unassigned < lowest || (near_unassigned == lowest && !pick_free)) {
+            reach = near_unassigned;
+            sink = unassigned;
+            break;
         }
-        /* Shift the potentials by delta: the reached columns (and their
-         * rows) keep their reduced costs, the others come delta closer. */
-        for (size_t j = 0; j < nc; j++) {
-            if (used[j] == stamp) {
-                u[owner[j]] += delta;
-                v[j] -= delta;
-            } else {
-                minv[j] -= delta;
-            }
+        reach = lowest;
+        size_t j = (size_t)todo[pick];
+        todo[pick] = todo[--n_todo];
+        L->cols[n_cols++] = (int32_t)j;
+        if (owner[j] < 0) {
+            sink = j;
+            break;
         }
-        for (size_t t = 0; t < ntouched; t++)
-            minv[L->touched[t]] -= delta;
-        u[owner[m]] += delta;
-        v[m] -= delta;
-        j0 = j1;
-    } while (owner[j0] >= 0);
-    /* Augment along the path back to the start. */
-    do {
-        size_t j1 = (size_t)way[j0];
-        owner[j0] = owner[j1];
-        j0 = j1;
-    } while (j0 != m);
+        i = (size_t)owner[j];
+    }
+    /* Potentials: each tree row and column moves by how much nearer it was
+     * than the sink, which keeps every reduced cost non-negative and makes
+     * the path's edges tight. */
+    u[start] += reach;
+    for (size_t t = 1; t < n_rows; t++) {
+        size_t r = (size_t)L->rows[t];
+        u[r] += reach - dist[L->col[r]];
+    }
+    for (size_t t = 0; t < n_cols; t++) {
+        size_t j = (size_t)L->cols[t];
+        v[j] -= reach - dist[j];
+    }
+    /* Augment: each row on the path takes the column after its own. */
+    size_t j = sink;
+    for (;;) {
+        size_t r = (size_t)path[j];
+        owner[j] = (int32_t)r;
+        int32_t held = L->col[r];
+        L->col[r] = (int32_t)j;
+        if (r == start)
+            break;
+        j = (size_t)held;
+    }
 }
 
-/* Whether row i's edge to column j (real or its own unassigned one) is an
- * edge that is tight under the final potentials. */
+/* Whether row i's edge to column j (real, or its own unassigned one) is
+ * tight under the final potentials. */
 static bool tight(const lap *L, size_t i, size_t j)
 {
-    double c;
-    if (j < L->nc) {
-        double s = L->score[i * L->nc + j];
-        if (!(s >= L->threshold))
-            return false;
-        c = -s;
-    } else {
-        if (j != L->nc + i)
-            return false;
-        c = 0;
-    }
-    return c - L->u[i] - L->v[j] <= TOL;
+    if (j < L->nc)
+        return L->cost[i * L->nc + j] - L->u[i] - L->v[j] <= TOL;
+    return j == L->nc + i && -L->u[i] <= TOL;
+}
+
+/* Whether column j may be left uncovered by an optimal assignment: its
+ * potential is zero (every unassigned column's is). */
+static bool vacatable(const lap *L, size_t j)
+{
+    return j >= L->nc || L->v[j] >= -TOL;
 }
 
 /* The tie rule's graph: for each column, the rows with a tight edge to it
@@ -188,8 +203,10 @@ static int build_ties(ties *t, const lap *L)
             n_tight += tight(L, i, j);
         n_tight += tight(L, i, nc + i);
     }
+    /* rev_start holds int32 offsets: more tight edges than that (over 8 GB
+     * of them) are beyond any memory. */
     uint64_t count = (uint64_t)(m + 1) + 3 * (uint64_t)m + n_tight;
-    if (count > SIZE_MAX / sizeof(int32_t))
+    if (n_tight > INT32_MAX || count > SIZE_MAX / sizeof(int32_t))
         return PGW_ENOMEM;
     if (!(t->block = pgwi_calloc((size_t)count, sizeof(int32_t))))
         return PGW_ENOMEM;
@@ -267,7 +284,7 @@ static void improve_row(lap *L, ties *t, size_t i, size_t first)
                 queue[tail++] = (int32_t)a;
             }
         }
-        if (!slack_done && L->v[b] >= -TOL) {
+        if (!slack_done && vacatable(L, b)) {
             slack_done = true;
             for (size_t f = 0; f < m; f++) {
                 if (owner[f] < 0 && good[f] != gen) {
@@ -330,38 +347,40 @@ int pgwi_assign(int32_t *row_to_col, const double *score, size_t nr, size_t nc,
         if (isnan(score[k]) || score[k] > 1)
             return PGW_EINVAL;
 
-    lap L = {.score = score, .nr = nr, .nc = nc, .m = nc + nr, .threshold = threshold};
+    lap L = {.nr = nr, .nc = nc, .m = nc + nr};
     const size_t m = L.m;
     /* One block: the doubles first, then the int32 arrays. */
-    uint64_t n_dbl = (uint64_t)nr + 2 * ((uint64_t)m + 1);
-    uint64_t n_int = 3 * ((uint64_t)m + 1) + 2 * (uint64_t)nr;
+    uint64_t n_dbl = (uint64_t)nr * nc + nr + 2 * (uint64_t)nc;
+    uint64_t n_int = 2 * (uint64_t)m + 2 * (uint64_t)nr + 2 * (uint64_t)nc;
     if (n_dbl > SIZE_MAX / sizeof(double) ||
         n_int > (SIZE_MAX - n_dbl * sizeof(double)) / sizeof(int32_t))
         return PGW_ENOMEM;
     char *block = pgwi_malloc((size_t)(n_dbl * sizeof(double) + n_int * sizeof(int32_t)));
     if (!block)
         return PGW_ENOMEM;
-    L.u = (double *)(void *)block;
+    L.cost = (double *)(void *)block;
+    L.u = L.cost + nr * nc;
     L.v = L.u + nr;
-    L.minv = L.v + m + 1;
-    L.owner = (int32_t *)(void *)(L.minv + m + 1);
-    L.way = L.owner + m + 1;
-    L.used = L.way + m + 1;
-    L.touched = L.used + m + 1;
-    L.col = L.touched + nr;
-    for (size_t i = 0; i < nr; i++)
+    L.dist = L.v + nc;
+    L.owner = (int32_t *)(void *)(L.dist + nc);
+    L.col = L.owner + m;
+    L.path = L.col + nr;
+    L.todo = L.path + m;
+    L.rows = L.todo + nc;
+    L.cols = L.rows + nr;
+    for (size_t k = 0; k < nr * nc; k++)
+        L.cost[k] = score[k] >= threshold ? -score[k] : HUGE_VAL;
+    for (size_t i = 0; i < nr; i++) {
         L.u[i] = 0;
-    for (size_t j = 0; j <= m; j++) {
-        L.v[j] = 0;
-        L.owner[j] = -1;
-        L.used[j] = 0;
+        L.col[i] = -1;
     }
+    for (size_t j = 0; j < nc; j++)
+        L.v[j] = 0;
+    for (size_t j = 0; j < m; j++)
+        L.owner[j] = -1;
 
     for (size_t i = 0; i < nr; i++)
         add_row(&L, i);
-    for (size_t j = 0; j < m; j++)
-        if (L.owner[j] >= 0)
-            L.col[L.owner[j]] = (int32_t)j;
 
     int rc = PGW_OK;
     ties t = {0};

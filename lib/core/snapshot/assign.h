@@ -33,9 +33,10 @@
  * assignment that keeps row 0's, and so on. Totals are equal up to
  * PGWI_ASSIGN_TIE_TOL (above). The result is deterministic.
  *
- * Method: the Hungarian method (Kuhn 1955; Munkres 1957) in its O(nr^2 *
- * (nr + nc)) shortest-augmenting-path form, then a walk over the tight
- * edges of the optimal potentials for the tie rule.
+ * Method: the Hungarian method (Kuhn 1955; Munkres 1957) in the
+ * shortest-augmenting-path form of Jonker and Volgenant (1987), O(nr * nc *
+ * min(nr, nc)) at worst, then a walk over the tight edges of the optimal
+ * potentials for the tie rule (assign.c says how, with the references).
  *
  * Returns PGW_OK; PGW_EINVAL (row_to_col NULL with nr > 0, score NULL with
  * nr * nc > 0, threshold NaN or outside [0, 1], a score NaN or above 1,
