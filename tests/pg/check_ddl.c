@@ -59,22 +59,6 @@ static long long n_event_triggers(PGconn *c)
     return pgwt_int(c, "SELECT count(*) FROM pg_event_trigger WHERE evtname LIKE 'pgwitness\\_%'");
 }
 
-/* The dirty runners as "query:REASON" in pop order, acknowledged. */
-static char *drain(pgw_index *idx)
-{
-    static char out[1024];
-    out[0] = '\0';
-    pgw_dirty d;
-    while (pgw_index_pop_dirty(&d, idx) == PGW_OK) {
-        pgw_runner_info ri;
-        ck_assert_int_eq(pgw_index_runner(&ri, idx, d.runner, NULL), PGW_OK);
-        size_t n = strlen(out);
-        snprintf(out + n, sizeof out - n, "%s%s:%s", n ? "," : "", ri.query,
-                 pgw_reason_name(d.reason));
-        ck_assert_int_eq(pgw_index_ack_unknown(idx, d.runner, NULL), PGW_OK);
-    }
-    return out;
-}
 
 /* A subscription to every column of public.<table> in scope p/acme/db. */
 static void subscribe(pgw_index *idx, const char *query, const char *table)
@@ -112,8 +96,8 @@ static void sources_open(sources *b, PGconn *c)
     subscribe(b->sidx, "tasks.all", "tasks");
     b->s = pgwt_stream_open(NULL, b->sidx, NULL);
     pgwt_stream_until_streaming(b->s, 1);
-    drain(b->idx);
-    drain(b->sidx); /* the first STREAMING resets the scope */
+    pgwt_drain(b->idx);
+    pgwt_drain(b->sidx); /* the first STREAMING resets the scope */
 }
 
 static void sources_close(sources *b)
@@ -131,8 +115,8 @@ static void expect_nothing(sources *b)
     pgwt_stream_sync(b->s, b->c);
     const char *got = pgwt_stream_take(b->s, NULL);
     ck_assert_msg(got == NULL, "unexpected write set %s", got ? got : "");
-    ck_assert_str_eq(drain(b->idx), "");
-    ck_assert_str_eq(drain(b->sidx), "");
+    ck_assert_str_eq(pgwt_drain(b->idx), "");
+    ck_assert_str_eq(pgwt_drain(b->sidx), "");
 }
 
 /* The ddl write set of public.<table> on both sources, exactly once, and
@@ -153,7 +137,7 @@ static void expect_ddl(sources *b, const char *want, const char *what)
     pgw_write_free(w);
     free(payload);
     ck_assert_msg(pgwt_no_payload(b->lc, 100), "%s: a second notification", what);
-    ck_assert_str_eq(drain(b->idx), "tasks.all:DDL");
+    ck_assert_str_eq(pgwt_drain(b->idx), "tasks.all:DDL");
     pgwt_stream_sync(b->s, b->c);
     const char *got = pgwt_stream_take(b->s, NULL);
     ck_assert_msg(got != NULL, "%s: no write set on the stream (%d events, the last: %s)", what,
@@ -163,7 +147,7 @@ static void expect_ddl(sources *b, const char *want, const char *what)
     ck_assert_msg(strcmp(got, full) == 0, "%s: %s", what, got);
     got = pgwt_stream_take(b->s, NULL);
     ck_assert_msg(got == NULL, "%s: a second write set %s", what, got ? got : "");
-    ck_assert_str_eq(drain(b->sidx), "tasks.all:DDL");
+    ck_assert_str_eq(pgwt_drain(b->sidx), "tasks.all:DDL");
 }
 
 static void watch_both(PGconn *c, const char *table)
@@ -235,7 +219,7 @@ static void each_ddl(bool trigger)
          * temporary slot is new, so the scope was reset. */
         pgwt_stream_until_streaming(b.s, 2);
         ck_assert_int_eq(b.s->resets, 2);
-        const char *reset = drain(b.sidx); /* or drained with the DDL */
+        const char *reset = pgwt_drain(b.sidx); /* or drained with the DDL */
         ck_assert_msg(!*reset || strcmp(reset, "tasks.all:SCOPE_RESET") == 0, "%s", reset);
         ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.stream_tables WHERE "
                                      "relid = 'tasks'::regclass"),
@@ -255,7 +239,7 @@ static void each_ddl(bool trigger)
                          "\"ids\":[\"3\"],\"ids_truncated\":false,\"columns\":null,"
                          "\"columns_truncated\":false,\"pk_changed\":false}");
         ck_assert_ptr_null(pgwt_stream_take(b.s, NULL));
-        ck_assert_str_eq(drain(b.sidx), "tasks.all:INSERT_MAY_ENTER");
+        ck_assert_str_eq(pgwt_drain(b.sidx), "tasks.all:INSERT_MAY_ENTER");
         ck_assert(pgwt_no_payload(b.lc, 100));
     }
     /* A table nothing watches, nor watched under its name: nothing on

@@ -569,23 +569,6 @@ END_TEST
 
 #define DDL_T "{\"schema\":\"public\",\"table\":\"t\",\"op\":\"ddl\"}"
 
-/* The dirty runners as "query:REASON" in pop order, each acknowledged as
- * unknown. */
-static const char *drain(pgw_index *idx)
-{
-    static char out[512];
-    out[0] = '\0';
-    pgw_dirty d;
-    while (pgw_index_pop_dirty(&d, idx) == PGW_OK) {
-        pgw_runner_info ri;
-        ck_assert_int_eq(pgw_index_runner(&ri, idx, d.runner, NULL), PGW_OK);
-        size_t n = strlen(out);
-        snprintf(out + n, sizeof out - n, "%s%s:%s", n ? "," : "", ri.query,
-                 pgw_reason_name(d.reason));
-        ck_assert_int_eq(pgw_index_ack_unknown(idx, d.runner, NULL), PGW_OK);
-    }
-    return out;
-}
 
 /* Waits until the slot's confirmed position reaches what the server had
  * flushed now (every transaction committed so far); fails after 60 s. */
@@ -633,7 +616,7 @@ static void later_insert(pgwt_stream *s, pgw_index *idx, PGconn *c, int id)
     ck_assert_str_eq(got, want);
     got = pgwt_stream_take(s, NULL);
     ck_assert_msg(got == NULL, "a write set after the insert: %s", got ? got : "");
-    ck_assert_str_eq(drain(idx), "open:INSERT_MAY_ENTER");
+    ck_assert_str_eq(pgwt_drain(idx), "open:INSERT_MAY_ENTER");
 }
 
 /* With the event trigger, the host (its own process) killed; then ADD
@@ -680,7 +663,7 @@ START_TEST(ddl_while_host_killed_event_trigger)
     ck_assert_str_eq(got, DDL_T);
     got = pgwt_stream_take(s, NULL);
     ck_assert_msg(got == NULL, "a third write set: %s", got ? got : "");
-    ck_assert_str_eq(drain(idx), "open:DDL");
+    ck_assert_str_eq(pgwt_drain(idx), "open:DDL");
     later_insert(s, idx, c, 2);
     ck_assert_int_eq(pgwt_stream_count(s, "STREAMING"), 1);
     ck_assert_int_eq(s->resets, 0);
@@ -709,7 +692,7 @@ START_TEST(ddl_while_host_closed_announced)
     subscribe_open(idx);
     pgwt_stream *s = pgwt_stream_open(slot, idx, NULL);
     pgwt_stream_until_streaming(s, 1);
-    ck_assert_str_eq(drain(idx), "open:SCOPE_RESET"); /* the new slot */
+    ck_assert_str_eq(pgwt_drain(idx), "open:SCOPE_RESET"); /* the new slot */
     later_insert(s, idx, c, 1);
     pgwt_stream_close(s);
     pgw_index_free(idx);
@@ -729,7 +712,7 @@ START_TEST(ddl_while_host_closed_announced)
     ck_assert_str_eq(got, DDL_T);
     got = pgwt_stream_take(s, NULL);
     ck_assert_msg(got == NULL, "a second write set: %s", got ? got : "");
-    ck_assert_str_eq(drain(idx), "open:DDL");
+    ck_assert_str_eq(pgwt_drain(idx), "open:DDL");
     later_insert(s, idx, c, 2);
     ck_assert_int_eq(pgwt_stream_count(s, "STREAMING"), 1);
     ck_assert_int_eq(s->resets, 0);
@@ -761,7 +744,7 @@ START_TEST(ddl_while_down_unannounced)
     subscribe_open(idx);
     pgwt_stream *s = pgwt_stream_open(slot, idx, NULL);
     pgwt_stream_until_streaming(s, 1);
-    ck_assert_str_eq(drain(idx), "open:SCOPE_RESET");
+    ck_assert_str_eq(pgwt_drain(idx), "open:SCOPE_RESET");
     later_insert(s, idx, c, 1); /* its decoder learns t */
     pgwt_stream_close(s);
     pgw_index_free(idx);
@@ -773,7 +756,7 @@ START_TEST(ddl_while_down_unannounced)
     pgwt_stream_sync(s, c);
     const char *got = pgwt_stream_take(s, NULL);
     ck_assert_msg(got == NULL, "a write set on the resume: %s", got ? got : "");
-    ck_assert_str_eq(drain(idx), "");
+    ck_assert_str_eq(pgwt_drain(idx), "");
     later_insert(s, idx, c, 2);
     /* An in-process reconnect: the same decoder, its cache kept. */
     terminate_walsender(c, slot);
@@ -782,7 +765,7 @@ START_TEST(ddl_while_down_unannounced)
     pgwt_stream_sync(s, c);
     got = pgwt_stream_take(s, NULL);
     ck_assert_msg(got == NULL, "a write set on the reconnect: %s", got ? got : "");
-    ck_assert_str_eq(drain(idx), "");
+    ck_assert_str_eq(pgwt_drain(idx), "");
     pgwt_exec(c, "INSERT INTO t VALUES (3, 'open')");
     pgwt_stream_sync(s, c);
     got = pgwt_stream_take(s, NULL);
@@ -794,7 +777,7 @@ START_TEST(ddl_while_down_unannounced)
     ck_assert_ptr_nonnull(got);
     ck_assert_str_eq(got, want);
     ck_assert_ptr_null(pgwt_stream_take(s, NULL));
-    ck_assert_str_eq(drain(idx), "open:DDL");
+    ck_assert_str_eq(pgwt_drain(idx), "open:DDL");
     ck_assert_int_eq(pgwt_stream_count(s, "STREAMING 0 0"), 2);
     ck_assert_int_eq(s->resets, 0);
     pgwt_stream_close(s);

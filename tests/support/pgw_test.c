@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "pgwitness/common.h"
+#include "pgwitness/index.h"
+#include "pgwitness/inval.h"
 
 int pgwt_main(Suite *s)
 {
@@ -132,3 +134,18 @@ void pgwt_alloc_reset(void)
     g_failed = false;
 }
 
+const char *pgwt_drain(pgw_index *idx)
+{
+    static char out[2048];
+    out[0] = '\0';
+    pgw_dirty d;
+    while (pgw_index_pop_dirty(&d, idx) == PGW_OK) {
+        pgw_runner_info ri;
+        ck_assert_int_eq(pgw_index_runner(&ri, idx, d.runner, NULL), PGW_OK);
+        size_t n = strlen(out);
+        snprintf(out + n, sizeof out - n, "%s%s:%s", n ? "," : "", ri.query,
+                 pgw_reason_name(d.reason));
+        ck_assert_int_eq(pgw_index_ack_unknown(idx, d.runner, NULL), PGW_OK);
+    }
+    return out;
+}

@@ -44,6 +44,14 @@ bool pgwt_alloc_failed(void);
 pgwt_alloc_stats pgwt_alloc_get(void);
 void pgwt_alloc_reset(void);
 
+/* ---- the reverse index ---- */
+
+struct pgw_index;
+/* Pops every dirty runner of idx, acknowledging each as unknown, and
+ * returns them as "query:REASON" joined by commas, in pop order (a static
+ * buffer, valid until the next call). Fails the test on error. */
+const char *pgwt_drain(struct pgw_index *idx);
+
 /* ---- PostgreSQL ---- */
 
 typedef struct pg_conn PGconn;
