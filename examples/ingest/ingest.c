@@ -105,6 +105,7 @@ typedef struct csv_file {
     char **names; /* csvread_column_names() */
     sbuf rows_copy;
     size_t rows;
+    size_t truncated; /* names cut to 63 bytes */
 } csv_file;
 
 /* "first line" or "line N": where the header is. */
@@ -121,8 +122,13 @@ static const char *header_where(size_t line, char *buf, size_t size)
  * database:
  *   - the first line that is not blank is the header; its fields name the
  *     columns as pandas names them (an empty one "Unnamed: I", a repeat
- *     "name.1"); it must have at most 1600 fields (PostgreSQL's limit) and
- *     names of at most 63 bytes (longer ones would be truncated);
+ *     "name.1"); it must have at most 1600 fields (PostgreSQL's limit); a
+ *     name longer than 63 bytes is cut to its first 63 bytes, on a UTF-8
+ *     character boundary, as PostgreSQL truncates an identifier (with a
+ *     NOTICE; truncate_identifier() in src/backend/parser/scansup.c), and
+ *     counted in out->truncated; two names that are the same once cut are
+ *     refused, as PostgreSQL would refuse the table ("column specified
+ *     more than once");
  *   - every other record is a row: a short row (fewer fields than the
  *     header) gets missing values for the fields it lacks, as pandas gives
  *     NaN; a long row is refused with its line, as pandas refuses it
@@ -178,20 +184,30 @@ static int read_csv(csv_file *out, const char *data, size_t len, const char *fil
     out->columns = r.fields;
     out->names = csvread_column_names(fields, r.fields);
     for (size_t i = 0; i < out->columns; i++) {
-        size_t n = strlen(out->names[i]);
+        char *name = out->names[i];
+        size_t n = strlen(name);
         if (n <= EX_MAX_NAME_BYTES)
             continue;
-        if (strcmp(out->names[i], fields[i]) == 0)
-            rc = fail(err, PGW_EPARSE,
-                      "%s: the name of column %zu of the header is %zu bytes, longer than "
-                      "PostgreSQL's limit of %d",
-                      file, i + 1, n, EX_MAX_NAME_BYTES);
-        else
-            rc = fail(err, PGW_EPARSE,
-                      "%s: column %zu of the header repeats a name, and the name pandas gives "
-                      "it (\"%s\") is %zu bytes, longer than PostgreSQL's limit of %d",
-                      file, i + 1, out->names[i], n, EX_MAX_NAME_BYTES);
-        goto done;
+        /* PostgreSQL's pg_mbcliplen(): the longest prefix of whole
+         * characters within the limit (the name is valid UTF-8). */
+        n = EX_MAX_NAME_BYTES;
+        while (n > 0 && ((unsigned char)name[n] & 0xC0) == 0x80)
+            n--;
+        name[n] = '\0';
+        out->truncated++;
+    }
+    if (out->truncated) {
+        for (size_t i = 1; i < out->columns; i++)
+            for (size_t j = 0; j < i; j++) {
+                if (strcmp(out->names[i], out->names[j]) != 0)
+                    continue;
+                rc = fail(err, PGW_EPARSE,
+                          "%s: columns %zu and %zu of the header have the same name once cut "
+                          "to PostgreSQL's limit of %d bytes (\"%s\"), as PostgreSQL would "
+                          "truncate them",
+                          file, j + 1, i + 1, EX_MAX_NAME_BYTES, out->names[i]);
+                goto done;
+            }
     }
     while ((k = csvread_next(&r, why, sizeof why)) == 1) {
         if (r.fields > out->columns) {
@@ -350,6 +366,7 @@ int ingest_csv(ingest_result *out, PGconn *conn, const char *csv_path, const cha
     ingest_result res;
     memset(&res, 0, sizeof res);
     res.columns = csv.columns;
+    res.truncated = csv.truncated;
     sbuf qname = {0}, st = {0}, inf = {0}, create = {0}, fill = {0}, an = {0};
     PGresult *r = NULL, *cols = NULL;
 

@@ -20,6 +20,7 @@
 /** What one ingest did. */
 typedef struct ingest_result {
     size_t columns;          /* columns in the CSV header */
+    size_t truncated;        /* of them, names cut to 63 bytes (as PostgreSQL cuts them) */
     size_t rows;             /* rows loaded */
     bool existed;            /* the table existed before */
     bool recreated;          /* its header differed: dropped through the funnel */
@@ -41,7 +42,10 @@ typedef struct ingest_result {
  *     columns, in order, named as pandas names them (an empty name is
  *     "Unnamed: I", I its 0-based position, so a header ending with a
  *     delimiter has one more column; a repeated name becomes name.1,
- *     name.2, ...); at most 1600 columns, each name at most 63 bytes;
+ *     name.2, ...); at most 1600 columns; a name longer than 63 bytes is
+ *     cut to 63 on a character boundary, as PostgreSQL truncates an
+ *     identifier (counted in out->truncated), and two names that are the
+ *     same once cut are refused;
  *   - a row with fewer fields than the header has NULL for the ones it
  *     lacks (pandas' NaN); a row with more is refused, naming its line (as
  *     pandas refuses it), so that no value is dropped;

@@ -25,7 +25,8 @@ static void usage(FILE *f)
           "                        --table [SCHEMA.]NAME [--resource ID] FILE.csv\n"
           "Loads a CSV file (UTF-8) into a table whose columns its header decides; the\n"
           "file is read as pandas.read_csv() reads it by default (blank lines skipped,\n"
-          "pandas' missing values such as NA, NaN, N/A and empty fields NULL). When\n"
+          "pandas' missing values such as NA, NaN, N/A and empty fields NULL; a name\n"
+          "longer than 63 bytes is cut to 63, as PostgreSQL truncates it). When\n"
           "the header changed, the old table is dropped through pgwitness's audited drop\n"
           "funnel (a snapshot is taken first); with the same header it is emptied and\n"
           "refilled. Connection: -d or the PG* variables. Options take their value as\n"
@@ -155,6 +156,9 @@ static int run(int argc, char **argv)
     printf("%s.%s: loaded %zu %s, %zu %s (%s)\n", ex_text(schema), ex_text(table), r.rows,
            ex_plural(r.rows, "row", "rows"), r.columns, ex_plural(r.columns, "column", "columns"),
            r.types);
+    if (r.truncated)
+        printf("  %zu %s longer than 63 bytes cut to 63, as PostgreSQL truncates them\n",
+               r.truncated, ex_plural(r.truncated, "column name", "column names"));
     if (r.recreated) {
         printf("  header changed (%zu -> %zu %s): dropped through the funnel, ", r.old_columns,
                r.columns, ex_plural(r.columns, "column", "columns"));

@@ -22,8 +22,14 @@
  *                      bill_depth_mm (values);  added year;  profile_changed
  *                      sex ("MALE" -> "male");  mixed
  * The scores are printed as TAP diagnostics.
+ *
+ * Also: the snapshot fixtures of the rename corpus (tests/data/renames,
+ * made by its make-fixtures) are what the ingest and the capture give
+ * today, for two of its pairs: penguins-v1-v2, and baddrivers-538-seaborn,
+ * whose long header names are cut to 63 bytes.
  * SPDX-License-Identifier: MIT
  */
+#include <jansson.h>
 #include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,12 +183,146 @@ START_TEST(three_formats_of_palmerpenguins)
 }
 END_TEST
 
+/* The snapshot as canonical JSON, parsed, without the two fields that
+ * change at every capture and that make-fixtures fixes (table_oid and
+ * captured_at). */
+static json_t *deterministic_part(const pgw_snapshot *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    pgw_error err;
+    ck_assert_int_eq(pgw_snapshot_to_json(&text, &len, s, 0, &err), PGW_OK);
+    json_error_t jerr;
+    json_t *j = json_loadb(text, len, 0, &jerr);
+    ck_assert_msg(j != NULL, "%s", jerr.text);
+    pgw_free(text);
+    ck_assert_int_eq(json_object_del(j, "table_oid"), 0);
+    ck_assert_int_eq(json_object_del(j, "captured_at"), 0);
+    return j;
+}
+
+/* The JSON path of the first place where two unequal documents differ
+ * (appended to `where`), and the two values there, for the message. */
+static void first_difference(const json_t *a, const json_t *b, char *where, size_t where_size,
+                             char *values, size_t values_size)
+{
+    size_t len = strlen(where);
+    if (json_is_object(a) && json_is_object(b)) {
+        const char *key;
+        const json_t *va;
+        json_object_foreach((json_t *)a, key, va) {
+            const json_t *vb = json_object_get(b, key);
+            if (vb && json_equal(va, vb))
+                continue;
+            snprintf(where + len, where_size - len, ".%s", key);
+            if (vb) {
+                first_difference(va, vb, where, where_size, values, values_size);
+                return;
+            }
+            snprintf(values, values_size, "no longer there");
+            return;
+        }
+        snprintf(values, values_size, "a key was added");
+        return;
+    }
+    if (json_is_array(a) && json_is_array(b)) {
+        for (size_t i = 0; i < json_array_size(a) && i < json_array_size(b); i++) {
+            if (json_equal(json_array_get(a, i), json_array_get(b, i)))
+                continue;
+            snprintf(where + len, where_size - len, "[%zu]", i);
+            first_difference(json_array_get(a, i), json_array_get(b, i), where, where_size,
+                             values, values_size);
+            return;
+        }
+        snprintf(values, values_size, "committed %zu elements, now %zu", json_array_size(a),
+                 json_array_size(b));
+        return;
+    }
+    char *ta = json_dumps(a, JSON_ENCODE_ANY | JSON_COMPACT);
+    char *tb = json_dumps(b, JSON_ENCODE_ANY | JSON_COMPACT);
+    snprintf(values, values_size, "committed %.200s, now %.200s", ta ? ta : "?", tb ? tb : "?");
+    free(ta);
+    free(tb);
+}
+
+static pgw_snapshot *read_fixture(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    static char buf[1 << 20];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    ck_assert(feof(f) && !ferror(f));
+    fclose(f);
+    pgw_snapshot *s = NULL;
+    pgw_error err;
+    int rc = pgw_snapshot_from_json(&s, buf, len, NULL, &err);
+    ck_assert_msg(rc == PGW_OK, "%s: %s at %s", path, err.message, err.path);
+    return s;
+}
+
+/*
+ * Loads a pair of the rename corpus as make-fixtures does (the ingest
+ * example, in a schema named after the pair, tables old and new, ANALYZE
+ * at default_statistics_target 100) and compares each snapshot with the
+ * committed fixture: everything but table_oid and captured_at — the
+ * columns, their types and positions, every profile statistic, the row
+ * estimate and the schema hash. The files are under ANALYZE's 30,000-row
+ * sample, so ANALYZE reads them whole and the statistics are exact.
+ */
+static void fixture_is_current(PGconn *c, const char *pair, size_t columns_old)
+{
+    char sql[256], path[1024];
+    snprintf(sql, sizeof sql, "CREATE SCHEMA \"%s\"", pair);
+    pgwt_exec(c, sql);
+    static const char *const sides[] = {"old", "new"};
+    for (size_t k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/%s/%s.csv", PGW_RENAMES_DIR, pair, sides[k]);
+        ingest_result r;
+        pgw_error err;
+        int rc = ingest_csv(&r, c, path, pair, sides[k], NULL, NULL, &err);
+        ck_assert_msg(rc == PGW_OK, "ingest %s: %s", path, err.message);
+        if (k == 0)
+            ck_assert_uint_eq(r.columns, columns_old);
+        pgw_snapshot *live = NULL;
+        ck_assert_int_eq(pgw_pq_capture(&live, c, pair, sides[k], NULL, &err), PGW_OK);
+        snprintf(path, sizeof path, "%s/%s/%s.snapshot.json", PGW_RENAMES_DIR, pair, sides[k]);
+        pgw_snapshot *fixture = read_fixture(path);
+        json_t *want = deterministic_part(fixture), *got = deterministic_part(live);
+        char where[512] = "$", values[512];
+        if (!json_equal(want, got)) {
+            first_difference(want, got, where, sizeof where, values, sizeof values);
+            ck_abort_msg("%s is stale (regenerate it with tests/data/renames/make-fixtures): "
+                         "%s: %s",
+                         path, where, values);
+        }
+        printf("# %s/%s: %zu columns, same as its fixture\n", pair, sides[k],
+               pgw_snapshot_column_count(live));
+        fflush(stdout);
+        json_decref(want);
+        json_decref(got);
+        pgw_snapshot_free(fixture);
+        pgw_snapshot_free(live);
+    }
+}
+
+START_TEST(rename_corpus_fixtures_are_current)
+{
+    PGconn *c = pgwt_connect();
+    pgwt_exec(c, "SET default_statistics_target = 100");
+    fixture_is_current(c, "penguins-v1-v2", 17);
+    /* Six names over 63 bytes, cut as PostgreSQL cuts them. */
+    fixture_is_current(c, "baddrivers-538-seaborn", 8);
+    PQfinish(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("penguins");
     TCase *tc = tcase_create("penguins");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, three_formats_of_palmerpenguins);
+    tcase_add_test(tc, rename_corpus_fixtures_are_current);
     suite_add_tcase(s, tc);
     return s;
 }

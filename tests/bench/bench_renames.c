@@ -1,0 +1,722 @@
+/*
+ * tests/bench/bench_renames.c — precision, recall and F1 of rename detection
+ * on the corpus of real published format changes (issue 17,
+ * tests/data/renames/README.md).
+ *
+ *   bench-renames [CORPUS_DIR]
+ *
+ * Pure core, no server: each pair's committed snapshot fixtures
+ * (old.snapshot.json, new.snapshot.json, made by make-fixtures) are diffed
+ * and the predicted renames scored against its truth.json:
+ *   - a predicted rename listed in `renamed` is a true positive (TP);
+ *   - one listed in `ambiguous` counts neither way;
+ *   - any other predicted rename is a false positive (FP);
+ *   - a pair of `renamed` that is not predicted is a false negative (FN).
+ * truth.json keeps the names as published; they are compared cut to 63
+ * bytes, as PostgreSQL (and the ingest example) cut them.
+ *
+ * Every strategy is printed side by side in one run: per pair TP/FP/FN,
+ * then over the corpus precision = TP/(TP+FP), recall = TP/(TP+FN) and F1,
+ * in-sample and held out (leave one pair out), then every FP and FN by
+ * name, so that a tuner sees them.
+ *
+ * A strategy is an entry of `strategies` below: a function from two
+ * snapshots (older, newer) and its parameters to a list of predicted
+ * renames, with optionally a `tune` step that chooses the parameters from a
+ * set of training pairs. A strategy with a tune step is measured twice:
+ * in-sample (tuned on every pair, scored on every pair) and leave-one-pair-
+ * out (for each pair, tuned on the 20 others and scored on it alone; the
+ * counts summed). A strategy without one has nothing chosen from the
+ * corpus: its held-out figure is its in-sample one. A new score is one more
+ * entry (a predict function, and a tune function when it has parameters).
+ *
+ * The corpus directory defaults to the source tree's tests/data/renames
+ * (PGW_RENAMES_DIR, set at build time). Exit status: 0, or 1 when the
+ * corpus cannot be read (a missing file, a fixture that does not decode, a
+ * truth.json name that no snapshot column has).
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgwitness/pgwitness.h"
+
+#ifndef PGW_RENAMES_DIR
+#define PGW_RENAMES_DIR "tests/data/renames"
+#endif
+
+#define MAX_NAME_BYTES 63 /* PostgreSQL's NAMEDATALEN - 1 */
+
+/* ------------------------------------------------------------------ */
+/* Renames and lists of them                                           */
+
+/** One rename, predicted or true: a removed column and an added one. */
+typedef struct br_rename {
+    char *from, *to;
+    double score; /* the strategy's score of the pair, or NAN */
+    const char *why; /* a static note on its evidence ("name", "values", ...), or NULL */
+} br_rename;
+
+/** A list of renames (owns its strings). */
+typedef struct br_renames {
+    br_rename *v;
+    size_t n, cap;
+} br_renames;
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("bench-renames: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static char *xstrdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p)
+        die("out of memory");
+    return p;
+}
+
+static void renames_add(br_renames *l, const char *from, const char *to, double score,
+                        const char *why)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        if (!l->v)
+            die("out of memory");
+    }
+    l->v[l->n++] = (br_rename){xstrdup(from), xstrdup(to), score, why};
+}
+
+static void renames_free(br_renames *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].from);
+        free(l->v[i].to);
+    }
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static bool renames_has(const br_renames *l, const char *from, const char *to)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->v[i].from, from) == 0 && strcmp(l->v[i].to, to) == 0)
+            return true;
+    return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* The corpus                                                          */
+
+/** One pair of the corpus: its two snapshots and its truth. */
+typedef struct br_pair {
+    char *name;
+    pgw_snapshot *old, *new;
+    br_renames renamed;   /* the true renames (names cut to 63 bytes) */
+    br_renames ambiguous; /* pairs that count neither way */
+} br_pair;
+
+/** The corpus: its pairs, in name order. */
+typedef struct br_corpus {
+    br_pair *pairs;
+    size_t n;
+} br_corpus;
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        die("cannot open %s", path);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf)
+            die("out of memory");
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        cap *= 2;
+        buf = realloc(buf, cap);
+    }
+    if (ferror(f))
+        die("cannot read %s", path);
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+static pgw_snapshot *load_snapshot(const char *dir, const char *pair, const char *side)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/%s.snapshot.json", dir, pair, side);
+    size_t len;
+    char *text = read_file(path, &len);
+    pgw_snapshot *s = NULL;
+    pgw_error err;
+    if (pgw_snapshot_from_json(&s, text, len, NULL, &err) < 0)
+        die("%s: %s%s%s (regenerate it with tests/data/renames/make-fixtures)", path,
+            err.message, err.path[0] ? " at " : "", err.path);
+    free(text);
+    return s;
+}
+
+/* A published name as PostgreSQL keeps it: cut to 63 bytes on a UTF-8
+ * character boundary, into buf. */
+static const char *pg_name(const char *name, char *buf, size_t size)
+{
+    size_t n = strlen(name);
+    if (n > MAX_NAME_BYTES) {
+        n = MAX_NAME_BYTES;
+        while (n > 0 && ((unsigned char)name[n] & 0xC0) == 0x80)
+            n--;
+    }
+    snprintf(buf, size, "%.*s", (int)n, name);
+    return buf;
+}
+
+/* The index of the column named `name`, or -1. */
+static long column_index(const pgw_snapshot *s, const char *name)
+{
+    for (size_t i = 0; i < pgw_snapshot_column_count(s); i++)
+        if (strcmp(pgw_snapshot_column(s, i)->name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+static bool has_column(const pgw_snapshot *s, const char *name)
+{
+    return column_index(s, name) >= 0;
+}
+
+/* Reads truth.json's list `key` ([[old, new], ...]) into *out, each name
+ * checked against the pair's snapshots. */
+static void truth_list(br_renames *out, json_t *truth, const char *key, const br_pair *p,
+                       const char *path)
+{
+    json_t *list = json_object_get(truth, key);
+    if (!json_is_array(list))
+        die("%s: \"%s\" is not an array", path, key);
+    size_t i;
+    json_t *item;
+    json_array_foreach(list, i, item) {
+        const char *from = json_string_value(json_array_get(item, 0));
+        const char *to = json_string_value(json_array_get(item, 1));
+        if (!json_is_array(item) || json_array_size(item) != 2 || !from || !to)
+            die("%s: %s[%zu] is not [old column, new column]", path, key, i);
+        char f[MAX_NAME_BYTES + 1], t[MAX_NAME_BYTES + 1];
+        pg_name(from, f, sizeof f);
+        pg_name(to, t, sizeof t);
+        if (!has_column(p->old, f))
+            die("%s: %s[%zu]: old.snapshot.json has no column \"%s\"", path, key, i, f);
+        if (!has_column(p->new, t))
+            die("%s: %s[%zu]: new.snapshot.json has no column \"%s\"", path, key, i, t);
+        renames_add(out, f, t, NAN, NULL);
+    }
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Every folder of `dir` with a truth.json, in name order. */
+static br_corpus load_corpus(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        die("cannot open the corpus %s (give its path as the argument)", dir);
+    char **names = NULL;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s/truth.json", dir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        fclose(f);
+        names = realloc(names, (n + 1) * sizeof *names);
+        if (!names)
+            die("out of memory");
+        names[n++] = xstrdup(e->d_name);
+    }
+    closedir(d);
+    if (n == 0)
+        die("%s has no pair (no folder with a truth.json)", dir);
+    qsort(names, n, sizeof *names, cmp_str);
+    br_corpus c = {calloc(n, sizeof(br_pair)), n};
+    if (!c.pairs)
+        die("out of memory");
+    for (size_t i = 0; i < n; i++) {
+        br_pair *p = &c.pairs[i];
+        p->name = names[i];
+        p->old = load_snapshot(dir, p->name, "old");
+        p->new = load_snapshot(dir, p->name, "new");
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s/truth.json", dir, p->name);
+        json_error_t jerr;
+        json_t *truth = json_load_file(path, 0, &jerr);
+        if (!json_is_object(truth))
+            die("%s: line %d: %s", path, jerr.line, jerr.text);
+        truth_list(&p->renamed, truth, "renamed", p, path);
+        truth_list(&p->ambiguous, truth, "ambiguous", p, path);
+        json_decref(truth);
+    }
+    free(names);
+    return c;
+}
+
+static void corpus_free(br_corpus *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        br_pair *p = &c->pairs[i];
+        free(p->name);
+        pgw_snapshot_free(p->old);
+        pgw_snapshot_free(p->new);
+        renames_free(&p->renamed);
+        renames_free(&p->ambiguous);
+    }
+    free(c->pairs);
+}
+
+/* ------------------------------------------------------------------ */
+/* Scoring                                                             */
+
+/** Counts over one pair or many. */
+typedef struct br_counts {
+    size_t tp, fp, fn, ambiguous;
+} br_counts;
+
+static br_counts score_pair(const br_pair *p, const br_renames *pred)
+{
+    br_counts k = {0};
+    for (size_t i = 0; i < pred->n; i++) {
+        if (renames_has(&p->renamed, pred->v[i].from, pred->v[i].to))
+            k.tp++;
+        else if (renames_has(&p->ambiguous, pred->v[i].from, pred->v[i].to))
+            k.ambiguous++;
+        else
+            k.fp++;
+    }
+    for (size_t i = 0; i < p->renamed.n; i++)
+        if (!renames_has(pred, p->renamed.v[i].from, p->renamed.v[i].to))
+            k.fn++;
+    return k;
+}
+
+static void counts_add(br_counts *sum, br_counts k)
+{
+    sum->tp += k.tp;
+    sum->fp += k.fp;
+    sum->fn += k.fn;
+    sum->ambiguous += k.ambiguous;
+}
+
+/* Precision, recall, F1; a ratio with nothing to count (no prediction, no
+ * true rename) is 1 for precision and recall. */
+static void prf(br_counts k, double *p, double *r, double *f1)
+{
+    *p = k.tp + k.fp ? (double)k.tp / (double)(k.tp + k.fp) : 1.0;
+    *r = k.tp + k.fn ? (double)k.tp / (double)(k.tp + k.fn) : 1.0;
+    *f1 = *p + *r > 0 ? 2 * *p * *r / (*p + *r) : 0.0;
+}
+
+static double f1_of(br_counts k)
+{
+    double p, r, f;
+    prf(k, &p, &r, &f);
+    return f;
+}
+
+/* ------------------------------------------------------------------ */
+/* Strategies                                                          */
+
+typedef struct br_strategy br_strategy;
+
+/**
+ * A way of predicting renames. `predict` gets the older and the newer
+ * snapshot and the parameters (a `params_size`-byte object, first copied
+ * from `defaults`) and appends its renames to *out. `tune`, when not NULL,
+ * chooses the parameters from the pairs whose train[i] is true (writing
+ * *params, which holds the defaults on entry); `describe` prints them.
+ */
+struct br_strategy {
+    const char *key;   /* the column header, at most 12 bytes */
+    const char *label; /* one line: what it is */
+    size_t params_size;
+    const void *defaults;
+    void (*predict)(br_renames *out, const pgw_snapshot *a, const pgw_snapshot *b,
+                    const void *params);
+    void (*tune)(void *params, const br_strategy *self, const br_corpus *c, const bool *train);
+    void (*describe)(char *buf, size_t size, const void *params);
+};
+
+/* Counts of `s` with `params` over the pairs whose use[i] is true (NULL:
+ * all). */
+static br_counts run_on(const br_strategy *s, const void *params, const br_corpus *c,
+                        const bool *use)
+{
+    br_counts sum = {0};
+    for (size_t i = 0; i < c->n; i++) {
+        if (use && !use[i])
+            continue;
+        br_renames pred = {0};
+        s->predict(&pred, c->pairs[i].old, c->pairs[i].new, params);
+        counts_add(&sum, score_pair(&c->pairs[i], &pred));
+        renames_free(&pred);
+    }
+    return sum;
+}
+
+static void check_diff(int rc, const pgw_error *err)
+{
+    if (rc < 0)
+        die("pgw_diff_snapshots: %s", err->message);
+}
+
+/* Parameters of the strategies built on pgw_diff_snapshots. */
+typedef struct diff_params {
+    double rename_threshold; /* pgw_diff_options.rename_threshold */
+} diff_params;
+
+/* The renames of pgw_diff_snapshots whose evidence has one of the bits of
+ * `evidence`. */
+static void diff_renames(br_renames *out, const pgw_snapshot *a, const pgw_snapshot *b,
+                         const diff_params *p, unsigned evidence)
+{
+    pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
+    o.rename_threshold = p->rename_threshold;
+    pgw_diff *d = NULL;
+    pgw_error err;
+    check_diff(pgw_diff_snapshots(&d, a, b, &o, &err), &err);
+    for (size_t i = 0; i < pgw_diff_renamed_count(d); i++) {
+        const pgw_rename *r = pgw_diff_renamed(d, i);
+        if (r->evidence & evidence)
+            renames_add(out, r->from, r->to, r->score,
+                        r->evidence == PGW_EVIDENCE_BOTH   ? "name+values"
+                        : r->evidence == PGW_EVIDENCE_NAME ? "name"
+                                                           : "values");
+    }
+    pgw_diff_free(d);
+}
+
+/* (a) Today's rules: pgw_diff_snapshots as it is. */
+static void predict_today(br_renames *out, const pgw_snapshot *a, const pgw_snapshot *b,
+                          const void *params)
+{
+    diff_renames(out, a, b, params, PGW_EVIDENCE_NAME | PGW_EVIDENCE_VALUES);
+}
+
+/* (b) Names alone: today's renames with name evidence (NAME or BOTH). The
+ * diff pairs name evidence first, so a value pair never takes a column
+ * from a name pair: these are exactly the pairs names alone would make. */
+static void predict_names(br_renames *out, const pgw_snapshot *a, const pgw_snapshot *b,
+                          const void *params)
+{
+    diff_renames(out, a, b, params, PGW_EVIDENCE_NAME);
+}
+
+/* (c) Values alone: today's value rule without the names — every removed
+ * column (its name not in b) against every added one (not in a), a pair
+ * when pgw_profile_similarity is at least the threshold (and above 0),
+ * one-to-one, chosen greedily as the diff chooses: higher score first,
+ * then earlier in a, then earlier in b. Computed here rather than by
+ * filtering the diff's value pairs, which a name pair may have displaced. */
+typedef struct cand {
+    size_t i, j;
+    double score;
+} cand;
+
+static int cmp_cand(const void *x, const void *y)
+{
+    const cand *p = x, *q = y;
+    if (p->score != q->score)
+        return p->score > q->score ? -1 : 1;
+    if (p->i != q->i)
+        return p->i < q->i ? -1 : 1;
+    return p->j < q->j ? -1 : (p->j > q->j);
+}
+
+static void predict_values(br_renames *out, const pgw_snapshot *a, const pgw_snapshot *b,
+                           const void *params)
+{
+    const diff_params *p = params;
+    size_t na = pgw_snapshot_column_count(a), nb = pgw_snapshot_column_count(b), nc = 0;
+    cand *cands = malloc((na * nb + 1) * sizeof *cands);
+    bool *used_a = calloc(na + 1, 1), *used_b = calloc(nb + 1, 1);
+    if (!cands || !used_a || !used_b)
+        die("out of memory");
+    for (size_t i = 0; i < na; i++) {
+        if (has_column(b, pgw_snapshot_column(a, i)->name))
+            continue;
+        for (size_t j = 0; j < nb; j++) {
+            if (has_column(a, pgw_snapshot_column(b, j)->name))
+                continue;
+            double s;
+            pgw_error err;
+            if (pgw_profile_similarity(&s, NULL, a, i, b, j, &err) < 0)
+                die("pgw_profile_similarity: %s", err.message);
+            if (s >= p->rename_threshold && s > 0)
+                cands[nc++] = (cand){i, j, s};
+        }
+    }
+    qsort(cands, nc, sizeof *cands, cmp_cand);
+    for (size_t k = 0; k < nc; k++) {
+        if (used_a[cands[k].i] || used_b[cands[k].j])
+            continue;
+        used_a[cands[k].i] = used_b[cands[k].j] = true;
+        renames_add(out, pgw_snapshot_column(a, cands[k].i)->name,
+                    pgw_snapshot_column(b, cands[k].j)->name, cands[k].score, "values");
+    }
+    free(cands);
+    free(used_a);
+    free(used_b);
+}
+
+/* Tuning a diff_params threshold: the value of 0.30, 0.35, ..., 1.00 with
+ * the best F1 on the training pairs; among equals, the one nearest the
+ * default (then the lower). */
+static void tune_threshold(void *params, const br_strategy *self, const br_corpus *c,
+                           const bool *train)
+{
+    diff_params *p = params;
+    const double def = ((const diff_params *)self->defaults)->rename_threshold;
+    double best = def, best_f1 = -1;
+    for (int k = 30; k <= 100; k += 5) {
+        diff_params t = {k / 100.0};
+        double f1 = f1_of(run_on(self, &t, c, train));
+        if (f1 > best_f1 + 1e-12 ||
+            (fabs(f1 - best_f1) <= 1e-12 && fabs(t.rename_threshold - def) < fabs(best - def))) {
+            best_f1 = f1;
+            best = t.rename_threshold;
+        }
+    }
+    p->rename_threshold = best;
+}
+
+static void describe_threshold(char *buf, size_t size, const void *params)
+{
+    snprintf(buf, size, "rename_threshold %.2f", ((const diff_params *)params)->rename_threshold);
+}
+
+static const diff_params today_defaults = {0.6}; /* PGW_DIFF_OPTIONS_INIT */
+
+/* The strategies, in the order they are printed. */
+static const br_strategy strategies[] = {
+    {"(a) today", "today's rules: pgw_diff_snapshots with the default options (names equal "
+                  "once folded, or values >= 0.6; greedy, name evidence first)",
+     sizeof(diff_params), &today_defaults, predict_today, NULL, describe_threshold},
+    {"(b) names", "names alone: today's renames with name evidence (name or both)",
+     sizeof(diff_params), &today_defaults, predict_names, NULL, NULL},
+    {"(c) values", "values alone: profile similarity >= 0.6, greedy one-to-one, no name "
+                   "evidence",
+     sizeof(diff_params), &today_defaults, predict_values, NULL, describe_threshold},
+    {"(a') tuned", "today's rules with rename_threshold chosen from 0.30..1.00 by F1 (a "
+                   "check of the leave-one-pair-out machinery)",
+     sizeof(diff_params), &today_defaults, predict_today, tune_threshold, describe_threshold},
+};
+#define N_STRATEGIES (sizeof strategies / sizeof strategies[0])
+
+/* ------------------------------------------------------------------ */
+/* The report                                                          */
+
+/* What one strategy gave: per pair, in-sample and held out. */
+typedef struct br_result {
+    unsigned char params[64]; /* in-sample parameters (tuned on every pair, or the defaults) */
+    br_counts *pair;          /* [n] in-sample, per pair */
+    br_counts in, out;        /* summed in-sample; summed held out */
+    char held_out_params[256]; /* what each held-out tune chose, summarised */
+} br_result;
+
+static void evaluate(br_result *r, const br_strategy *s, const br_corpus *c)
+{
+    if (s->params_size > sizeof r->params)
+        die("strategy %s: parameters of %zu bytes, more than %zu", s->key, s->params_size,
+            sizeof r->params);
+    memcpy(r->params, s->defaults, s->params_size);
+    if (s->tune)
+        s->tune(r->params, s, c, NULL);
+    r->pair = calloc(c->n, sizeof *r->pair);
+    if (!r->pair)
+        die("out of memory");
+    for (size_t i = 0; i < c->n; i++) {
+        br_renames pred = {0};
+        s->predict(&pred, c->pairs[i].old, c->pairs[i].new, r->params);
+        r->pair[i] = score_pair(&c->pairs[i], &pred);
+        counts_add(&r->in, r->pair[i]);
+        renames_free(&pred);
+    }
+    if (!s->tune) {
+        r->out = r->in;
+        snprintf(r->held_out_params, sizeof r->held_out_params,
+                 "nothing tuned: the same as in-sample");
+        return;
+    }
+    /* Leave one pair out: tuned on the others, scored on the one. */
+    bool *train = malloc(c->n), *one = malloc(c->n);
+    if (!train || !one)
+        die("out of memory");
+    /* What the folds chose: each distinct description and how often. */
+    char chosen[8][96];
+    size_t times[8], distinct = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        for (size_t k = 0; k < c->n; k++) {
+            train[k] = k != i;
+            one[k] = k == i;
+        }
+        unsigned char params[sizeof r->params];
+        memcpy(params, s->defaults, s->params_size);
+        s->tune(params, s, c, train);
+        counts_add(&r->out, run_on(s, params, c, one));
+        if (!s->describe)
+            continue;
+        char cur[96];
+        s->describe(cur, sizeof cur, params);
+        size_t k = 0;
+        while (k < distinct && strcmp(chosen[k], cur) != 0)
+            k++;
+        if (k == distinct && distinct < 8) {
+            snprintf(chosen[distinct], sizeof chosen[distinct], "%s", cur);
+            times[distinct++] = 0;
+        }
+        if (k < distinct)
+            times[k]++;
+    }
+    free(train);
+    free(one);
+    size_t len = 0;
+    for (size_t k = 0; k < distinct && len < sizeof r->held_out_params; k++)
+        len += (size_t)snprintf(r->held_out_params + len, sizeof r->held_out_params - len,
+                                "%s%s in %zu of %zu folds", k ? "; " : "", chosen[k], times[k],
+                                c->n);
+}
+
+/* The FPs and FNs of one strategy, by pair. */
+static void print_errors(const br_strategy *s, const br_result *r, const br_corpus *c)
+{
+    printf("\n%s — %s\n", s->key, s->label);
+    if (s->describe) {
+        char buf[128];
+        s->describe(buf, sizeof buf, r->params);
+        printf("  parameters: %s%s\n", buf, s->tune ? " (tuned on every pair)" : "");
+    }
+    size_t shown = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const br_pair *p = &c->pairs[i];
+        br_renames pred = {0};
+        s->predict(&pred, p->old, p->new, r->params);
+        for (size_t k = 0; k < pred.n; k++) {
+            const br_rename *x = &pred.v[k];
+            if (renames_has(&p->renamed, x->from, x->to))
+                continue;
+            bool amb = renames_has(&p->ambiguous, x->from, x->to);
+            printf("  %s %-34s \"%s\" -> \"%s\"", amb ? "amb" : "FP ", p->name, x->from, x->to);
+            if (!isnan(x->score))
+                printf("  (score %.4f%s%s)", x->score, x->why ? ", " : "", x->why ? x->why : "");
+            printf("\n");
+            shown++;
+        }
+        for (size_t k = 0; k < p->renamed.n; k++) {
+            const br_rename *t = &p->renamed.v[k];
+            if (renames_has(&pred, t->from, t->to))
+                continue;
+            /* The profile similarity of the missed pair, for a tuner. */
+            double sim = NAN;
+            if (pgw_profile_similarity(&sim, NULL, p->old, (size_t)column_index(p->old, t->from),
+                                       p->new, (size_t)column_index(p->new, t->to), NULL) < 0)
+                sim = NAN;
+            printf("  FN  %-34s \"%s\" -> \"%s\"  (profile similarity %.4f)\n", p->name, t->from,
+                   t->to, sim);
+            shown++;
+        }
+        renames_free(&pred);
+    }
+    if (!shown)
+        printf("  no FP, no FN\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 2 || (argc == 2 && (strcmp(argv[1], "-h") == 0 ||
+                                   strcmp(argv[1], "--help") == 0))) {
+        fprintf(argc > 2 ? stderr : stdout,
+                "usage: bench-renames [CORPUS_DIR]   (default %s)\n", PGW_RENAMES_DIR);
+        return argc > 2 ? 2 : 0;
+    }
+    const char *dir = argc == 2 ? argv[1] : PGW_RENAMES_DIR;
+    br_corpus c = load_corpus(dir);
+    size_t truths = 0, ambiguous = 0;
+    for (size_t i = 0; i < c.n; i++) {
+        truths += c.pairs[i].renamed.n;
+        ambiguous += c.pairs[i].ambiguous.n;
+    }
+    printf("pgwitness %s — rename detection on %zu published format changes (%s)\n",
+           pgw_version(), c.n, dir);
+    printf("%zu true renames, %zu ambiguous pairs (predicted: counted neither way)\n\n", truths,
+           ambiguous);
+
+    br_result res[N_STRATEGIES];
+    memset(res, 0, sizeof res);
+    for (size_t s = 0; s < N_STRATEGIES; s++)
+        evaluate(&res[s], &strategies[s], &c);
+
+    printf("%-34s %5s", "pair", "true");
+    for (size_t s = 0; s < N_STRATEGIES; s++)
+        printf(" | %-12s", strategies[s].key);
+    printf("\n%-34s %5s", "", "");
+    for (size_t s = 0; s < N_STRATEGIES; s++)
+        printf(" | %3s %3s %4s", "TP", "FP", "FN");
+    printf("\n");
+    for (size_t i = 0; i < c.n; i++) {
+        printf("%-34s %5zu", c.pairs[i].name, c.pairs[i].renamed.n);
+        for (size_t s = 0; s < N_STRATEGIES; s++)
+            printf(" | %3zu %3zu %4zu", res[s].pair[i].tp, res[s].pair[i].fp, res[s].pair[i].fn);
+        printf("\n");
+    }
+    printf("%-34s %5zu", "total", truths);
+    for (size_t s = 0; s < N_STRATEGIES; s++)
+        printf(" | %3zu %3zu %4zu", res[s].in.tp, res[s].in.fp, res[s].in.fn);
+    printf("\n\n");
+
+    static const char *const rows[] = {"precision", "recall", "F1"};
+    for (int held = 0; held < 2; held++) {
+        printf("%s\n", held ? "held out (leave one pair out: tuned on the other pairs)"
+                            : "in-sample (every pair)");
+        for (int k = 0; k < 3; k++) {
+            printf("  %-38s", rows[k]);
+            for (size_t s = 0; s < N_STRATEGIES; s++) {
+                double v[3];
+                prf(held ? res[s].out : res[s].in, &v[0], &v[1], &v[2]);
+                printf(" | %12.3f", v[k]);
+            }
+            printf("\n");
+        }
+    }
+    printf("\nwhat each held-out tune chose:\n");
+    for (size_t s = 0; s < N_STRATEGIES; s++)
+        printf("  %-12s %s\n", strategies[s].key, res[s].held_out_params);
+
+    for (size_t s = 0; s < N_STRATEGIES; s++)
+        print_errors(&strategies[s], &res[s], &c);
+    for (size_t s = 0; s < N_STRATEGIES; s++)
+        free(res[s].pair);
+    corpus_free(&c);
+    return 0;
+}
