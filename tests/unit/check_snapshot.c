@@ -732,12 +732,16 @@ typedef struct ctx {
     char *text;
 } ctx;
 
-static int build_once(void *arg)
+/* A snapshot whose profiles take every preparation path: text values,
+ * a number with MCVs and a histogram (a CDF and its normalised copy), a
+ * temporal column, and the frequency profile; in `mode`. */
+static int build_mode(ctx *c, pgw_profile_mode mode)
 {
-    ctx *c = arg;
+    pgw_snapshot_options o = PGW_SNAPSHOT_OPTIONS_INIT;
+    o.profile_mode = mode;
     pgw_snapshot_builder *b = NULL;
     pgw_error err;
-    int rc = pgw_snapshot_builder_new(&b, NULL, &err);
+    int rc = pgw_snapshot_builder_new(&b, &o, &err);
     if (rc)
         return rc;
     static const char *const hv[] = {"1", "2", "3"};
@@ -747,16 +751,44 @@ static int build_once(void *arg)
     st.n_most_common = 2;
     st.histogram_bounds = hv;
     st.n_histogram_bounds = 3;
+    static const char *const nm[] = {"0", "1"}, *const nh[] = {"2", "5", "9", "40"};
+    static const double nf[] = {0.3, 0.2};
+    pgw_column_stats sn = PGW_COLUMN_STATS_INIT;
+    sn.n_distinct = -0.1;
+    sn.most_common_vals = nm;
+    sn.most_common_freqs = nf;
+    sn.n_most_common = 2;
+    sn.histogram_bounds = nh;
+    sn.n_histogram_bounds = 4;
+    static const char *const th[] = {"2019-01-01 00:04:05", "2019-01-09 10:00:00",
+                                     "2019-01-31 23:59:58"};
+    pgw_column_stats stt = PGW_COLUMN_STATS_INIT;
+    stt.n_distinct = -1;
+    stt.histogram_bounds = th;
+    stt.n_histogram_bounds = 3;
     if (!(rc = pgw_snapshot_builder_set_table(b, "public", "t", 1, &err)) &&
         !(rc = pgw_snapshot_builder_set_resource(b, "r", &err)) &&
         !(rc = pgw_snapshot_builder_set_reason(b, "manual", &err)) &&
         !(rc = pgw_snapshot_builder_set_extra(b, "{\"alive\":true}", &err)) &&
         !(rc = pgw_snapshot_builder_set_captured_at(b, T0, &err)) &&
+        !(rc = pgw_snapshot_builder_set_reltuples(b, 1000, &err)) &&
         !(rc = pgw_snapshot_builder_add_column(b, "a", "text", &st, &err)) &&
-        !(rc = pgw_snapshot_builder_add_column(b, "b", "integer", NULL, &err)))
+        !(rc = pgw_snapshot_builder_add_column(b, "b", "integer", NULL, &err)) &&
+        !(rc = pgw_snapshot_builder_add_column(b, "n", "integer", &sn, &err)) &&
+        !(rc = pgw_snapshot_builder_add_column(b, "ts", "timestamp", &stt, &err)))
         rc = pgw_snapshot_builder_finish(&c->out, b, &err);
     pgw_snapshot_builder_free(b);
     return rc;
+}
+
+static int build_once(void *arg)
+{
+    return build_mode(arg, PGW_PROFILE_RAW);
+}
+
+static int build_hashed_once(void *arg)
+{
+    return build_mode(arg, PGW_PROFILE_HASHED);
 }
 
 static void free_out(void *arg)
@@ -784,6 +816,7 @@ START_TEST(allocation_failures)
 {
     ctx c = {0};
     every_failure(build_once, &c, free_out);
+    every_failure(build_hashed_once, &c, free_out);
     c.s = penguin_snapshot();
     ck_assert_int_eq(pgw_snapshot_to_json(&c.json, &c.len, c.s, 0, NULL), PGW_OK);
     every_failure(decode_once, &c, free_out);

@@ -12,6 +12,7 @@
 
 #include "json.h"
 #include "pgwitness/schema_hash.h"
+#include "value_shape.h"
 #include "xxhash_inline.h"
 
 /* PostgreSQL's MaxHeapAttributeNumber (src/include/access/htup_details.h). */
@@ -733,7 +734,7 @@ static int prepare_cdf(pgwi_prep *pr, pgwi_arena *a, const pgw_profile *p, const
 }
 
 static int prepare_profile(pgwi_prep *pr, pgwi_arena *a, const pgw_profile *p,
-                           pgw_profile_mode mode)
+                           pgw_profile_mode mode, bool has_rows, int64_t rows)
 {
     memset(pr, 0, sizeof *pr);
     size_t nm = p->n_most_common, nh = p->n_histogram_bounds;
@@ -788,9 +789,11 @@ static int prepare_profile(pgwi_prep *pr, pgwi_arena *a, const pgw_profile *p,
     for (size_t i = 0; i < u; i++)
         pr->sig |= UINT64_C(1) << (pr->val_hash[i] & 63);
 
-    /* Numeric distribution, when every sampled value is a number. */
+    /* Numeric distribution, when every sampled value is a number; else a
+     * temporal one, when every sampled value is a date or timestamp
+     * (value_shape.h; pgw_similarity compares numeric ones only). */
     if (mode == PGW_PROFILE_HASHED)
-        return PGW_OK;
+        return pgwi_value_shape_prepare(pr, a, p, mode, has_rows, rows);
     double *mx = pgwi_calloc(nm + nh + 1, sizeof *mx);
     if (!mx)
         return PGW_ENOMEM;
@@ -800,13 +803,21 @@ static int prepare_profile(pgwi_prep *pr, pgwi_arena *a, const pgw_profile *p,
         numeric = parse_number(p->most_common_vals[i], &mx[i]);
     for (size_t i = 0; numeric && i < nh; i++)
         numeric = parse_number(p->histogram_bounds[i], &hx[i]);
+    bool temporal = !numeric;
+    for (size_t i = 0; temporal && i < nm; i++)
+        temporal = pgwi_temporal_seconds(p->most_common_vals[i], &mx[i]);
+    for (size_t i = 0; temporal && i < nh; i++)
+        temporal = pgwi_temporal_seconds(p->histogram_bounds[i], &hx[i]);
     int rc = PGW_OK;
-    if (numeric) {
-        pr->numeric = true;
+    if (numeric || temporal) {
+        pr->numeric = numeric;
+        pr->temporal = temporal;
         rc = prepare_cdf(pr, a, p, mx, hx);
     }
     pgwi_free(mx);
-    return rc;
+    if (rc < 0)
+        return rc;
+    return pgwi_value_shape_prepare(pr, a, p, mode, has_rows, rows);
 }
 
 /* ------------------------------------------------------------------ */
@@ -895,7 +906,8 @@ int pgwi_snapshot_builder_finish_ctl(pgw_snapshot **out, pgw_snapshot_builder *b
         if (c->has_profile && !omitted) {
             s->profiles[i] = c->profile;
             s->columns[i].profile = &s->profiles[i];
-            if (prepare_profile(&s->prep[i], a, &c->profile, b->opts.profile_mode) < 0)
+            if (prepare_profile(&s->prep[i], a, &c->profile, b->opts.profile_mode, b->has_rows,
+                                b->rows) < 0)
                 goto nomem;
         }
     }

@@ -10,6 +10,18 @@
 #include "internal.h"
 #include "pgwitness/snapshot.h"
 
+/* A hash and its weight. */
+typedef struct pgwi_hw {
+    uint64_t h;
+    double w;
+} pgwi_hw;
+
+/* A position and its weight. */
+typedef struct pgwi_xw {
+    double x;
+    double w;
+} pgwi_xw;
+
 /* A profile prepared for comparison, computed once when the snapshot is
  * built so that diffs only compare arrays. */
 typedef struct pgwi_prep {
@@ -27,6 +39,24 @@ typedef struct pgwi_prep {
     double *cdf_x;        /* ascending */
     double *cdf_lo;       /* F(x-) */
     double *cdf_hi;       /* F(x)  */
+    bool temporal;        /* every sampled value is a date or timestamp (not
+                             all numbers): cdf_x holds seconds since the
+                             epoch (value_shape.h) */
+
+    /* Value shape (value_shape.c). Raw profiles only: */
+    bool has_shape;       /* the sampled values could be read */
+    size_t n_pat;         /* fine pattern signatures: hash and weight, by hash */
+    pgwi_hw *pat;
+    size_t n_cpat;        /* coarse pattern signatures, by hash */
+    pgwi_hw *cpat;
+    size_t n_len;         /* value lengths in characters: length and weight, */
+    pgwi_xw *len;         /* ascending by length */
+    double digit_share;   /* weighted mean share of digit characters */
+    double *shape_x;      /* cdf_x min-max normalised to [0, 1]; NULL when the
+                             range has zero width or there is no CDF */
+    /* Any mode: */
+    size_t n_rank;        /* MCV frequency profile, descending: runs of n */
+    pgwi_xw *rank;        /* values of share x each (x: frequency, w: count) */
 } pgwi_prep;
 
 struct pgw_snapshot {
