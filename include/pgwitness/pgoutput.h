@@ -69,7 +69,9 @@
  *    or another name or schema — the decoder gives one ddl write set
  *    (PGW_OP_DDL: every subscription reading the table refreshes, reason
  *    DDL) per target of the relation, or under its own name when it has
- *    none, as its rows would be reported; at the transaction's Commit with
+ *    none, as its rows would be reported (a renamed relation with targets
+ *    also gives one under its new own name: its targets keep the names the
+ *    host gave them, until the host gives new ones); at the transaction's Commit with
  *    its commit LSN, before the transaction's other write sets for that
  *    table (one per table and transaction); outside a transaction, which
  *    pgoutput never does, at once with LSN 0 (a Relation message carries

@@ -839,13 +839,24 @@ START_TEST(ddl_column_changes)
     const int32_t mm[] = {-1, -1, 204, -1};
     pgo_relation_typed(&m, T_OID, "public", "tasks", 'd', 4, moved, tm, mm);
     relation_then_insert(d, 0x1600, &m, true, 4, 1);
-    /* ALTER TABLE tasks RENAME TO jobs (and SET SCHEMA): the subscriptions
-     * name the target, which the host configured; its readers refresh. */
+    /* ALTER TABLE tasks RENAME TO jobs (and SET SCHEMA): the readers of
+     * the target the host configured refresh, and so do those of the
+     * table's new name (subscriptions written against the table as it is
+     * now). */
     pgo_relation_typed(&m, T_OID, "app", "jobs", 'd', 4, moved, tm, mm);
-    relation_then_insert(d, 0x1700, &m, true, 4, 1);
+    const char *row[] = {"1", "open", "a", PGO_NULL};
+    begin(d, 0x1700);
+    ck_assert(relation(d, &m));
+    pgo_insert(&m, T_OID, 4, row);
+    feed(d, &m);
+    commit(d, 0x1700);
+    EXPECT_NEXT(d, 0x1700, DDL_TASKS);
+    EXPECT_NEXT(d, 0x1700, DDL_OF("app", "jobs"));
+    EXPECT_NEXT(d, 0x1700, INSERT_1);
+    EXPECT_NEXT(d, 0, "none");
     pgw_pgoutput_stats st;
     ck_assert_int_eq(pgw_pgoutput_stats_get(&st, d), PGW_OK);
-    ck_assert_uint_eq(st.writes, 15);
+    ck_assert_uint_eq(st.writes, 16);
     pgw_pgoutput_free(d);
 }
 END_TEST

@@ -1167,15 +1167,22 @@ static bool rel_same_definition(const rel *a, const rel *b)
  * transaction's commit before the transaction's other write sets for the
  * same table, or at once outside a transaction. A spoiled transaction
  * gives a reset, which covers it. */
-static int on_definition_changed(pgw_pgoutput *d, rel *r)
+/* A definition change of r: the ddl write set of each table it reports
+ * as (its targets, else its own name), and, when it was renamed (or moved
+ * to another schema) and reports as targets, of its new own name too:
+ * the host's subscriptions name the table as it is now, while its
+ * targets keep the name they were given until the host gives new ones. */
+static int on_definition_changed(pgw_pgoutput *d, rel *r, bool renamed)
 {
     if (d->spoiled)
         return PGW_OK;
     rel_resolve(d, r);
     uint32_t n = r->n_rt ? r->n_rt : 1;
+    if (renamed && r->n_rt)
+        n++;
     int rc;
     for (uint32_t k = 0; k < n; k++) {
-        const target *t = r->n_rt ? r->rt[k].t : NULL;
+        const target *t = k < r->n_rt ? r->rt[k].t : NULL;
         if (d->in_txn) {
             if ((rc = ddl_group(d, t, r)) < 0)
                 return rc;
@@ -1246,9 +1253,10 @@ static int on_relation(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_erro
     }
     uint32_t s = rel_slot(d, oid);
     rel *old = d->rels[s];
-    bool changed = false;
+    bool changed = false, renamed = false;
     if (old) {
         changed = old->ddl_pending || !rel_same_definition(old, nr);
+        renamed = strcmp(old->nsp, nr->nsp) != 0 || strcmp(old->name, nr->name) != 0;
         nr->changed_txn = old->changed_txn;
         rel_free(old);
     } else {
@@ -1261,7 +1269,7 @@ static int on_relation(pgw_pgoutput *d, rd *r, pgw_pgoutput_message *m, pgw_erro
     if (!changed)
         return PGW_OK;
     nr->changed_txn = d->in_txn ? d->txn_seq : 0;
-    return on_definition_changed(d, nr);
+    return on_definition_changed(d, nr, renamed);
 }
 
 static int on_change(pgw_pgoutput *d, rd *r, char type, pgw_pgoutput_message *m,
