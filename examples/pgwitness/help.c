@@ -250,7 +250,8 @@ static const struct {
      "15: CREATE EVENT TRIGGER), also when there is nothing to do (exit 1);\n"
      "without one, run `pgwitness announce` after each migration. Idempotent. A\n"
      "failure inside them never fails the DDL: it is a WARNING. A dropped table\n"
-     "is announced on the channel pgwitness only.\n",
+     "is announced on its own channel; a table made again under a dropped\n"
+     "watched table's name is watched again as it was.\n",
      NULL},
     {"slots",
      "usage: pgwitness slots [--json]\n"

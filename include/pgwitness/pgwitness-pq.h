@@ -844,9 +844,9 @@ typedef struct pgw_pq_announce_options {
  * on success) the announcement goes out when it commits, and not if it
  * rolls back; on an idle connection, in a transaction of its own. On
  * failure nothing is sent and a caller's transaction stays usable.
- * Needs the library schema at version 5 and the EXECUTE privilege on
- * `<pgw_schema>.announce_ddl()` (granted to PUBLIC by default); no
- * privilege on the table.
+ * Needs the library schema at version 5, USAGE on that schema and the
+ * EXECUTE privilege on `<pgw_schema>.announce_ddl()` (granted to PUBLIC
+ * by default); no privilege on the table.
  * Sources: PostgreSQL documentation, NOTIFY; "Replication Management
  * Functions" (pg_logical_emit_message).
  *
