@@ -238,7 +238,7 @@ static const struct {
      "stream as a logical message. A dropped or unwatched table is announced\n"
      "by name on --channel, else pgwitness. --channel adds a channel. All\n"
      "tables in one transaction, or none. Needs no superuser, unlike\n"
-     "`pgwitness ddl-trigger install`.\n"
+     "`pgwitness ddl-trigger install`, but USAGE on the pgwitness schema.\n"
      "With --json prints [{\"schema\": ..., \"table\": ...}, ...].\n", NULL},
     {"ddl-trigger",
      "usage: pgwitness ddl-trigger install|remove\n"
