@@ -69,7 +69,7 @@ typedef struct lap {
     int32_t *owner;    /* [m] the row holding each column, or -1 */
     int32_t *col;      /* [nr] the column each row holds, or -1 */
     int32_t *path;     /* [m] the row each column was reached from */
-    int32_t *todo;     /* [nc] real columns not yet in the search tree */
+    int32_t *unreached;     /* [nc] real columns not yet in the search tree */
     int32_t *rows;     /* [nr] the rows in the search tree */
     int32_t *cols;     /* [nc] the real columns in the search tree */
 } lap;
@@ -87,10 +87,10 @@ static void add_row(lap *L, size_t start)
 {
     const size_t nc = L->nc;
     double *dist = L->dist, *u = L->u, *v = L->v;
-    int32_t *owner = L->owner, *path = L->path, *todo = L->todo;
-    size_t n_todo = nc, n_rows = 0, n_cols = 0;
+    int32_t *owner = L->owner, *path = L->path, *unreached = L->unreached;
+    size_t n_unreached = nc, n_rows = 0, n_cols = 0;
     for (size_t j = 0; j < nc; j++) {
-        todo[j] = (int32_t)j;
+        unreached[j] = (int32_t)j;
         dist[j] = HUGE_VAL;
     }
     double reach = 0;  /* the distance of the column last added to the tree */
@@ -111,10 +111,10 @@ static void add_row(lap *L, size_t start)
             unassigned = nc + i;
         }
         double lowest = HUGE_VAL;
-        size_t pick = SIZE_MAX; /* an index into todo */
+        size_t pick = SIZE_MAX; /* an index into unreached */
         bool pick_free = false;
-        for (size_t t = 0; t < n_todo; t++) {
-            size_t j = (size_t)todo[t];
+        for (size_t t = 0; t < n_unreached; t++) {
+            size_t j = (size_t)unreached[t];
             double r = base + crow[j] - v[j];
             if (r < dist[j]) {
                 dist[j] = r;
@@ -132,8 +132,8 @@ static void add_row(lap *L, size_t start)
             break;
         }
         reach = lowest;
-        size_t j = (size_t)todo[pick];
-        todo[pick] = todo[--n_todo];
+        size_t j = (size_t)unreached[pick];
+        unreached[pick] = unreached[--n_unreached];
         L->cols[n_cols++] = (int32_t)j;
         if (owner[j] < 0) {
             sink = j;
@@ -365,8 +365,8 @@ int pgwi_assign(int32_t *row_to_col, const double *score, size_t nr, size_t nc,
     L.owner = (int32_t *)(void *)(L.dist + nc);
     L.col = L.owner + m;
     L.path = L.col + nr;
-    L.todo = L.path + m;
-    L.rows = L.todo + nc;
+    L.unreached = L.path + m;
+    L.rows = L.unreached + nc;
     L.cols = L.rows + nr;
     for (size_t k = 0; k < nr * nc; k++)
         L.cost[k] = score[k] >= threshold ? -score[k] : HUGE_VAL;

@@ -9,9 +9,10 @@
 -- watched table's: a partition attached or created, or an inheritance
 -- child made, since the watch. These are the rows of watch_gaps()
 -- (migration_004.sql) whose source includes 'triggers', for this channel's
--- tables; read through below_plan(), as watch_gaps() reads them, because
--- watch_gaps() also reads stream_tables, which a role that only listens
--- may not read. Columns:
+-- tables; read through below_plan() directly, as watch_gaps() reads them,
+-- so that only this channel's tables are planned and a descendant whose
+-- trigger names are taken by another's (below_plan's `problem`) is said
+-- too. Columns:
 --   schema_name, table_name         the descendant
 --   watched_schema, watched_table   the watched table above it
 --   message                         one line saying so and what to do, in
