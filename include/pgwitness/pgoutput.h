@@ -364,6 +364,25 @@ PGW_API int pgw_pgoutput_set_full_rows(pgw_pgoutput *dec, uint32_t relid, bool f
                                        pgw_error *err);
 
 /**
+ * The name of a relation as its last Relation message gave it (PostgreSQL
+ * documentation, "Logical Replication Message Formats", Relation: its
+ * namespace, "" for pg_catalog, and its name). A host compares it with the
+ * name it configured targets under to tell that a relation was renamed or
+ * moved since (its targets are then stale: give new ones).
+ *
+ * @param schema  receives the schema (borrowed from the decoder: valid
+ *                until the next Relation message of this relation, or
+ *                pgw_pgoutput_free()); untouched on failure.
+ * @param table   receives the name, borrowed likewise.
+ * @param dec     the decoder.
+ * @param relid   the relation's OID.
+ * @return PGW_OK; PGW_EINVAL when an argument is NULL or relid is 0;
+ *         PGW_ENOTFOUND when no Relation message named relid yet.
+ */
+PGW_API int pgw_pgoutput_relation_name(const char **schema, const char **table,
+                                       const pgw_pgoutput *dec, uint32_t relid);
+
+/**
  * Forgets every target and every relation declared full
  * (pgw_pgoutput_set_full_rows(); the relation cache stays), so that a new
  * configuration can be given after the publication changed.

@@ -67,7 +67,7 @@ PGW_API int pgw_pq_check(int *out, PGconn *conn, pgw_error *err);
 #define PGW_PQ_DEFAULT_SCHEMA "pgwitness"
 
 /** The schema version this release installs (its newest migration). */
-#define PGW_PQ_SCHEMA_VERSION 5
+#define PGW_PQ_SCHEMA_VERSION 6
 
 /**
  * Creates or upgrades the library's schema: the snapshots table, the drop
@@ -75,8 +75,12 @@ PGW_API int pgw_pq_check(int *out, PGconn *conn, pgw_error *err);
  * function of query invalidation (migration 2), the stream's tables
  * (migration 3), the functions that give a watched table's partitions and
  * inheritance children their triggers (migration 4: watch_below(),
- * watch_descendant(), watch_gaps(); it applies migration 2's function
- * again), through versioned migrations recorded in
+ * watch_descendant(); it applies migration 2's function again), the
+ * announcement of definition changes and the DDL event triggers'
+ * functions (migration 5: announce_ddl(), on_ddl_event(), watch_gaps()),
+ * and what lets running streams follow a watched table's new name and
+ * primary key (migration 6: it applies migrations 4 and 5 again, and
+ * stream_tables keeps each table's key), through versioned migrations recorded in
  * `<schema>.schema_version` (lib/pq/sql/). Idempotent: running it again
  * does nothing; running it from two sessions at once is safe (the second
  * waits on a transaction-level advisory lock, then finds nothing to do).
@@ -749,7 +753,12 @@ PGW_API int pgw_pq_unwatch_table(bool *out, PGconn *conn, const char *schema,
 
 /** A descendant of a watched table whose writes are not reported: a
  *  partition attached or created, or an inheritance child made, after the
- *  table was watched (pgw_pq_watch_gaps()). */
+ *  table was watched, or one whose trigger was disabled
+ *  (pgw_pq_watch_gaps()). Or, from schema version 6, a watched table
+ *  that was dropped and made again without its watch (by a role without
+ *  USAGE on the library schema, while the DDL event triggers were not
+ *  installed, or without a value column or usable replica identity): then
+ *  watched_schema and watched_table name the table itself. */
 typedef struct pgw_pq_watch_gap {
     char schema[64];         /**< the descendant's schema */
     char table[64];          /**< the descendant (a partition or an

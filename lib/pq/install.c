@@ -12,7 +12,8 @@
 typedef struct migration {
     int version;
     const char *description;
-    int again; /* an earlier migration applied again first (its version), or 0 */
+    int again[3]; /* earlier migrations applied again first (their versions, in order;
+                     0 ends the list) */
     const char *sql;
 } migration;
 
@@ -20,13 +21,15 @@ typedef struct migration {
  * holds the trigger function's current text (CREATE OR REPLACE): a
  * migration that changes the function applies it again. */
 static const migration migrations[] = {
-    {1, "schema snapshots and the drop audit", 0, pgwi_sql_migration_001},
-    {2, "the statement trigger function of query invalidation", 0, pgwi_sql_migration_002},
-    {3, "the stream's value columns and slots", 0, pgwi_sql_migration_003},
-    {4, "the triggers below watched tables: partitions and inheritance children", 2,
+    {1, "schema snapshots and the drop audit", {0}, pgwi_sql_migration_001},
+    {2, "the statement trigger function of query invalidation", {0}, pgwi_sql_migration_002},
+    {3, "the stream's value columns and slots", {0}, pgwi_sql_migration_003},
+    {4, "the triggers below watched tables: partitions and inheritance children", {2},
      pgwi_sql_migration_004},
-    {5, "announcing definition changes: announce_ddl() and the event trigger functions", 0,
+    {5, "announcing definition changes: announce_ddl() and the event trigger functions", {0},
      pgwi_sql_migration_005},
+    {6, "streams follow a watched table's name and key; tables made again unwatched are gaps",
+     {4, 5}, pgwi_sql_migration_006},
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 
@@ -155,20 +158,22 @@ int pgw_pq_install(int *out, PGconn *conn, const char *pgw_schema, pgw_error *er
             continue;
         char what[96];
         snprintf(what, sizeof what, "applying pgwitness migration %d", m->version);
-        for (int part = 0; part < 2; part++) {
-            /* the earlier migration again, unless this install just applied it */
-            const char *text = part == 1 ? m->sql
-                               : m->again > current ? NULL
-                               : m->again ? migrations[m->again - 1].sql : NULL;
-            char *sql = NULL;
-            if (!text)
+        /* the earlier migrations again, unless this install just applied
+         * them, then this one */
+        for (size_t part = 0; part <= sizeof m->again / sizeof m->again[0]; part++) {
+            bool last = part == sizeof m->again / sizeof m->again[0] || !m->again[part];
+            if (!last && m->again[part] > current)
                 continue;
+            const char *text = last ? m->sql : migrations[m->again[part] - 1].sql;
+            char *sql = NULL;
             if ((rc = pgwi_pq_sql(&sql, conn, text, pgw_schema, err)) < 0)
                 goto done;
             rc = pgwi_pq_run(conn, sql, NULL, what, err);
             pgwi_free(sql);
             if (rc < 0)
                 goto done;
+            if (last)
+                break;
         }
         char num[16];
         snprintf(num, sizeof num, "%d", m->version);

@@ -869,6 +869,45 @@ START_TEST(gaps_of_the_triggers_at_connect)
 }
 END_TEST
 
+/* A watched table dropped and made again by a role without USAGE on the
+ * library schema (the DDL event triggers could do nothing for it): no
+ * triggers, and a GAP at connect that says so, on the channel it was
+ * watched on. */
+START_TEST(table_made_again_unwatched_is_a_gap_at_connect)
+{
+    const char *db = pgwt_dbname();
+    prepare_db(db, false);
+    PGconn *c = pgwt_connect();
+    pgw_error err;
+    pgwt_exec(c, "SET client_min_messages = warning; DROP TABLE IF EXISTS parts, elsewhere, gone "
+                 "CASCADE; DROP ROLE IF EXISTS pgwt_listen_nousage; RESET client_min_messages; "
+                 "CREATE ROLE pgwt_listen_nousage; CREATE TABLE gone (id int PRIMARY KEY); "
+                 "ALTER TABLE gone OWNER TO pgwt_listen_nousage; "
+                 "GRANT CREATE ON SCHEMA public TO pgwt_listen_nousage");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "gone", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_exec(c, "SET client_min_messages = error; SET ROLE pgwt_listen_nousage; DROP TABLE gone; "
+                 "CREATE TABLE gone (id int PRIMARY KEY); RESET ROLE; RESET client_min_messages");
+    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_OK);
+    rec r;
+    memset(&r, 0, sizeof r);
+    pgw_pq_listener *l = new_listener(NULL, &r, 0, 4);
+    pgw_scope scope = {"p", "acme", db};
+    listening_tenant(l, &scope, db);
+    ck_assert_int_eq(r.n_events, 2);
+    ck_assert_str_eq(r.events[0],
+                     "GAP acme 0 0 public.gone was watched by the triggers (channel pgwitness) "
+                     "before it was dropped, and was made again without them, so its writes are "
+                     "not sent: watch public.gone again (pgwitness watch, pgw_pq_watch_table)");
+    ck_assert_str_eq(r.events[1], "LISTENING acme 0 0 ");
+    pgw_pq_listener_free(l);
+    pgwt_exec(c, "DROP TABLE gone; DELETE FROM pgwitness.trigger_watches; "
+                 "REVOKE CREATE ON SCHEMA public FROM pgwt_listen_nousage; "
+                 "DROP ROLE pgwt_listen_nousage");
+    PQfinish(c);
+}
+END_TEST
+
 /* The gaps cannot be read: the tenant listens all the same, without GAP
  * events (it needs no privilege on the library schema). */
 START_TEST(unreadable_gaps_do_not_fail_the_tenant)
@@ -1121,6 +1160,7 @@ static Suite *suite(void)
     tcase_add_test(tc, time_dependent_runners_follow_the_clock);
     tcase_add_test(tc, gaps_of_the_triggers_at_connect);
     tcase_add_test(tc, unreadable_gaps_do_not_fail_the_tenant);
+    tcase_add_test(tc, table_made_again_unwatched_is_a_gap_at_connect);
     tcase_add_test(tc, bad_arguments);
     tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);

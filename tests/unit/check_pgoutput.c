@@ -763,6 +763,34 @@ static bool relation(pgw_pgoutput *d, const pgo_msg *m)
     return info.relation_changed;
 }
 
+/* pgw_pgoutput_relation_name: the name of the last Relation message,
+ * which a host compares with the names it gave targets; "" for
+ * pg_catalog as the protocol sends it. */
+START_TEST(relation_names)
+{
+    pgw_pgoutput *d = new_dec(NULL);
+    const char *schema = "x", *table = "y";
+    ck_assert_int_eq(pgw_pgoutput_relation_name(&schema, &table, d, T_OID), PGW_ENOTFOUND);
+    ck_assert_str_eq(schema, "x");
+    pgo_msg m;
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, TASK_COLS);
+    relation(d, &m);
+    ck_assert_int_eq(pgw_pgoutput_relation_name(&schema, &table, d, T_OID), PGW_OK);
+    ck_assert_str_eq(schema, "public");
+    ck_assert_str_eq(table, "tasks");
+    pgo_relation(&m, T_OID, "", "tasks2", 'd', 4, TASK_COLS);
+    relation(d, &m);
+    ck_assert_int_eq(pgw_pgoutput_relation_name(&schema, &table, d, T_OID), PGW_OK);
+    ck_assert_str_eq(schema, "");
+    ck_assert_str_eq(table, "tasks2");
+    ck_assert_int_eq(pgw_pgoutput_relation_name(NULL, &table, d, T_OID), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pgoutput_relation_name(&schema, NULL, d, T_OID), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pgoutput_relation_name(&schema, &table, NULL, T_OID), PGW_EINVAL);
+    ck_assert_int_eq(pgw_pgoutput_relation_name(&schema, &table, d, 0), PGW_EINVAL);
+    pgw_pgoutput_free(d);
+}
+END_TEST
+
 /* In transaction lsn: the Relation message rel (a change of definition
  * when `changed`), then an insert of row 1 of n columns (status "open" at
  * position status_at); at the commit, the ddl write set (when changed)
@@ -1654,6 +1682,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("pgoutput");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, lsn_text);
+    tcase_add_test(tc, relation_names);
     tcase_add_test(tc, replication_frames);
     tcase_add_test(tc, status_update_bytes);
     tcase_add_test(tc, insert_at_commit);

@@ -1863,6 +1863,19 @@ int pgw_pgoutput_add_target(pgw_pgoutput *d, uint32_t relid, const char *schema,
     return PGW_OK;
 }
 
+int pgw_pgoutput_relation_name(const char **schema, const char **table, const pgw_pgoutput *d,
+                               uint32_t relid)
+{
+    if (!schema || !table || !d || relid == 0)
+        return PGW_EINVAL;
+    const rel *r = rel_find(d, relid);
+    if (!r)
+        return PGW_ENOTFOUND;
+    *schema = r->nsp;
+    *table = r->name;
+    return PGW_OK;
+}
+
 int pgw_pgoutput_set_full_rows(pgw_pgoutput *d, uint32_t relid, bool full, pgw_error *err)
 {
     if (!d || relid == 0)

@@ -291,10 +291,30 @@ static bool send_gaps(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
     pgw_error_clear(&e);
     int rc = parts ? PGW_OK : pgwi_enomem(&e);
     size_t len = 1;
-    for (int i = 0; rc >= 0 && i < n; i++)
-        if ((rc = pgwi_pq_sql(&parts[i], t->conn, pgwi_sql_listen_gaps, PQgetvalue(r, i, 0),
-                              &e)) >= 0)
+    for (int i = 0; rc >= 0 && i < n; i++) {
+        char *gaps = NULL, *remembered = NULL;
+        const char *schema = PQgetvalue(r, i, 0);
+        if ((rc = pgwi_pq_sql(&gaps, t->conn, pgwi_sql_listen_gaps, schema, &e)) >= 0 &&
+            PQnfields(r) > 1 && strcmp(PQgetvalue(r, i, 1), "t") == 0 &&
+            (rc = pgwi_pq_sql(&remembered, t->conn, pgwi_sql_listen_remembered_gaps, schema,
+                              &e)) >= 0) {
+            /* both, each in parentheses (each ends in ORDER BY) */
+            static const char both[] = "(\n%s\n)\nUNION ALL\n(\n%s\n)";
+            size_t lp = strlen(gaps) + strlen(remembered) + sizeof both;
+            if ((parts[i] = pgwi_malloc(lp)))
+                snprintf(parts[i], lp, both, gaps, remembered);
+            else
+                rc = pgwi_enomem(&e);
+            pgwi_free(gaps);
+        } else if (rc >= 0) {
+            parts[i] = gaps;
+        } else {
+            pgwi_free(gaps);
+        }
+        pgwi_free(remembered);
+        if (rc >= 0)
             len += strlen(parts[i]) + sizeof "(\n)\nUNION ALL\n";
+    }
     if (rc >= 0 && !(sql = pgwi_malloc(len)))
         rc = pgwi_enomem(&e);
     if (rc >= 0) {

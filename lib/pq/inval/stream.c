@@ -53,6 +53,11 @@ typedef enum phase {
     P_STREAMING
 } phase;
 
+typedef struct own_name {
+    uint32_t relid;
+    char *name; /* "schema\037table" */
+} own_name;
+
 struct pgwi_stream {
     pgw_pq_stream_options o;
     char *publication, *perm_slot, *pgw_schema;
@@ -62,8 +67,15 @@ struct pgwi_stream {
     pgw_pgoutput *dec;
     phase ph;
     /* what CONFIG found */
-    bool values_readable, slots_writable;
+    bool values_readable, slots_writable, remembers;
     bool slot_exists, slot_lost;
+    /* the published tables' own names as TARGETS gave them */
+    own_name *own;
+    size_t n_own;
+    /* the new name of a relation renamed since TARGETS, first seen (no
+     * earlier Relation message) in the transaction being decoded: its ddl
+     * write set is delivered after the transaction's */
+    uint32_t renamed_relid;
     /* set-up */
     bool slot_new;      /* the slot was made on this connection */
     bool ever_streamed; /* this process streamed from the permanent slot */
@@ -154,10 +166,62 @@ int pgwi_stream_new(pgwi_stream **out, const pgw_pq_stream_options *opts,
     return PGW_OK;
 }
 
+/* The names TARGETS gave the published tables (their own targets):
+ * forgotten. */
+static void forget_own_names(pgwi_stream *s)
+{
+    for (size_t i = 0; i < s->n_own; i++)
+        pgwi_free(s->own[i].name);
+    pgwi_free(s->own);
+    s->own = NULL;
+    s->n_own = 0;
+}
+
+/* Remembers a published table's name, "schema\037table"; false when memory
+ * ran out. */
+static bool remember_own_name(pgwi_stream *s, uint32_t relid, const char *schema,
+                              const char *table)
+{
+    size_t ls = strlen(schema), lt = strlen(table);
+    char *name = pgwi_malloc(ls + lt + 2);
+    own_name *a = name ? pgwi_reallocarray(s->own, s->n_own + 1, sizeof *a) : NULL;
+    if (!a) {
+        pgwi_free(name);
+        return false;
+    }
+    memcpy(name, schema, ls);
+    name[ls] = '\037';
+    memcpy(name + ls + 1, table, lt + 1);
+    s->own = a;
+    s->own[s->n_own].relid = relid;
+    s->own[s->n_own++].name = name;
+    return true;
+}
+
+/* Whether relation relid, which TARGETS gave as its own target, now has
+ * another name than it gave (the last Relation message's). */
+static bool renamed_since_targets(const pgwi_stream *s, uint32_t relid)
+{
+    const char *schema, *table;
+    if (pgw_pgoutput_relation_name(&schema, &table, s->dec, relid) < 0)
+        return false;
+    if (!schema[0])
+        schema = "pg_catalog";
+    size_t ls = strlen(schema);
+    for (size_t i = 0; i < s->n_own; i++) {
+        const char *n = s->own[i].name;
+        if (s->own[i].relid == relid)
+            return !(strncmp(n, schema, ls) == 0 && n[ls] == '\037' &&
+                     strcmp(n + ls + 1, table) == 0);
+    }
+    return false;
+}
+
 void pgwi_stream_free(pgwi_stream *s)
 {
     if (!s)
         return;
+    forget_own_names(s);
     pgw_pgoutput_free(s->dec);
     pgwi_free(s->publication);
     pgwi_free(s->perm_slot);
@@ -253,6 +317,23 @@ static char *config_sql(pgw_pq_listener *l, pgwi_tenant *t, const char *tmpl, in
     char *with_values = NULL, *sql = NULL, *tbl = NULL;
     pgw_error e;
     pgw_error_clear(&e);
+    char *with_gaps = NULL;
+    if (strstr(tmpl, ":remembered_gaps")) {
+        char *fn = NULL, sub[512] = "(SELECT 0::oid AS relid, ''::text AS schema_name, ''::text AS "
+                                    "table_name, ''::text AS message WHERE false)";
+        if (s->remembers) {
+            if (pgwi_pq_ident(&fn, t->conn, s->pgw_schema, "remembered_gaps", &e) < 0)
+                goto fail;
+            snprintf(sub, sizeof sub,
+                     "(SELECT r.relid, r.schema_name, r.table_name, r.message FROM %s() r "
+                     "WHERE r.source = 'stream' AND r.publication = :'publication')",
+                     fn);
+            pgwi_free(fn);
+        }
+        if (pgwi_pq_replace(&with_gaps, tmpl, ":remembered_gaps", sub, &e) < 0)
+            goto fail;
+        tmpl = with_gaps;
+    }
     if (strstr(tmpl, ":values_join")) {
         char join[512] = "'{}'::text[]";
         if (s->values_readable) {
@@ -272,10 +353,12 @@ static char *config_sql(pgw_pq_listener *l, pgwi_tenant *t, const char *tmpl, in
     if (pgwi_pq_sqlv(&sql, t->conn, tmpl, names, vals, 3, &e) < 0)
         goto fail;
     pgwi_free(with_values);
+    pgwi_free(with_gaps);
     pgwi_free(tbl);
     return sql;
 fail:
     pgwi_free(with_values);
+    pgwi_free(with_gaps);
     pgwi_free(tbl);
     pgwi_listener_fail(l, t, e.code, e.message, now);
     return NULL;
@@ -288,6 +371,7 @@ void pgwi_stream_connected(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
     s->slot_new = false;
     s->registry_read = s->registered = false;
     s->reconfigure = false;
+    s->renamed_relid = 0;
     char *sql = config_sql(l, t, pgwi_sql_stream_config, now);
     if (!sql)
         return;
@@ -430,9 +514,9 @@ static bool took_config(pgw_pq_listener *l, pgwi_tenant *t, const PGresult *r, i
 {
     pgwi_stream *s = t->stream;
     enum { VER, WAL, PUB, ALLOPS, VIAROOT, VALUES, SLOT, PLUGIN, SLOTDB, WALSTAT, PID, SLOTS,
-           DB, CONFIRMED };
+           DB, CONFIRMED, REMEMBERS };
     char msg[PGW_ERROR_MESSAGE_SIZE];
-    if (PQntuples(r) != 1 || PQnfields(r) != CONFIRMED + 1) {
+    if (PQntuples(r) != 1 || PQnfields(r) != REMEMBERS + 1) {
         pgwi_listener_fail(l, t, PGW_EPG, "setting up the stream: unexpected configuration", now);
         return false;
     }
@@ -461,6 +545,7 @@ static bool took_config(pgw_pq_listener *l, pgwi_tenant *t, const PGresult *r, i
         return false;
     }
     s->values_readable = is_true(r, VALUES);
+    s->remembers = is_true(r, REMEMBERS);
     s->slots_writable = is_true(r, SLOTS);
     s->slot_exists = is_true(r, SLOT);
     s->slot_lost = strcmp(PQgetvalue(r, 0, WALSTAT), "lost") == 0;
@@ -508,11 +593,18 @@ static bool took_targets(pgw_pq_listener *l, pgwi_tenant *t, const PGresult *r, 
         return false;
     }
     pgw_pgoutput_clear_targets(s->dec, NULL);
+    forget_own_names(s);
     for (int i = 0; i < PQntuples(r); i++) {
         if (PQgetvalue(r, i, 0)[0] == 'g') {
             pgwi_listener_emit(l, t, PGW_PQ_LISTENER_GAP, PGW_OK, PQgetvalue(r, i, 6), 0, false,
                                0);
             continue;
+        }
+        if (strcmp(PQgetvalue(r, i, 7), "0") == 0 &&
+            !remember_own_name(s, (uint32_t)strtoul(PQgetvalue(r, i, 1), NULL, 10),
+                               PQgetvalue(r, i, 2), PQgetvalue(r, i, 3))) {
+            pgwi_listener_fail(l, t, PGW_ENOMEM, "setting up the stream: out of memory", now);
+            return false;
         }
         pgwi_pg_array key = {0, NULL, NULL}, vals = {0, NULL, NULL};
         int rc = PGW_OK;
@@ -701,6 +793,32 @@ static void deliver_ready(pgw_pq_listener *l, pgwi_tenant *t)
     }
 }
 
+/* After the commit of a transaction that first showed a relation under
+ * a new name: the ddl write set of that name (renamed_since_targets()). */
+static void deliver_renamed(pgw_pq_listener *l, pgwi_tenant *t)
+{
+    pgwi_stream *s = t->stream;
+    const char *schema, *table;
+    uint32_t relid = s->renamed_relid;
+    s->renamed_relid = 0;
+    if (pgw_pgoutput_relation_name(&schema, &table, s->dec, relid) < 0)
+        return;
+    pgw_write *w = NULL;
+    if (pgw_write_new(&w, &t->scope, schema[0] ? schema : "pg_catalog", table, PGW_OP_DDL,
+                      NULL) < 0) {
+        /* out of memory: what that write set would refresh, a reset does */
+        s->resets++;
+        pgwi_listener_reset_scope(l, t);
+        pgwi_listener_emit(l, t, PGW_PQ_LISTENER_RESET, PGW_ENOMEM,
+                           "the ddl write set of a renamed table could not be made", 0, true, 0);
+        return;
+    }
+    t->notifications++;
+    s->writes++;
+    pgwi_listener_deliver(l, t, w);
+    pgw_write_free(w);
+}
+
 /* One XLogData frame: its pgoutput message. */
 static void take_xlogdata(pgw_pq_listener *l, pgwi_tenant *t, const pgw_replication_frame *f)
 {
@@ -721,8 +839,23 @@ static void take_xlogdata(pgw_pq_listener *l, pgwi_tenant *t, const pgw_replicat
     } else if (m.type == 'M' && m.prefix &&
                strcmp(m.prefix, PGW_PGOUTPUT_MESSAGE_PREFIX ".config") == 0) {
         s->reconfigure = true;
+    } else if (m.type == 'R' && renamed_since_targets(s, m.relid)) {
+        /* A published table renamed (or moved) since the targets were
+         * read, with no DDL event trigger to say so (sync_stream(),
+         * migration 5): the targets are stale. Read them again after
+         * this commit, so that later writes are reported under the new
+         * name; this transaction's are under the old one, so the new
+         * name's ddl write set follows them, unless the decoder gives it
+         * (it knew the relation before: a definition change). */
+        s->reconfigure = true;
+        if (!m.relation_changed)
+            s->renamed_relid = m.relid;
     }
     deliver_ready(l, t);
+    if (rc >= 0 && m.type == 'C' && s->renamed_relid)
+        deliver_renamed(l, t);
+    if (rc >= 0 && m.type == 'B')
+        s->renamed_relid = 0;
     if (rc >= 0 && m.type == 'C') {
         if (m.end_lsn > s->handled)
             s->handled = m.end_lsn;

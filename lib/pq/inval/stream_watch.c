@@ -149,14 +149,15 @@ static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
                          const char *publication, const char *relid,
                          const pgw_pq_stream_watch_options *o, bool drop, pgw_error *err)
 {
-    char *tbl = NULL, *vals = NULL, *sql = NULL;
+    char *tbl = NULL, *shape = NULL, *vals = NULL, *sql = NULL;
     int rc;
-    if ((rc = pgwi_pq_ident(&tbl, conn, pgw_schema, "stream_tables", err)) < 0)
-        return rc;
+    if ((rc = pgwi_pq_ident(&tbl, conn, pgw_schema, "stream_tables", err)) < 0 ||
+        (rc = pgwi_pq_ident(&shape, conn, pgw_schema, "stream_shape", err)) < 0)
+        goto done;
     if (!drop && (rc = pgwi_pq_text_array(&vals, NULL, o->value_columns, o->n_value_columns,
                                           err)) < 0)
         goto done;
-    size_t len = strlen(tbl) * 2 + 640;
+    size_t len = strlen(tbl) * 2 + strlen(shape) + 800;
     if (!(sql = pgwi_malloc(len))) {
         rc = pgwi_enomem(err);
         goto done;
@@ -166,21 +167,25 @@ static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
     else
         snprintf(sql, len,
                  "INSERT INTO %s AS st (publication, relid, value_columns, schema_name, "
-                 "table_name) SELECT $1, c.oid, $3::text[], n.nspname, c.relname FROM "
-                 "pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = "
-                 "c.relnamespace WHERE c.oid = $2::oid ON CONFLICT (publication, relid) DO "
+                 "table_name, key_columns, full_rows) SELECT $1, $2::oid, $3::text[], "
+                 "sh.schema_name, sh.table_name, sh.key_columns, sh.full_rows FROM %s($2::oid) "
+                 "sh ON CONFLICT (publication, relid) DO "
                  "UPDATE SET value_columns = EXCLUDED.value_columns, watched_at = now(), "
-                 "schema_name = EXCLUDED.schema_name, table_name = EXCLUDED.table_name "
-                 "WHERE (st.value_columns, st.schema_name, st.table_name) IS DISTINCT FROM "
-                 "(EXCLUDED.value_columns, EXCLUDED.schema_name, EXCLUDED.table_name)",
-                 tbl);
+                 "schema_name = EXCLUDED.schema_name, table_name = EXCLUDED.table_name, "
+                 "key_columns = EXCLUDED.key_columns, full_rows = EXCLUDED.full_rows "
+                 "WHERE (st.value_columns, st.schema_name, st.table_name, st.key_columns, "
+                 "st.full_rows) IS DISTINCT FROM (EXCLUDED.value_columns, "
+                 "EXCLUDED.schema_name, EXCLUDED.table_name, EXCLUDED.key_columns, "
+                 "EXCLUDED.full_rows)",
+                 tbl, shape);
     const char *params[3] = {publication, relid, vals};
     PGresult *r;
     pgw_error re;
     pgw_error_clear(&re);
     if ((rc = pgwi_pq_exec(&r, conn, sql, drop ? 2 : 3, params,
                            "recording the table's value columns", &re)) < 0) {
-        if (pgwi_pq_missing_relation(&re))
+        if (pgwi_pq_missing_relation(&re) || strcmp(re.sqlstate, "42883") == 0 ||
+            strcmp(re.sqlstate, "42703") == 0) /* older than version 6 */
             rc = pgwi_pq_not_installed(&re, pgw_schema);
         if (err)
             *err = re;
@@ -191,6 +196,7 @@ static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
     PQclear(r);
 done:
     pgwi_free(tbl);
+    pgwi_free(shape);
     pgwi_free(vals);
     pgwi_free(sql);
     return rc;

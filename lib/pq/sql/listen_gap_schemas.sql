@@ -6,16 +6,27 @@
 -- and trigger_args(bytea), schema version 4), and that the role may use
 -- (USAGE on it, EXECUTE on them). None when nothing is watched, the
 -- schema is older, or the role may not read it: a tenant needs no
--- privilege on the schema, so then there is nothing to report. Reads the
--- catalog only; fails for no role.
+-- privilege on the schema, so then there is nothing to report. Also a
+-- schema with remembered_gaps() (version 6) whose watched tables were all
+-- dropped and made again without their watch. Columns:
+--   schema_name
+--   remembers    the role may call its remembered_gaps() (migration 5):
+--                listen_remembered_gaps.sql is read too
+-- Reads the catalog only; fails for no role.
 -- By hand: psql -f lib/pq/sql/listen_gap_schemas.sql
-SELECT n.nspname::text AS schema_name
+SELECT n.nspname::text AS schema_name, r.remembers
   FROM pg_catalog.pg_namespace n
+ CROSS JOIN LATERAL (
+       SELECT coalesce(pg_catalog.has_function_privilege(
+                           pg_catalog.to_regprocedure(
+                               pg_catalog.format('%I.remembered_gaps()', n.nspname)),
+                           'EXECUTE'), false) AS remembers) r
  WHERE pg_catalog.has_schema_privilege(n.oid, 'USAGE')
-   AND EXISTS (SELECT FROM pg_catalog.pg_trigger t
-                 JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid
-                WHERE t.tgname = 'pgwitness_insert' AND p.proname = 'notify_statement'
-                  AND p.pronargs = 0 AND p.pronamespace = n.oid)
+   AND (r.remembers
+        OR EXISTS (SELECT FROM pg_catalog.pg_trigger t
+                     JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid
+                    WHERE t.tgname = 'pgwitness_insert' AND p.proname = 'notify_statement'
+                      AND p.pronargs = 0 AND p.pronamespace = n.oid))
    AND (SELECT count(*) FROM pg_catalog.pg_proc f
          WHERE f.pronamespace = n.oid
            AND pg_catalog.has_function_privilege(f.oid, 'EXECUTE')

@@ -114,6 +114,8 @@ $fn$;
 -- right but for its firing mode (plain, ALWAYS, disabled, REPLICA) is
 -- altered (ALTER TABLE ... ENABLE [ALWAYS] TRIGGER), not made anew; it
 -- counts in `missing` unless it is ALWAYS (which fires in every role).
+-- With the setting pgwitness.keep_firing_modes on (the DDL event
+-- trigger's, migration 5) such a trigger is left as it is.
 -- Reads only the catalog and stream_tables; changes nothing. A role that
 -- may not read stream_tables leaves the stream's triggers as they are.
 CREATE OR REPLACE FUNCTION :"schema".below_plan(watched regclass, below regclass DEFAULT NULL)
@@ -246,6 +248,10 @@ changes AS (
      WHERE p.mode IS DISTINCT FROM p.want_mode AND p.mode IS NOT NULL
        -- (the stream's, ALWAYS when plain would do: left ALWAYS)
        AND NOT (p.mode = 'A' AND p.name LIKE 'pgwitness\_stream\_%')
+       -- (the DDL event trigger's watch_descendant() leaves a firing mode
+       -- someone chose, DISABLE TRIGGER included, as it is: only a watch
+       -- puts it back, and the gaps report it meanwhile)
+       AND coalesce(current_setting('pgwitness.keep_firing_modes', true), '') <> 'on'
 )
 SELECT x.relid,
        string_agg(DISTINCT CASE WHEN x.ord = 1 THEN
@@ -322,40 +328,9 @@ BEGIN
 END
 $fn$;
 
--- Descendants of watched tables whose writes are not reported now: a
--- partition attached or created, or an inheritance child made, after its
--- ancestor was watched (nothing runs at that moment to give it triggers).
--- One row per descendant and watched table: the descendant, the watched
--- table, and `source`: 'triggers' (pgw_pq_watch_table), 'stream' (the
--- TRUNCATE trigger of pgw_pq_stream_watch_table) or 'stream, triggers'. Watching the table
--- again, or watch_descendant(), covers them. Changes nothing.
-CREATE OR REPLACE FUNCTION :"schema".watch_gaps()
-RETURNS TABLE (relid oid, schema_name text, table_name text, watched_relid oid,
-               watched_schema text, watched_table text, source text)
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, :"schema", pg_temp
-AS $fn$
-WITH watched AS (
-    SELECT t.tgrelid AS relid
-      FROM pg_trigger t
-     WHERE t.tgname = 'pgwitness_insert' AND t.tgfoid = 'notify_statement()'::regprocedure
-    UNION
-    -- (through stream_watched(), which reads stream_tables only when the
-    -- role may: a role that watches with the triggers may not)
-    SELECT c.oid FROM pg_class c
-     WHERE c.relkind = 'p' AND coalesce(stream_watched(c.oid::regclass), false)
-)
-SELECT p.relid, dn.nspname::text, d.relname::text, w.relid, wn.nspname::text, wc.relname::text,
-       p.missing
-  FROM watched w
- CROSS JOIN LATERAL below_plan(w.relid::regclass) p
-  JOIN pg_class d ON d.oid = p.relid
-  JOIN pg_namespace dn ON dn.oid = d.relnamespace
-  JOIN pg_class wc ON wc.oid = w.relid
-  JOIN pg_namespace wn ON wn.oid = wc.relnamespace
- WHERE p.missing IS NOT NULL
- ORDER BY wn.nspname, wc.relname, dn.nspname, d.relname
-$fn$;
+-- (watch_gaps(), which lists the descendants below_plan() would change,
+-- is in migration_005.sql: it also lists the watched tables made again
+-- without their watch, which that migration remembers.)
 
 COMMENT ON FUNCTION :"schema".watch_below(regclass, regclass) IS
     'pgwitness: gives the descendants of a watched table the triggers that report their writes '
@@ -363,6 +338,3 @@ COMMENT ON FUNCTION :"schema".watch_below(regclass, regclass) IS
 COMMENT ON FUNCTION :"schema".watch_descendant(regclass) IS
     'pgwitness: gives a new partition or inheritance child the triggers of every watched table '
     'above it (for a ddl_command_end event trigger)';
-COMMENT ON FUNCTION :"schema".watch_gaps() IS
-    'pgwitness: descendants of watched tables whose writes are not reported (watch the table '
-    'again)';

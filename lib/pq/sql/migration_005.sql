@@ -28,10 +28,94 @@
 -- pg_event_trigger_dropped_objects), NOTIFY, "Replication Management
 -- Functions" (pg_logical_emit_message).
 
+-- Whether the stream reports `rel` under its own name: it is watched for
+-- the stream (stream_tables), or it is in a publication a stream watches
+-- tables of (an inheritance child published in its own right, by
+-- publish_child() or by hand: stream_targets.sql makes it its own target
+-- as well as its parent's). NULL when the role may not read stream_tables.
+CREATE OR REPLACE FUNCTION :"schema".stream_published(rel regclass)
+RETURNS boolean
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, :"schema", pg_temp
+AS $fn$
+BEGIN
+    IF NOT has_table_privilege('stream_tables', 'SELECT') THEN
+        RETURN NULL;
+    END IF;
+    RETURN EXISTS (SELECT FROM stream_tables st WHERE st.relid = rel)
+        OR EXISTS (SELECT FROM pg_publication_rel pr
+                     JOIN pg_publication p ON p.oid = pr.prpubid
+                    WHERE pr.prrelid = rel
+                      AND p.pubname IN (SELECT st.publication FROM stream_tables st));
+END
+$fn$;
+
+-- What a running stream read of watched table `rel` when it connected,
+-- and reports its writes with (stream_targets.sql): its name, its primary
+-- key's columns in key order, and whether the old tuples of it and of every
+-- partition below it are full rows (REPLICA IDENTITY FULL). No row when
+-- rel does not exist. stream_tables keeps these (key_columns, full_rows)
+-- so that sync_stream() can tell when they change.
+CREATE OR REPLACE FUNCTION :"schema".stream_shape(rel oid)
+RETURNS TABLE (schema_name text, table_name text, key_columns text[], full_rows boolean)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, :"schema", pg_temp
+AS $fn$
+SELECT n.nspname::text, c.relname::text,
+       ARRAY(SELECT a.attname::text
+               FROM pg_index x
+               CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY k(attnum, ord)
+               JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
+              WHERE x.indrelid = c.oid AND x.indisprimary
+              ORDER BY k.ord),
+       NOT EXISTS (SELECT FROM pg_partition_tree(c.oid) pt
+                     JOIN pg_class l ON l.oid = pt.relid
+                    WHERE pt.isleaf AND l.relreplident <> 'f')
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.oid = rel
+$fn$;
+
+-- Makes the stream_tables rows of `rel` and of each of its ancestors what
+-- stream_shape() says now. When one changed (a watched table renamed or
+-- moved, its primary key changed, a replica identity below it changed),
+-- the targets running streams read are stale: they read their
+-- configuration again at the commit ("pgwitness.config"), so that later
+-- writes are reported under the table's new name and with its new key.
+-- SECURITY DEFINER for the same reason as sync_watch(), and as safe: it
+-- copies only the catalog. Returns whether a row changed.
+CREATE OR REPLACE FUNCTION :"schema".sync_stream(rel oid)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, :"schema", pg_temp
+AS $fn$
+DECLARE
+    _n int;
+BEGIN
+    WITH RECURSIVE up(relid) AS (
+        SELECT rel
+        UNION
+        SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.relid
+    )
+    UPDATE stream_tables st
+       SET schema_name = sh.schema_name, table_name = sh.table_name,
+           key_columns = sh.key_columns, full_rows = sh.full_rows
+      FROM up CROSS JOIN LATERAL stream_shape(up.relid) sh
+     WHERE st.relid = up.relid
+       AND (st.schema_name, st.table_name, st.key_columns, st.full_rows)
+           IS DISTINCT FROM (sh.schema_name, sh.table_name, sh.key_columns, sh.full_rows);
+    GET DIAGNOSTICS _n = ROW_COUNT;
+    IF _n > 0 AND current_setting('wal_level') = 'logical' THEN
+        PERFORM pg_logical_emit_message(true, 'pgwitness.config', '');
+    END IF;
+    RETURN _n > 0;
+END
+$fn$;
+
 -- The watched tables a change of `rel` changes: rel itself and each of its
 -- ancestors (partitioned tables, inheritance parents) that is watched by
 -- the triggers (trigger_channel: the channel of its pgwitness_insert) or
--- by the stream (streamed; NULL when the role may not read stream_tables).
+-- reported under its own name by the stream (streamed, stream_published();
+-- NULL when the role may not read stream_tables).
 CREATE OR REPLACE FUNCTION :"schema".ddl_targets(rel regclass)
 RETURNS TABLE (relid oid, schema_name text, table_name text, trigger_channel text,
                streamed boolean)
@@ -55,7 +139,7 @@ BEGIN
            SELECT (SELECT (trigger_args(t.tgargs))[1] FROM pg_trigger t
                     WHERE t.tgrelid = c.oid AND t.tgname = 'pgwitness_insert'
                       AND t.tgfoid = 'notify_statement()'::regprocedure) AS channel,
-                  stream_watched(c.oid::regclass) AS streamed) w
+                  stream_published(c.oid::regclass) AS streamed) w
      WHERE w.channel IS NOT NULL OR w.streamed
      ORDER BY n.nspname, c.relname;
 END
@@ -85,6 +169,10 @@ DECLARE
     _payload text;
     _found boolean := false;
 BEGIN
+    -- (a definition change may make running streams' targets stale)
+    IF _rel IS NOT NULL THEN
+        PERFORM sync_stream(_rel);
+    END IF;
     FOR _t IN
         SELECT d.schema_name AS s, d.table_name AS t, d.trigger_channel AS ch, true AS target
           FROM ddl_targets(_rel) d WHERE _rel IS NOT NULL
@@ -209,8 +297,8 @@ GRANT SELECT ON :"schema".trigger_watches TO PUBLIC;
 -- Makes what this schema remembers of relation `rel` what the catalog says
 -- now: its row of trigger_watches (made or updated when rel has
 -- pgwitness's pgwitness_insert trigger, removed when it has none, marked
--- dropped when rel no longer exists) and the name in its stream_tables
--- rows. SECURITY DEFINER, since the event triggers run as the role doing
+-- dropped when rel no longer exists) and its stream_tables rows
+-- (sync_stream()). SECURITY DEFINER, since the event triggers run as the role doing
 -- the DDL, which may not write these tables; safe for any caller, since
 -- it copies only the catalog's truth about `rel`. Returns nothing.
 CREATE OR REPLACE FUNCTION :"schema".sync_watch(rel oid)
@@ -234,8 +322,7 @@ BEGIN
         UPDATE trigger_watches SET dropped_at = now() WHERE relid = rel AND dropped_at IS NULL;
         RETURN;
     END IF;
-    UPDATE stream_tables SET schema_name = _c.s, table_name = _c.t
-     WHERE relid = rel AND (schema_name, table_name) IS DISTINCT FROM (_c.s, _c.t);
+    PERFORM sync_stream(rel);
     IF _c.args IS NULL THEN
         DELETE FROM trigger_watches WHERE relid = rel;
         RETURN;
@@ -263,8 +350,10 @@ AS $fn$
 DECLARE
     _n int;
 BEGIN
-    UPDATE stream_tables st SET relid = rel, watched_at = now()
-      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    UPDATE stream_tables st SET relid = rel, watched_at = now(), key_columns = sh.key_columns,
+                                full_rows = sh.full_rows
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace,
+           stream_shape(rel) sh
      WHERE c.oid = rel AND (st.schema_name, st.table_name) = (n.nspname::text, c.relname::text)
        AND NOT EXISTS (SELECT FROM pg_class x WHERE x.oid = st.relid)
        AND EXISTS (SELECT FROM pg_publication_rel pr JOIN pg_publication p ON p.oid = pr.prpubid
@@ -287,8 +376,10 @@ $fn$;
 -- identity, and running streams read their configuration again. What
 -- cannot be done (the table is no longer a table, or lacks a value
 -- column, or a replica identity, or the role may not change the
--- publication) is a WARNING naming what to do, and the rest goes on.
--- Returns the channels the dropped table's triggers used, '{}' when only
+-- publication) is a WARNING naming what to do, and the rest goes on; a
+-- table that could not be published again makes running streams read
+-- their configuration again too, which reports it as a GAP
+-- (remembered_gaps()). Returns the channels the dropped table's triggers used, '{}' when only
 -- the stream watched it, NULL when no watched table had this name.
 CREATE OR REPLACE FUNCTION :"schema".rewatch(rel regclass)
 RETURNS text[]
@@ -305,6 +396,7 @@ DECLARE
                    FROM pg_proc p WHERE p.oid = 'notify_statement()'::regprocedure);
     _outer text := current_setting('pgwitness.watch_below', true);
     _pubs int := 0;
+    _unpublished boolean := false;
 BEGIN
     SELECT n.nspname::text AS s, c.relname::text AS t, c.relkind, c.relispartition,
            c.relreplident = 'f'
@@ -381,6 +473,7 @@ BEGIN
                     USING HINT = 'give it a primary key (or REPLICA IDENTITY FULL) and watch '
                                  'it again: pgw_pq_stream_watch_table, pgwitness watch '
                                  '--source=wal';
+                _unpublished := true; -- (running streams report it as a GAP)
                 CONTINUE;
             END IF;
             BEGIN
@@ -397,9 +490,10 @@ BEGIN
                               SQLERRM
                     USING HINT = 'watch it again: pgw_pq_stream_watch_table, pgwitness watch '
                                  '--source=wal';
+                _unpublished := true;
             END;
         END LOOP;
-        IF _pubs > 0 THEN
+        IF _pubs > 0 OR (_unpublished AND current_setting('wal_level') = 'logical') THEN
             PERFORM pg_logical_emit_message(true, 'pgwitness.config', '');
         END IF;
     END IF;
@@ -602,10 +696,14 @@ BEGIN
                 CONTINUE WHEN _again IS NULL
                     AND NOT EXISTS (SELECT FROM pg_inherits i WHERE i.inhrelid = _r.relid);
             END IF;
+            -- (firing modes as they are: a trigger disabled on purpose
+            -- stays disabled, below_plan())
+            PERFORM set_config('pgwitness.keep_firing_modes', 'on', true);
             PERFORM watch_descendant(_r.relid::regclass);
             IF EXISTS (SELECT FROM pg_inherits i WHERE i.inhparent = _r.relid) THEN
                 PERFORM watch_below(_r.relid::regclass, _r.relid::regclass);
             END IF;
+            PERFORM set_config('pgwitness.keep_firing_modes', '', true);
             PERFORM publish_child(_r.relid::regclass);
             -- a watched table renamed: its old name too (trigger_watches
             -- and stream_tables remember it)
@@ -668,3 +766,119 @@ COMMENT ON FUNCTION :"schema".announce_ddl(text, text, text[], boolean) IS
 COMMENT ON FUNCTION :"schema".on_ddl_event() IS
     'pgwitness: the function of the ddl_command_end and sql_drop event triggers '
     '(pgw_pq_install_ddl_trigger)';
+
+-- Watched tables made again without their watch: a table of the name of
+-- one that trigger_watches or stream_tables remembers, whose remembered
+-- OID no longer exists (it was dropped), and which is not watched as it
+-- was: the triggers (source 'triggers': it has no pgwitness_insert) or
+-- the stream (source 'stream': it is not in the publication, nor below a
+-- table that is). The event triggers watch such a table again (rewatch());
+-- this lists what they could not: made by a role without USAGE on this
+-- schema (nothing of it could be called), made while the event triggers
+-- were not installed, or made without a value column or a usable replica
+-- identity (rewatch() warned the role that made it). One row per table and
+-- source: the table, the channel (triggers) or the publication (stream)
+-- it was watched on, and one line saying so and what to do, in the shape
+-- of the stream's GAP messages (stream_targets.sql). The stream's rows
+-- only when the role may read stream_tables. Changes nothing.
+CREATE OR REPLACE FUNCTION :"schema".remembered_gaps()
+RETURNS TABLE (relid oid, schema_name text, table_name text, source text, channel text,
+               publication text, message text)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, :"schema", pg_temp
+AS $fn$
+BEGIN
+    RETURN QUERY
+    SELECT c.oid, w.schema_name, w.table_name, 'triggers'::text, w.channel, NULL::text,
+           format('%I.%I was watched by the triggers (channel %s) before it was dropped, and '
+                  'was made again without them, so its writes are not sent: watch %I.%I '
+                  'again (pgwitness watch, pgw_pq_watch_table)', w.schema_name, w.table_name,
+                  w.channel, w.schema_name, w.table_name)
+      FROM trigger_watches w
+      JOIN pg_namespace n ON n.nspname = w.schema_name
+      JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = w.table_name
+     WHERE NOT EXISTS (SELECT FROM pg_class x WHERE x.oid = w.relid)
+       AND NOT EXISTS (SELECT FROM pg_trigger t
+                        WHERE t.tgrelid = c.oid AND t.tgname = 'pgwitness_insert'
+                          AND t.tgfoid = 'notify_statement()'::regprocedure);
+    IF NOT has_table_privilege('stream_tables', 'SELECT') THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+    SELECT DISTINCT c.oid, st.schema_name, st.table_name, 'stream'::text, NULL::text,
+           st.publication::text,
+           format('%I.%I was watched for the stream (publication %I) before it was dropped, '
+                  'and was made again outside the publication, so its writes are not sent: '
+                  '%swatch %I.%I again (pgwitness watch --source=wal, '
+                  'pgw_pq_stream_watch_table)', st.schema_name, st.table_name, st.publication,
+                  CASE WHEN (SELECT sh.key_columns = '{}' AND c.relreplident <> 'f'
+                               FROM stream_shape(c.oid) sh)
+                       THEN 'give it a primary key (or REPLICA IDENTITY FULL) and ' ELSE '' END,
+                  st.schema_name, st.table_name)
+      FROM stream_tables st
+      JOIN pg_namespace n ON n.nspname = st.schema_name
+      JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = st.table_name
+     WHERE NOT EXISTS (SELECT FROM pg_class x WHERE x.oid = st.relid)
+       AND NOT EXISTS (WITH RECURSIVE up(relid) AS (
+                           SELECT c.oid
+                           UNION
+                           SELECT i.inhparent FROM pg_inherits i JOIN up ON i.inhrelid = up.relid)
+                       SELECT FROM up
+                         JOIN pg_publication_rel pr ON pr.prrelid = up.relid
+                         JOIN pg_publication p ON p.oid = pr.prpubid
+                        WHERE p.pubname = st.publication);
+END
+$fn$;
+
+-- Descendants of watched tables whose writes are not reported now: a
+-- partition attached or created, or an inheritance child made, after its
+-- ancestor was watched (nothing runs at that moment to give it triggers).
+-- One row per descendant and watched table: the descendant, the watched
+-- table, and `source`: 'triggers' (pgw_pq_watch_table), 'stream' (the
+-- TRUNCATE trigger of pgw_pq_stream_watch_table) or 'stream, triggers'.
+-- Watching the table again, or watch_descendant(), covers them. Then the
+-- watched tables made again without their watch (remembered_gaps()): the
+-- table is its own "watched table", and `source` says which watch it lacks.
+-- Changes nothing. (Moved here from migration 4, which it was in until
+-- version 6, for remembered_gaps().)
+CREATE OR REPLACE FUNCTION :"schema".watch_gaps()
+RETURNS TABLE (relid oid, schema_name text, table_name text, watched_relid oid,
+               watched_schema text, watched_table text, source text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, :"schema", pg_temp
+AS $fn$
+WITH watched AS (
+    SELECT t.tgrelid AS relid
+      FROM pg_trigger t
+     WHERE t.tgname = 'pgwitness_insert' AND t.tgfoid = 'notify_statement()'::regprocedure
+    UNION
+    -- (through stream_watched(), which reads stream_tables only when the
+    -- role may: a role that watches with the triggers may not)
+    SELECT c.oid FROM pg_class c
+     WHERE c.relkind = 'p' AND coalesce(stream_watched(c.oid::regclass), false)
+)
+SELECT * FROM (
+SELECT p.relid, dn.nspname::text, d.relname::text, w.relid, wn.nspname::text, wc.relname::text,
+       p.missing
+  FROM watched w
+ CROSS JOIN LATERAL below_plan(w.relid::regclass) p
+  JOIN pg_class d ON d.oid = p.relid
+  JOIN pg_namespace dn ON dn.oid = d.relnamespace
+  JOIN pg_class wc ON wc.oid = w.relid
+  JOIN pg_namespace wn ON wn.oid = wc.relnamespace
+ WHERE p.missing IS NOT NULL
+UNION
+SELECT g.relid, g.schema_name, g.table_name, g.relid, g.schema_name, g.table_name, g.source
+  FROM remembered_gaps() g
+) x
+ ORDER BY 5, 6, 2, 3, 7
+$fn$;
+
+COMMENT ON FUNCTION :"schema".watch_gaps() IS
+    'pgwitness: descendants of watched tables whose writes are not reported, and watched tables '
+    'made again without their watch (watch the table again)';
+COMMENT ON FUNCTION :"schema".remembered_gaps() IS
+    'pgwitness: watched tables dropped and made again without their watch (migration_005.sql)';
+COMMENT ON FUNCTION :"schema".sync_stream(oid) IS
+    'pgwitness: keeps stream_tables what the catalog says, and tells running streams when their '
+    'targets went stale (migration_005.sql)';

@@ -12,6 +12,10 @@
 --                    written (where the stream records the slots it makes)
 --   slot_confirmed_lsn  the slot's confirmed_flush_lsn ('' when none): a
 --                    reconnecting stream compares it with its own position
+--   remembers        values_readable, and the library schema has
+--                    remembered_gaps() (version 6; migration_005.sql): the
+--                    tables watched for the stream that were made again
+--                    outside the publication are read as gaps
 -- Then stream_targets.sql.
 -- By hand: psql "dbname=... replication=database" -v publication=pgwitness
 --   -v schema=pgwitness -v slot=s1 -f lib/pq/sql/stream_config.sql
@@ -31,7 +35,12 @@ SELECT current_setting('server_version_num')::int AS server_version,
        coalesce(has_table_privilege(to_regclass(format('%I.slots', :'schema')),
                                     'SELECT, INSERT'), false) AS slots_writable,
        current_database() AS database,
-       coalesce(s.confirmed_flush_lsn::text, '') AS slot_confirmed_lsn
+       coalesce(s.confirmed_flush_lsn::text, '') AS slot_confirmed_lsn,
+       coalesce(has_table_privilege(to_regclass(format('%I.stream_tables', :'schema')),
+                                    'SELECT')
+                AND has_function_privilege(
+                        to_regprocedure(format('%I.remembered_gaps()', :'schema')), 'EXECUTE'),
+                false) AS remembers
   FROM (SELECT 1) one
   LEFT JOIN pg_catalog.pg_publication p ON p.pubname = :'publication'
   LEFT JOIN pg_catalog.pg_replication_slots s ON s.slot_name = :'slot'

@@ -1,8 +1,10 @@
 -- The tables a stream reports, read after stream_config.sql on the
 -- replication connection (simple query protocol; pgwitness substitutes
--- :'publication' as a literal, and the placeholder :values_join by a
+-- :'publication' as a literal, the placeholder :values_join by a
 -- subquery on <schema>.stream_tables when stream_config.sql found it
--- readable, else by '{}'::text[]). One row per relation whose writes the
+-- readable, else by '{}'::text[], and :remembered_gaps by the stream's
+-- rows of <schema>.remembered_gaps() when stream_config.sql found it
+-- callable, else by an empty set). One row per relation whose writes the
 -- publication sends, per table it is reported as (kind 't'), and one per
 -- problem (kind 'g'):
 --   kind, relid, target_schema, target_table, key_columns (the target's
@@ -17,11 +19,16 @@
 -- published itself (its writes are not sent), a partition of a
 -- partitioned table published via its root without pgwitness's TRUNCATE
 -- trigger, or with it not ENABLE ALWAYS (migration_004.sql: its TRUNCATE is
--- not sent, or not in every role), a publication that does not
+-- not sent, or not in every role), a table watched for the stream that
+-- was dropped and made again outside the publication (remembered_gaps(),
+-- migration_005.sql: the event triggers could not publish it again), a
+-- publication that does not
 -- publish every operation, or publishes the partitions of a partitioned
 -- table under their own names.
 -- By hand: psql "dbname=... replication=database" -v publication=pgwitness
---   -v values_join="'{}'::text[]" -f lib/pq/sql/stream_targets.sql
+--   -v values_join="'{}'::text[]" \
+--   -v remembered_gaps="(SELECT 0::oid relid, ''::text schema_name, ''::text table_name, ''::text message WHERE false)" \
+--   -f lib/pq/sql/stream_targets.sql
 WITH RECURSIVE
 raw AS (
     SELECT c.oid, c.relispartition
@@ -118,6 +125,9 @@ SELECT 'g', c.oid, k.nspname, k.relname, '{}', '{}',
    AND EXISTS (SELECT FROM pg_catalog.pg_publication p
                 WHERE p.pubname = :'publication' AND p.pubviaroot)
    AND tg.mode IS DISTINCT FROM 'A'
+UNION ALL
+SELECT 'g', g.relid, g.schema_name, g.table_name, '{}', '{}', g.message, 0, false
+  FROM :remembered_gaps g
 UNION ALL
 SELECT 'g', 0, '', '', '{}', '{}',
        format('publication %I does not publish every operation: ALTER PUBLICATION %I SET '
