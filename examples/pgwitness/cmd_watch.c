@@ -268,17 +268,22 @@ static void say_streaming(watch_state *st, const pgw_pq_listener_event *ev)
 }
 
 /* An event's message for the operator: where the library names its call
- * (pgw_pq_stream_watch_table), the command that runs it. Returns msg, or
- * buf holding the rewritten one. */
+ * (pgw_pq_stream_watch_table, pgw_pq_watch_table), the command that runs
+ * it. Returns msg, or buf holding the rewritten one. */
 static const char *operator_message(char *buf, size_t size, const char *msg)
 {
-    static const char call[] = "(pgw_pq_stream_watch_table)";
-    const char *at = strstr(msg, call);
-    if (!at)
-        return msg;
-    snprintf(buf, size, "%.*s(pgwitness watch --source=wal)%s", (int)(at - msg), msg,
-             at + strlen(call));
-    return buf;
+    static const char *const calls[][2] = {
+        {"(pgw_pq_stream_watch_table)", "(pgwitness watch --source=wal)"},
+        {"(pgw_pq_watch_table)", "(pgwitness watch)"}};
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        const char *at = strstr(msg, calls[i][0]);
+        if (at) {
+            snprintf(buf, size, "%.*s%s%s", (int)(at - msg), msg, calls[i][1],
+                     at + strlen(calls[i][0]));
+            return buf;
+        }
+    }
+    return msg;
 }
 
 static void on_event(const pgw_pq_listener_event *ev, void *userdata)
@@ -1069,6 +1074,21 @@ int cmd_unwatch(cli *c, int argc, char **argv)
                                                      : " (no trigger was changed)");
         }
     }
+    /* A name no table has now is announced all the same (a table dropped
+     * by a migration: its readers refresh), but say so: it may be a typo. */
+    for (size_t i = 0; i < n_pos; i++) {
+        const char *params[2] = {schemas[i], tables[i]};
+        PGresult *r = PQexecParams(conn,
+                                   "SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', $1::text, "
+                                   "$2::text)) IS NULL",
+                                   2, NULL, params, NULL, NULL, 0);
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0)
+            fprintf(stderr,
+                    "%s announce: note: no table %s.%s exists now; announced by name all the "
+                    "same (subscriptions reading that name refresh)\n",
+                    c->prog, ex_text(schemas[i]), ex_text(tables[i]));
+        PQclear(r);
+    }
     if (!sql_ok(c, conn, "COMMIT"))
         return 1;
     if (c->json) {
@@ -1138,6 +1158,21 @@ int cmd_announce(cli *c, int argc, char **argv)
                             n_pos == 1 ? "" : " (nothing was announced)");
         }
     }
+    /* A name no table has now is announced all the same (a table dropped
+     * by a migration: its readers refresh), but say so: it may be a typo. */
+    for (size_t i = 0; i < n_pos; i++) {
+        const char *params[2] = {schemas[i], tables[i]};
+        PGresult *r = PQexecParams(conn,
+                                   "SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', $1::text, "
+                                   "$2::text)) IS NULL",
+                                   2, NULL, params, NULL, NULL, 0);
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0)
+            fprintf(stderr,
+                    "%s announce: note: no table %s.%s exists now; announced by name all the "
+                    "same (subscriptions reading that name refresh)\n",
+                    c->prog, ex_text(schemas[i]), ex_text(tables[i]));
+        PQclear(r);
+    }
     if (!sql_ok(c, conn, "COMMIT"))
         return 1;
     if (c->json) {
@@ -1161,20 +1196,32 @@ int cmd_ddl_trigger(cli *c, int argc, char **argv)
     size_t n_pos;
     if (!cli_parse(c, argc, argv, opts, N(opts), pos, 2, &n_pos))
         return EXIT_USAGE;
-    bool install = n_pos == 1 && strcmp(pos[0], "install") == 0;
-    if (n_pos != 1 || (!install && strcmp(pos[0], "remove") != 0))
+    if (n_pos == 0)
         return cli_usage(c, "install or remove? (pgwitness ddl-trigger install|remove)");
+    if (n_pos > 1)
+        return cli_usage(c, "unexpected argument '%s' (pgwitness ddl-trigger install|remove)",
+                         ex_text(pos[1]));
+    bool install = strcmp(pos[0], "install") == 0;
+    if (!install && strcmp(pos[0], "remove") != 0)
+        return cli_usage(c, "'%s' is neither install nor remove (pgwitness ddl-trigger "
+                         "install|remove)", ex_text(pos[0]));
     PGconn *conn = cli_connect(c);
     if (!conn)
         return 1;
+    /* Whether they were there before: the calls are idempotent, the
+     * message should not claim a change that did not happen. */
+    PGresult *r = PQexec(conn, "SELECT count(*) FROM pg_catalog.pg_event_trigger WHERE evtname IN "
+                               "('pgwitness_ddl_command_end', 'pgwitness_sql_drop')");
+    int before = PQresultStatus(r) == PGRES_TUPLES_OK ? atoi(PQgetvalue(r, 0, 0)) : -1;
+    PQclear(r);
     pgw_error err;
     int rc = install ? pgw_pq_install_ddl_trigger(conn, c->pgw_schema, &err)
                      : pgw_pq_remove_ddl_trigger(conn, c->pgw_schema, &err);
     if (rc != PGW_OK)
         return cli_fail_err(c, rc, &err);
-    printf("%s\n", install ? "event triggers pgwitness_ddl_command_end and pgwitness_sql_drop "
-                             "installed"
-                           : "event triggers pgwitness_ddl_command_end and pgwitness_sql_drop "
-                             "removed");
+    bool nothing = install ? before == 2 : before == 0;
+    printf("event triggers pgwitness_ddl_command_end and pgwitness_sql_drop %s\n",
+           install ? (nothing ? "were installed already (nothing changed)" : "installed")
+                   : (nothing ? "were not installed (nothing changed)" : "removed"));
     return 0;
 }

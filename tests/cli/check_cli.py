@@ -518,7 +518,11 @@ def usage_errors():
                 "pgwitness ddl-trigger: install or remove? (pgwitness ddl-trigger "
                 "install|remove)")
     exact_error("ddl-trigger drop", *cli("-d", NOSERVER, "ddl-trigger", "drop"), 2,
-                "pgwitness ddl-trigger: install or remove? (pgwitness ddl-trigger "
+                "pgwitness ddl-trigger: 'drop' is neither install nor remove (pgwitness "
+                "ddl-trigger install|remove)")
+    exact_error("ddl-trigger install extra", *cli("-d", NOSERVER, "ddl-trigger", "install",
+                                                  "extra"), 2,
+                "pgwitness ddl-trigger: unexpected argument 'extra' (pgwitness ddl-trigger "
                 "install|remove)")
     # unwatch: the same checks, before connecting.
     exact_error("unwatch without a table", *cli("-d", NOSERVER, "unwatch"), 2,
@@ -1548,10 +1552,10 @@ def announce_ddl():
     check("announce a_tasks", rc == 0 and err == "" and out == "public.a_tasks: announced\n",
           out + err)
     got = read_lines(w, 2, 10).decode()
-    for i in range(2):
+    for i, said in enumerate(["installed", "were installed already (nothing changed)"]):
         rc, out, err = cli("ddl-trigger", "install")
         check(f"ddl-trigger install ({i + 1})", rc == 0 and err == "" and out ==
-              "event triggers pgwitness_ddl_command_end and pgwitness_sql_drop installed\n",
+              f"event triggers pgwitness_ddl_command_end and pgwitness_sql_drop {said}\n",
               out + err)
     # A role that is not a superuser: refused, also when they are installed
     # already (and when there is nothing to remove, below).
@@ -1574,10 +1578,10 @@ def announce_ddl():
     check("watch: the announced ddl, then the event trigger's", ready and got + rest ==
           "scope reset: every subscription of this scope must refresh\n" + DDL_LINE * 2,
           f"rc={rc}\n{got}{rest}{err}")
-    for i in range(2):
+    for i, said in enumerate(["removed", "were not installed (nothing changed)"]):
         rc, out, err = cli("ddl-trigger", "remove")
         check(f"ddl-trigger remove ({i + 1})", rc == 0 and err == "" and out ==
-              "event triggers pgwitness_ddl_command_end and pgwitness_sql_drop removed\n",
+              f"event triggers pgwitness_ddl_command_end and pgwitness_sql_drop {said}\n",
               out + err)
     check("... none left", psql("SELECT count(*) FROM pg_event_trigger") == "0")
     exact_error("ddl-trigger remove by a non-superuser, nothing to remove: refused",
@@ -1585,7 +1589,9 @@ def announce_ddl():
                 refused % "removing")
     psql(f"DROP ROLE {role}")
     rc, out, err = cli("announce", "a_tasks", "gone", "--channel", "other", "--json")
-    check("announce --json, a dropped table too", rc == 0 and err == "" and json_or_none(out) ==
+    check("announce --json, a dropped table too (a note says it does not exist)", rc == 0 and
+          err == "pgwitness announce: note: no table public.gone exists now; announced by name "
+          "all the same (subscriptions reading that name refresh)\n" and json_or_none(out) ==
           [{"schema": "public", "table": "a_tasks"}, {"schema": "public", "table": "gone"}],
           out + err)
     exact_error("announce --pgw-schema nope", *cli("announce", "a_tasks", "--pgw-schema",

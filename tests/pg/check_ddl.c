@@ -819,8 +819,8 @@ START_TEST(stream_table_made_again_without_identity_is_a_gap)
     ck_assert_msg(g && strstr(g, "public.ri was watched for the stream (publication pgwitness) "
                                  "before it was dropped, and was made again outside the "
                                  "publication, so its writes are not sent: give it a primary key "
-                                 "(or REPLICA IDENTITY FULL) and watch public.ri again (pgwitness "
-                                 "watch --source=wal, pgw_pq_stream_watch_table)"),
+                                 "(or REPLICA IDENTITY FULL) and watch public.ri again "
+                                 "(pgw_pq_stream_watch_table)"),
                   "%s", g ? g : "no GAP");
     pgw_pq_watch_gap *list = NULL;
     size_t n = 0;
@@ -882,7 +882,7 @@ START_TEST(made_again_without_usage_is_a_gap)
     char *v = pgwt_value(c, "SELECT message FROM pgwitness.remembered_gaps()");
     ck_assert_str_eq(v, "public.nu was watched by the triggers (channel pgwitness) before it was "
                         "dropped, and was made again without them, so its writes are not sent: "
-                        "watch public.nu again (pgwitness watch, pgw_pq_watch_table)");
+                        "watch public.nu again (pgw_pq_watch_table)");
     free(v);
     /* watched again: no gap */
     ck_assert_int_eq(pgw_pq_watch_table(c, "public", "nu", NULL, &err), PGW_OK);

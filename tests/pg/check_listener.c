@@ -898,7 +898,7 @@ START_TEST(table_made_again_unwatched_is_a_gap_at_connect)
     ck_assert_str_eq(r.events[0],
                      "GAP acme 0 0 public.gone was watched by the triggers (channel pgwitness) "
                      "before it was dropped, and was made again without them, so its writes are "
-                     "not sent: watch public.gone again (pgwitness watch, pgw_pq_watch_table)");
+                     "not sent: watch public.gone again (pgw_pq_watch_table)");
     ck_assert_str_eq(r.events[1], "LISTENING acme 0 0 ");
     pgw_pq_listener_free(l);
     pgwt_exec(c, "DROP TABLE gone; DELETE FROM pgwitness.trigger_watches; "

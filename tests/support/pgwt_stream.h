@@ -26,7 +26,7 @@ typedef struct pgwt_stream {
     char **writes;         /* each write set's JSON without its scope member */
     unsigned long long *lsns;
     size_t n_writes, cap_writes, taken;
-    char events[256][320]; /* "KIND status reset message" */
+    char events[256][640]; /* "KIND status reset message" */
     int n_events;
     int streaming, resets, lost, gaps, slot_lost;
 } pgwt_stream;

@@ -792,7 +792,7 @@ BEGIN
     SELECT c.oid, w.schema_name, w.table_name, 'triggers'::text, w.channel, NULL::text,
            format('%I.%I was watched by the triggers (channel %s) before it was dropped, and '
                   'was made again without them, so its writes are not sent: watch %I.%I '
-                  'again (pgwitness watch, pgw_pq_watch_table)', w.schema_name, w.table_name,
+                  'again (pgw_pq_watch_table)', w.schema_name, w.table_name,
                   w.channel, w.schema_name, w.table_name)
       FROM trigger_watches w
       JOIN pg_namespace n ON n.nspname = w.schema_name
@@ -809,8 +809,8 @@ BEGIN
            st.publication::text,
            format('%I.%I was watched for the stream (publication %I) before it was dropped, '
                   'and was made again outside the publication, so its writes are not sent: '
-                  '%swatch %I.%I again (pgwitness watch --source=wal, '
-                  'pgw_pq_stream_watch_table)', st.schema_name, st.table_name, st.publication,
+                  '%swatch %I.%I again (pgw_pq_stream_watch_table)', st.schema_name,
+                  st.table_name, st.publication,
                   CASE WHEN (SELECT sh.key_columns = '{}' AND c.relreplident <> 'f'
                                FROM stream_shape(c.oid) sh)
                        THEN 'give it a primary key (or REPLICA IDENTITY FULL) and ' ELSE '' END,
