@@ -39,7 +39,26 @@ typedef struct watch_state {
     unsigned long resets;   /* scope resets: one per (re)connection */
     unsigned long listened; /* times the listener started listening or streaming */
     bool output_failed;     /* stdout could not be written */
+    /* the GAP messages said already (hashes): a reconnect reports each
+     * again, the operator needs it once */
+    uint64_t gaps_said[64];
+    size_t n_gaps_said;
 } watch_state;
+
+/* Whether this GAP message was said already (and remembers it: after 64,
+ * every new one is said). FNV-1a. */
+static bool gap_said(watch_state *st, const char *msg)
+{
+    uint64_t h = 1469598103934665603u;
+    for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+        h = (h ^ *p) * 1099511628211u;
+    for (size_t i = 0; i < st->n_gaps_said; i++)
+        if (st->gaps_said[i] == h)
+            return true;
+    if (st->n_gaps_said < sizeof st->gaps_said / sizeof st->gaps_said[0])
+        st->gaps_said[st->n_gaps_said++] = h;
+    return false;
+}
 
 /* The JSON form of a write set (one line). */
 static char *write_json(const pgw_write *w)
@@ -325,7 +344,9 @@ static void on_event(const pgw_pq_listener_event *ev, void *userdata)
                 st->c->prog, ex_text(message));
         break;
     case PGW_PQ_LISTENER_GAP:
-        fprintf(stderr, "%s watch: warning: %s\n", st->c->prog, ex_text(message));
+        /* each gap once, though every (re)connect reports it */
+        if (!gap_said(st, message))
+            fprintf(stderr, "%s watch: warning: %s\n", st->c->prog, ex_text(message));
         break;
     case PGW_PQ_LISTENER_CLOSED_IDLE:
     case PGW_PQ_LISTENER_CLOSED_EVICTED:
@@ -956,7 +977,7 @@ int cmd_watch(cli *c, int argc, char **argv)
     /* The scope of what arrives: the connection's database, and the
      * project and tenant the operator names (to match a deps file). */
     pgw_scope scope = {project, tenant, database ? database : PQdb(conn)};
-    watch_state st = {c, &scope, source, slot, 0, 0, 0, false};
+    watch_state st = {.c = c, .scope = &scope, .source = source, .slot = slot};
     pgw_pq_listener_options lo = PGW_PQ_LISTENER_OPTIONS_INIT;
     lo.channel = channel;
     lo.idle_timeout_ms = 0;
