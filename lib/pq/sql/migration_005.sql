@@ -169,8 +169,10 @@ DECLARE
     _payload text;
     _found boolean := false;
 BEGIN
-    -- (a definition change may make running streams' targets stale)
-    IF _rel IS NOT NULL THEN
+    -- (a definition change may make running streams' targets stale; the
+    -- DDL event trigger syncs each relation itself, through sync_watch())
+    IF _rel IS NOT NULL
+       AND coalesce(current_setting('pgwitness.in_ddl_event', true), '') <> 'on' THEN
         PERFORM sync_stream(_rel);
     END IF;
     FOR _t IN
@@ -638,6 +640,7 @@ BEGIN
             RAISE WARNING 'pgwitness: %', SQLERRM;
         END;
     END IF;
+    PERFORM set_config('pgwitness.in_ddl_event', 'on', true);
     FOR _r IN
         SELECT c.oid AS relid, n.nspname::text AS s, c.relname::text AS t,
                bool_or(x.command_tag IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO',
@@ -755,6 +758,7 @@ BEGIN
                 USING HINT = 'call pgw_pq_announce_ddl() (pgwitness announce) for it';
         END;
     END LOOP;
+    PERFORM set_config('pgwitness.in_ddl_event', '', true);
 EXCEPTION WHEN OTHERS THEN
     RAISE WARNING 'pgwitness: a definition change was not announced: %', SQLERRM
         USING HINT = 'call pgw_pq_announce_ddl() (pgwitness announce) for the tables it changed';
