@@ -364,7 +364,44 @@ PGW_API int pgw_pgoutput_set_full_rows(pgw_pgoutput *dec, uint32_t relid, bool f
                                        pgw_error *err);
 
 /**
- * The name of a relation as its last Relation message gave it (PostgreSQL
+ * Declares a relation's definition as the host read it from the catalog
+ * (pg_attribute: the columns with attnum > 0, not dropped and not
+ * generated, in attnum order, with atttypid and atttypmod), for a relation
+ * the decoder has seen no Relation message of. PostgreSQL sends a
+ * relation's Relation message only before its first change on a
+ * connection (documentation, "Logical Streaming Replication Protocol",
+ * Relation), so a definition change made after the host read its
+ * configuration and before that first change would otherwise pass
+ * unseen: the first Relation message is compared with this declaration
+ * like any later one, and a difference gives the ddl write set (see "A
+ * definition change" above). A declared column list the publication
+ * narrows gives a difference too (a refresh too many, never one too few).
+ * A relation the decoder knows already is left as it is. Takes effect at
+ * once; outside a transaction.
+ *
+ * @param dec      the decoder.
+ * @param relid    the relation's OID.
+ * @param schema   its schema (copied; "pg_catalog" is compared as the
+ *                 protocol's "").
+ * @param table    its name (copied).
+ * @param ncols    the number of columns, 0..65535.
+ * @param names    ncols column names (copied).
+ * @param typoids  ncols type OIDs.
+ * @param typmods  ncols type modifiers (-1: none).
+ * @param err      optional detail on failure.
+ * @return PGW_OK; PGW_EEXISTS when the decoder knows the relation already
+ *         (nothing changed); PGW_EINVAL on a NULL decoder, name or list,
+ *         relid 0, or too many columns; PGW_ESTATE inside a transaction;
+ *         PGW_ENOMEM (nothing changed).
+ */
+PGW_API int pgw_pgoutput_expect_relation(pgw_pgoutput *dec, uint32_t relid, const char *schema,
+                                         const char *table, size_t ncols,
+                                         const char *const *names, const uint32_t *typoids,
+                                         const int32_t *typmods, pgw_error *err);
+
+/**
+ * The name of a relation as its last Relation message (or
+ * pgw_pgoutput_expect_relation()) gave it (PostgreSQL
  * documentation, "Logical Replication Message Formats", Relation: its
  * namespace, "" for pg_catalog, and its name). A host compares it with the
  * name it configured targets under to tell that a relation was renamed or

@@ -763,6 +763,56 @@ static bool relation(pgw_pgoutput *d, const pgo_msg *m)
     return info.relation_changed;
 }
 
+/* pgw_pgoutput_expect_relation: a relation known only from the catalog
+ * is compared with its first Relation message; the same definition gives
+ * nothing, another (a column added) the ddl write set; a relation known
+ * already is kept (EEXISTS); errors. */
+START_TEST(expected_relations)
+{
+    pgw_pgoutput *d = new_dec(NULL);
+    const char *key[] = {"id"};
+    ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, NULL, 0, NULL),
+                     PGW_OK);
+    const char *names[] = {"id", "title", "status", "notes"};
+    const uint32_t types[4] = {25, 25, 25, 25}; /* text, as pgo_relation() sends */
+    const int32_t mods[4] = {-1, -1, -1, -1};
+    pgw_error e;
+    ck_assert_int_eq(pgw_pgoutput_expect_relation(d, T_OID, "public", "tasks", 4, names, types,
+                                                  mods, &e),
+                     PGW_OK);
+    ck_assert_int_eq(pgw_pgoutput_expect_relation(d, T_OID, "public", "tasks", 4, names, types,
+                                                  mods, &e),
+                     PGW_EEXISTS);
+    pgo_msg m;
+    pgo_relation(&m, T_OID, "public", "tasks", 'd', 4, TASK_COLS);
+    ck_assert(!relation(d, &m)); /* as declared */
+    pgw_pgoutput_free(d);
+    /* declared with three columns; the first Relation message has four */
+    d = new_dec(NULL);
+    ck_assert_int_eq(pgw_pgoutput_add_target(d, T_OID, "public", "tasks", key, 1, NULL, 0, NULL),
+                     PGW_OK);
+    ck_assert_int_eq(pgw_pgoutput_expect_relation(d, T_OID, "public", "tasks", 3, names, types,
+                                                  mods, NULL),
+                     PGW_OK);
+    ck_assert(relation(d, &m));
+    EXPECT_NEXT(d, 0, DDL_TASKS);
+    EXPECT_NEXT(d, 0, "none");
+    ck_assert_int_eq(pgw_pgoutput_expect_relation(NULL, T_OID, "public", "t", 0, NULL, NULL,
+                                                  NULL, &e),
+                     PGW_EINVAL);
+    ck_assert_str_eq(e.message, "pgoutput_expect_relation: decoder is NULL");
+    ck_assert_int_eq(pgw_pgoutput_expect_relation(d, 0, "public", "t", 0, NULL, NULL, NULL, &e),
+                     PGW_EINVAL);
+    ck_assert_int_eq(pgw_pgoutput_expect_relation(d, 7, "public", "t", 2, NULL, types, mods, &e),
+                     PGW_EINVAL);
+    ck_assert_str_eq(e.message, "pgoutput_expect_relation: a NULL name or column list");
+    begin(d, 0x2000);
+    ck_assert_int_eq(pgw_pgoutput_expect_relation(d, 7, "public", "t", 0, NULL, NULL, NULL, &e),
+                     PGW_ESTATE);
+    pgw_pgoutput_free(d);
+}
+END_TEST
+
 /* pgw_pgoutput_relation_name: the name of the last Relation message,
  * which a host compares with the names it gave targets; "" for
  * pg_catalog as the protocol sends it. */
@@ -1683,6 +1733,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, lsn_text);
     tcase_add_test(tc, relation_names);
+    tcase_add_test(tc, expected_relations);
     tcase_add_test(tc, replication_frames);
     tcase_add_test(tc, status_update_bytes);
     tcase_add_test(tc, insert_at_commit);

@@ -1863,6 +1863,56 @@ int pgw_pgoutput_add_target(pgw_pgoutput *d, uint32_t relid, const char *schema,
     return PGW_OK;
 }
 
+int pgw_pgoutput_expect_relation(pgw_pgoutput *d, uint32_t relid, const char *schema,
+                                 const char *table, size_t ncols, const char *const *names,
+                                 const uint32_t *typoids, const int32_t *typmods,
+                                 pgw_error *err)
+{
+    static const char fn[] = "pgoutput_expect_relation";
+    if (!d || relid == 0 || !schema || !table || (ncols && (!names || !typoids || !typmods)))
+        return pgwi_error(err, PGW_EINVAL, "%s: %s", fn,
+                          !d ? "decoder is NULL" : relid == 0 ? "relid is 0"
+                                                              : "a NULL name or column list");
+    if (ncols > UINT16_MAX)
+        return pgwi_error(err, PGW_EINVAL, "%s: %zu columns (at most %u)", fn, ncols,
+                          (unsigned)UINT16_MAX);
+    for (size_t i = 0; i < ncols; i++)
+        if (!names[i])
+            return pgwi_error(err, PGW_EINVAL, "%s: column name %zu is NULL", fn, i);
+    if (d->in_txn)
+        return pgwi_error(err, PGW_ESTATE,
+                          "%s: inside a transaction (between Begin and Commit)", fn);
+    if (rel_find(d, relid))
+        return PGW_EEXISTS; /* its last Relation message is the truer definition */
+    rel *nr = pgwi_calloc(1, sizeof *nr);
+    if (!nr)
+        return pgwi_enomem(err);
+    nr->oid = relid;
+    nr->stale = true; /* compared with the next Relation message, never read */
+    /* the protocol's namespace for pg_catalog is "" */
+    nr->nsp = pgwi_strdup(strcmp(schema, "pg_catalog") == 0 ? "" : schema);
+    nr->name = pgwi_strdup(table);
+    nr->cols = ncols ? pgwi_calloc(ncols, sizeof *nr->cols) : NULL;
+    int rc = nr->nsp && nr->name && (nr->cols || !ncols) ? PGW_OK : PGW_ENOMEM;
+    for (size_t i = 0; rc == PGW_OK && i < ncols; i++) {
+        nr->ncols = (uint16_t)(i + 1);
+        nr->cols[i].typoid = typoids[i];
+        nr->cols[i].typmod = (uint32_t)typmods[i];
+        if (!(nr->cols[i].name = pgwi_strdup(names[i])))
+            rc = PGW_ENOMEM;
+    }
+    if (rc == PGW_OK)
+        rc = rels_reserve(d);
+    if (rc < 0) {
+        rel_free(nr);
+        return pgwi_enomem(err);
+    }
+    nr->gen = d->gen - 1;
+    d->rels[rel_slot(d, relid)] = nr;
+    d->n_rels++;
+    return PGW_OK;
+}
+
 int pgw_pgoutput_relation_name(const char **schema, const char **table, const pgw_pgoutput *d,
                                uint32_t relid)
 {

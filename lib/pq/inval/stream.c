@@ -581,6 +581,43 @@ static bool cell_array(pgwi_pg_array *a, const PGresult *r, int row, int col)
     return pgwi_pg_array_parse(a, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col)) >= 0;
 }
 
+/* A TARGETS row's relation, as the catalog defines it now: what the
+ * decoder compares its first Relation message with (a DDL between now and
+ * its first change is a definition change). Known relations are kept. */
+static int expect_relation(pgwi_stream *s, const PGresult *r, int row, pgw_error *e)
+{
+    pgwi_pg_array names = {0, NULL, NULL}, types = {0, NULL, NULL}, mods = {0, NULL, NULL};
+    uint32_t *oids = NULL;
+    int32_t *tm = NULL;
+    int rc = PGW_OK;
+    if (!cell_array(&names, r, row, 9) || !cell_array(&types, r, row, 10) ||
+        !cell_array(&mods, r, row, 11) || types.n != names.n || mods.n != names.n) {
+        rc = pgwi_error(e, PGW_EPG, "setting up the stream: an unreadable column definition");
+        goto done;
+    }
+    if (names.n &&
+        (!(oids = pgwi_calloc(names.n, sizeof *oids)) || !(tm = pgwi_calloc(names.n, sizeof *tm)))) {
+        rc = pgwi_enomem(e);
+        goto done;
+    }
+    for (size_t k = 0; k < names.n; k++) {
+        oids[k] = (uint32_t)strtoul(types.items[k], NULL, 10);
+        tm[k] = (int32_t)strtol(mods.items[k], NULL, 10);
+    }
+    rc = pgw_pgoutput_expect_relation(s->dec, (uint32_t)strtoul(PQgetvalue(r, row, 1), NULL, 10),
+                                      PQgetvalue(r, row, 2), PQgetvalue(r, row, 3), names.n,
+                                      (const char *const *)names.items, oids, tm, e);
+    if (rc == PGW_EEXISTS)
+        rc = PGW_OK;
+done:
+    pgwi_pg_array_free(&names);
+    pgwi_pg_array_free(&types);
+    pgwi_pg_array_free(&mods);
+    pgwi_free(oids);
+    pgwi_free(tm);
+    return rc;
+}
+
 /* TARGETS' rows: the decoder's targets and the gaps. False when the
  * tenant failed. */
 static bool took_targets(pgw_pq_listener *l, pgwi_tenant *t, const PGresult *r, int64_t now)
@@ -588,7 +625,7 @@ static bool took_targets(pgw_pq_listener *l, pgwi_tenant *t, const PGresult *r, 
     pgwi_stream *s = t->stream;
     pgw_error e;
     pgw_error_clear(&e);
-    if (PQnfields(r) != 9) {
+    if (PQnfields(r) != 12) {
         pgwi_listener_fail(l, t, PGW_EPG, "setting up the stream: unexpected targets", now);
         return false;
     }
@@ -623,6 +660,11 @@ static bool took_targets(pgw_pq_listener *l, pgwi_tenant *t, const PGresult *r, 
             if (rc >= 0 && strcmp(PQgetvalue(r, i, 8), "t") == 0)
                 rc = pgw_pgoutput_set_full_rows(
                     s->dec, (uint32_t)strtoul(PQgetvalue(r, i, 1), NULL, 10), true, &e);
+            /* (its own target, depth 0: the row names the relation
+             * itself; a relation below sends its Relation message under
+             * its own name, which the row does not hold) */
+            if (rc >= 0 && strcmp(PQgetvalue(r, i, 7), "0") == 0)
+                rc = expect_relation(s, r, i, &e);
         }
         pgwi_pg_array_free(&key);
         pgwi_pg_array_free(&vals);

@@ -11,7 +11,11 @@
 --   primary key, in key order), value_columns, message, depth (how far
 --   below its target the relation is: 0 for itself), full_rows (the old
 --   tuples the server sends for it are full rows: REPLICA IDENTITY FULL on
---   it and on every partition under it, pgw_pgoutput_set_full_rows())
+--   it and on every partition under it, pgw_pgoutput_set_full_rows()),
+--   att_names, att_types, att_typmods (the relation's columns as a
+--   Relation message would send them now (read for depth 0): attnum > 0, not dropped, not
+--   generated, in attnum order; pgw_pgoutput_expect_relation(), so that a
+--   DDL before its first change is seen; NULL for problems)
 -- A published table is its own target; its partitions and inheritance
 -- children are reported as it (a child published in its own right gets
 -- both). Problems: a published table without a primary key (its IDs are
@@ -68,19 +72,28 @@ SELECT 't' AS kind, t.relid, k.nspname AS target_schema, k.relname AS target_tab
        k.key_columns, k.value_columns, '' AS message, t.depth,
        NOT EXISTS (SELECT FROM pg_catalog.pg_partition_tree(t.relid) pt
                      JOIN pg_catalog.pg_class l ON l.oid = pt.relid
-                    WHERE pt.isleaf AND l.relreplident <> 'f') AS full_rows
+                    WHERE pt.isleaf AND l.relreplident <> 'f') AS full_rows,
+       ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute a
+              WHERE a.attrelid = t.relid AND a.attnum > 0 AND NOT a.attisdropped
+                AND a.attgenerated = '' ORDER BY a.attnum) AS att_names,
+       ARRAY(SELECT a.atttypid FROM pg_catalog.pg_attribute a
+              WHERE a.attrelid = t.relid AND a.attnum > 0 AND NOT a.attisdropped
+                AND a.attgenerated = '' ORDER BY a.attnum) AS att_types,
+       ARRAY(SELECT a.atttypmod FROM pg_catalog.pg_attribute a
+              WHERE a.attrelid = t.relid AND a.attnum > 0 AND NOT a.attisdropped
+                AND a.attgenerated = '' ORDER BY a.attnum) AS att_typmods
   FROM tree t JOIN keyed k ON k.relid = t.top
 UNION ALL
 SELECT 'g', k.relid, k.nspname, k.relname, '{}', '{}',
        format('%I.%I has no primary key: the stream reports its writes with unknown row IDs '
-              '(add a primary key)', k.nspname, k.relname), 0, false
+              '(add a primary key)', k.nspname, k.relname), 0, false, NULL, NULL, NULL
   FROM keyed k WHERE cardinality(k.key_columns) = 0
 UNION ALL
 SELECT 'g', c.oid, k.nspname, k.relname, '{}', '{}',
        format('%I.%I inherits from %I.%I but is not in publication %I, so its writes are not '
               'sent: watch %I.%I again (pgw_pq_stream_watch_table) to add it',
               cn.nspname, c.relname, k.nspname, k.relname, :'publication', k.nspname, k.relname),
-       t.depth, false
+       t.depth, false, NULL, NULL, NULL
   FROM tree t
   JOIN keyed k ON k.relid = t.top
   JOIN pg_catalog.pg_class c ON c.oid = t.relid
@@ -108,7 +121,7 @@ SELECT 'g', c.oid, k.nspname, k.relname, '{}', '{}',
                            ELSE 'under session_replication_role = replica ' END,
               k.nspname, k.relname)
        END,
-       t.depth, false
+       t.depth, false, NULL, NULL, NULL
   FROM tree t
   JOIN keyed k ON k.relid = t.top
   JOIN pg_catalog.pg_class c ON c.oid = t.relid
@@ -126,12 +139,12 @@ SELECT 'g', c.oid, k.nspname, k.relname, '{}', '{}',
                 WHERE p.pubname = :'publication' AND p.pubviaroot)
    AND tg.mode IS DISTINCT FROM 'A'
 UNION ALL
-SELECT 'g', g.relid, g.schema_name, g.table_name, '{}', '{}', g.message, 0, false
+SELECT 'g', g.relid, g.schema_name, g.table_name, '{}', '{}', g.message, 0, false, NULL, NULL, NULL
   FROM :remembered_gaps g
 UNION ALL
 SELECT 'g', 0, '', '', '{}', '{}',
        format('publication %I does not publish every operation: ALTER PUBLICATION %I SET '
-              '(publish = ''insert, update, delete, truncate'')', p.pubname, p.pubname), 0, false
+              '(publish = ''insert, update, delete, truncate'')', p.pubname, p.pubname), 0, false, NULL, NULL, NULL
   FROM pg_catalog.pg_publication p
  WHERE p.pubname = :'publication'
    AND NOT (p.pubinsert AND p.pubupdate AND p.pubdelete AND p.pubtruncate)
@@ -140,7 +153,7 @@ SELECT 'g', k.relid, k.nspname, k.relname, '{}', '{}',
        format('publication %I publishes the partitions of %I.%I under their own names, so '
               'partitions attached later are not reported as it: ALTER PUBLICATION %I SET '
               '(publish_via_partition_root = true)', :'publication', k.nspname, k.relname,
-              :'publication'), 0, false
+              :'publication'), 0, false, NULL, NULL, NULL
   FROM keyed k
  WHERE k.relkind = 'p' AND NOT EXISTS (SELECT FROM pg_catalog.pg_publication p
                                        WHERE p.pubname = :'publication' AND p.pubviaroot)
