@@ -650,8 +650,9 @@ static combined_params combined_defaults; /* shipped_defaults(), set in main */
 
 /* The strategies, in the order they are printed. */
 static const br_strategy strategies[] = {
-    {"(a) today", "today's rules: pgw_diff_snapshots with the default options (names equal "
-                  "once folded, or values >= 0.6; greedy, name evidence first)",
+    {"(a) today", "today's rules: pgw_diff_snapshots with PGW_RENAME_PROFILE, the rules of "
+                  "diff format 1 (names equal once folded, or values >= 0.6; greedy, name "
+                  "evidence first)",
      sizeof(diff_params), &today_defaults, predict_today, NULL, describe_threshold},
     {"(b) names", "names alone: today's renames with name evidence (name or both)",
      sizeof(diff_params), &today_defaults, predict_names, NULL, NULL},

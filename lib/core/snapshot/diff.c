@@ -307,23 +307,48 @@ static int pair_by_profile(pgw_diff *d, const pgw_snapshot *a, const pgw_snapsho
     return rc;
 }
 
+/* A chosen pair of the combined method: its place in the removed (x) and
+ * added (y) lists, and its columns and score. */
+typedef struct chosen_pair {
+    cand c;
+    uint32_t x, y;
+} chosen_pair;
+
+static int cmp_chosen(const void *p, const void *q)
+{
+    return cmp_scored(&((const chosen_pair *)p)->c, &((const chosen_pair *)q)->c);
+}
+
+/* Up to this many (removed, added) pairs, every pair's parts are kept for
+ * the renames chosen (56 KB); above it, the chosen pairs are scored again
+ * (a 300 x 300 diff would keep 5 MB). */
+#define PARTS_KEPT 1024
+
 /* PGW_RENAME_COMBINED: the combined score of every (removed, added) pair,
  * then the optimal one-to-one assignment of the pairs at or above the
- * threshold (and above 0), listed best first. */
+ * threshold (and above 0), listed best first. One scratch block holds the
+ * prepared names, the score matrix (and for small diffs every pair's
+ * parts), the assignment and the chosen pairs. */
 static int pair_by_score(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot *b,
                          pairing *pr, const pgw_diff_options *o)
 {
     size_t nr = pr->nr, nd = pr->nd;
     const pgw_rename_weights *w = &o->rename_weights;
-    pgwi_name_prep *names = pgwi_calloc(nr + nd, sizeof *names);
-    double *score = pgwi_calloc(nr * nd, sizeof *score);
-    int32_t *to = pgwi_calloc(nr, sizeof *to);
-    cand *chosen = pgwi_calloc(nr, sizeof *chosen);
-    int rc = PGW_OK;
-    if (!names || !score || !to || !chosen) {
-        rc = PGW_ENOMEM;
-        goto done;
-    }
+    /* nr, nd <= 1600 columns: these sizes cannot overflow. */
+    size_t names_bytes = (nr + nd) * sizeof(pgwi_name_prep);
+    size_t score_bytes = nr * nd * sizeof(double);
+    size_t parts_bytes = nr * nd <= PARTS_KEPT ? nr * nd * sizeof(pgw_rename_parts) : 0;
+    size_t chosen_bytes = nr * sizeof(chosen_pair);
+    char *block = pgwi_malloc(names_bytes + score_bytes + parts_bytes + chosen_bytes +
+                              nr * sizeof(int32_t));
+    if (!block)
+        return PGW_ENOMEM;
+    pgwi_name_prep *names = (pgwi_name_prep *)block;
+    double *score = (double *)(block + names_bytes);
+    pgw_rename_parts *kept = parts_bytes ? (pgw_rename_parts *)(block + names_bytes + score_bytes)
+                                         : NULL;
+    chosen_pair *chosen = (chosen_pair *)(block + names_bytes + score_bytes + parts_bytes);
+    int32_t *to = (int32_t *)(block + names_bytes + score_bytes + parts_bytes + chosen_bytes);
     for (size_t x = 0; x < nr; x++)
         pgwi_name_prepare(&names[x], a->columns[pr->rem[x]].name);
     for (size_t y = 0; y < nd; y++)
@@ -334,27 +359,34 @@ static int pair_by_score(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot 
             pgwi_rename_parts_of(&p, a, (size_t)pr->rem[x], &names[x], b, (size_t)pr->add[y],
                                  &names[nr + y], w);
             score[x * nd + y] = p.score > 0 ? p.score : -1.0; /* 0 is no evidence */
+            if (kept)
+                kept[x * nd + y] = p;
         }
+    int rc;
     if ((rc = pgwi_assign(to, score, nr, nd, o->rename_threshold)) < 0)
         goto done;
     size_t n = 0;
     for (size_t x = 0; x < nr; x++)
-        if (to[x] >= 0)
-            chosen[n++] = (cand){(uint32_t)pr->rem[x], (uint32_t)pr->add[to[x]],
-                                 score[x * nd + (size_t)to[x]], false, false};
-    qsort(chosen, n, sizeof *chosen, cmp_scored);
+        if (to[x] >= 0) {
+            size_t y = (size_t)to[x];
+            chosen[n++] = (chosen_pair){{(uint32_t)pr->rem[x], (uint32_t)pr->add[y],
+                                         score[x * nd + y], false, false},
+                                        (uint32_t)x, (uint32_t)y};
+        }
+    if (n)
+        qsort(chosen, n, sizeof *chosen, cmp_chosen);
     for (size_t k = 0; k < n; k++) {
-        const cand *c = &chosen[k];
+        const chosen_pair *c = &chosen[k];
         pgw_rename_parts p;
-        pgwi_rename_parts_of(&p, a, c->r, NULL, b, c->d, NULL, w);
-        if ((rc = add_rename(d, a, b, pr, c, pgwi_rename_evidence_of(&p), &p)) < 0)
+        if (kept)
+            p = kept[(size_t)c->x * nd + c->y];
+        else
+            pgwi_rename_parts_of(&p, a, c->c.r, &names[c->x], b, c->c.d, &names[nr + c->y], w);
+        if ((rc = add_rename(d, a, b, pr, &c->c, pgwi_rename_evidence_of(&p), &p)) < 0)
             break;
     }
 done:
-    pgwi_free(names);
-    pgwi_free(score);
-    pgwi_free(to);
-    pgwi_free(chosen);
+    pgwi_free(block);
     return rc;
 }
 

@@ -20,10 +20,14 @@
 #define ADJUST_MAX 0.5
 
 /* Rounded to 4 decimals, as pgw_similarity is, so that a part read back
- * from JSON is the part that was computed. */
+ * from JSON is the part that was computed: round(x * 10000) / 10000 for x
+ * in [0, 1], without the libm call (a diff rounds five parts of every
+ * removed x added pair). For 0 <= y < 2^52, y - trunc(y) is exact, so this
+ * is round() (halves away from zero). */
 static double round4(double x)
 {
-    return round(x * 10000.0) / 10000.0;
+    double y = x * 10000.0, t = (double)(int64_t)y;
+    return (y - t >= 0.5 ? t + 1.0 : t) / 10000.0;
 }
 
 static int check_weight(double w, double lo, double hi, const char *name, pgw_error *err)
@@ -119,12 +123,15 @@ static double position_evidence(const pgw_snapshot *a, size_t i, const pgw_snaps
  * most-common values, else the value-shape score of the parts that could
  * be read (pgwi_value_evidence_of leaves freq_profile out of its score
  * exactly then), else -1. */
-static double shape_reading(const pgwi_value_evidence *ve)
+static double shape_reading(const pgw_snapshot *a, size_t i, const pgw_snapshot *b, size_t j)
 {
-    if (ve->freq_profile >= 0)
-        return round4(ve->freq_profile);
-    if (ve->pattern >= 0 || ve->range >= 0)
-        return ve->score;
+    double f = pgwi_value_freq_profile(a, i, b, j);
+    if (f >= 0)
+        return round4(f);
+    pgwi_value_evidence ve;
+    pgwi_value_evidence_of(&ve, a, i, b, j);
+    if (ve.pattern >= 0 || ve.range >= 0)
+        return ve.score;
     return -1.0;
 }
 
@@ -146,9 +153,7 @@ void pgwi_rename_parts_of(pgw_rename_parts *out, const pgw_snapshot *a, size_t i
         pgw_similarity s;
         pgwi_similarity(&s, a, i, b, j);
         out->profile = s.score;
-        pgwi_value_evidence ve;
-        pgwi_value_evidence_of(&ve, a, i, b, j);
-        out->shape = shape_reading(&ve);
+        out->shape = shape_reading(a, i, b, j);
         out->values = out->shape >= 0
                           ? round4((1.0 - w->shape) * out->profile + w->shape * out->shape)
                           : out->profile;
