@@ -80,18 +80,6 @@ typedef struct cand {
     bool values;
 } cand;
 
-static int cmp_cand(const void *x, const void *y)
-{
-    const cand *p = x, *q = y;
-    if (p->name != q->name)
-        return p->name ? -1 : 1;
-    if (p->score != q->score)
-        return p->score > q->score ? -1 : 1;
-    if (p->r != q->r)
-        return p->r < q->r ? -1 : 1;
-    return p->d < q->d ? -1 : (p->d > q->d);
-}
-
 /* Best first for the combined method: higher score, then earlier in a,
  * then earlier in b. */
 static int cmp_scored(const void *x, const void *y)
@@ -102,6 +90,15 @@ static int cmp_scored(const void *x, const void *y)
     if (p->r != q->r)
         return p->r < q->r ? -1 : 1;
     return p->d < q->d ? -1 : (p->d > q->d);
+}
+
+/* Best first for the rules of format 1: name evidence, then as above. */
+static int cmp_cand(const void *x, const void *y)
+{
+    const cand *p = x, *q = y;
+    if (p->name != q->name)
+        return p->name ? -1 : 1;
+    return cmp_scored(x, y);
 }
 
 static int copy_side(pgw_diff_side *side, pgwi_arena *ar, const pgw_snapshot *s)
