@@ -639,6 +639,42 @@ static void print_name(const char *s)
     }
 }
 
+/* What a rename's evidence says, in words: a name without value evidence
+ * says whether the values differ or were never sampled. */
+static const char *evidence_words(const pgw_rename *r)
+{
+    if (r->evidence == PGW_EVIDENCE_BOTH)
+        return "values and name";
+    if (r->evidence == PGW_EVIDENCE_VALUES)
+        return "values";
+    return r->parts.score >= 0 && r->parts.values < 0 ? "name (no sampled values)"
+                                                      : "name (values differ)";
+}
+
+/* A part, or "-" when it was not computed. */
+static void print_part(const char *label, double v, const char *sep)
+{
+    if (v < 0)
+        printf("%s -%s", label, sep);
+    else
+        printf("%s %.2f%s", label, v, sep);
+}
+
+/* The parts of a rename's combined score, on their own line; nothing when
+ * they were not recorded. */
+static void print_parts(const pgw_rename_parts *p)
+{
+    if (p->score < 0)
+        return;
+    printf("      ");
+    print_part("name", p->name, ", ");
+    print_part("values", p->values, " (");
+    print_part("profile", p->profile, ", ");
+    print_part("shape", p->shape, "), ");
+    print_part("type", p->type, ", ");
+    print_part("position", p->position, "\n");
+}
+
 static void print_diff(const pgw_diff *d, const char *label_a, const char *label_b)
 {
     const pgw_diff_side *f = pgw_diff_from(d), *t = pgw_diff_to(d);
@@ -664,11 +700,9 @@ static void print_diff(const pgw_diff *d, const char *label_a, const char *label
         print_name(r->from);
         printf("  ->  ");
         print_name(r->to);
-        printf("   score %.2f, evidence %s%s\n", r->score,
-               r->evidence == PGW_EVIDENCE_BOTH   ? "values and name"
-               : r->evidence == PGW_EVIDENCE_NAME ? "name (values differ)"
-                                                  : "values",
+        printf("   score %.2f, evidence %s%s\n", r->score, evidence_words(r),
                strcmp(r->from_type, r->to_type) ? "; type changed too" : "");
+        print_parts(&r->parts);
     }
     n = pgw_diff_removed_count(d);
     printf("\nremoved (%zu)\n", n);
@@ -943,10 +977,7 @@ static void print_report(const pgw_drift *d)
                 print_name(rn->from);
                 printf(" -> ");
                 print_name(rn->to);
-                printf("  (%.2f, %s)\n", rn->score,
-                       rn->evidence == PGW_EVIDENCE_BOTH   ? "values and name"
-                       : rn->evidence == PGW_EVIDENCE_NAME ? "name; values differ"
-                                                           : "values");
+                printf("  (%.2f, %s)\n", rn->score, evidence_words(rn));
             }
             for (int which = 0; which < 2; which++) {
                 size_t cnt = which ? pgw_diff_removed_count(df) : pgw_diff_added_count(df);

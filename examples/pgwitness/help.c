@@ -84,13 +84,14 @@ static const struct {
      "Compares two snapshots, older first. A and B are snapshot files (from\n"
      "`pgwitness snapshot -o`; no database needed) or stored snapshot ids (see\n"
      "history); TABLE alone compares its two newest stored snapshots. Shows\n"
-     "renamed columns (recognised from their values, with score and evidence),\n"
+     "renamed columns (recognised from their names and values: the combined\n"
+     "score, its evidence, and its parts: name, values, type, position),\n"
      "removed, added, retyped (synonyms such as int4/integer are not changes),\n"
      "reordered, values that changed form under the same name, and anomalous\n"
      "names (BOM, surrounding spaces, control characters). With --json prints\n"
      "the diff document (keys schema_changed, added, removed, type_changed,\n"
      "reordered, renamed_candidates, profile_changed, name_anomalies, ...).\n"
-     "  --threshold X   rename score needed, 0..1 (default 0.6)\n", NULL},
+     "  --threshold X   combined rename score needed, 0..1 (default 0.40)\n", NULL},
     {"report",
      "usage: pgwitness report [--since TIMESTAMP] [--resource ID] [--json]\n"
      "\n"

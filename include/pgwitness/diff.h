@@ -100,30 +100,114 @@ PGW_API int pgw_profile_similarity(double *out, pgw_similarity *detail, const pg
 /** A diff of two snapshots (opaque, immutable). Free with pgw_diff_free(). */
 typedef struct pgw_diff pgw_diff;
 
-/** Version of pgw_diff_options understood by this release. */
-#define PGW_DIFF_OPTIONS_VERSION 1
+/** Version of pgw_diff_options understood by this release: 2 added
+ *  rename_method and rename_weights (the combined rename score). Version 1
+ *  is still accepted: its rename_threshold was a profile-similarity
+ *  threshold, so a version-1 options struct keeps the rules of version 1
+ *  (PGW_RENAME_PROFILE) and reads only the members it had. */
+#define PGW_DIFF_OPTIONS_VERSION 2
 
-/** Thresholds of diff_snapshots. */
+/** How removed and added columns are paired as renames. */
+typedef enum pgw_rename_method {
+    /** The combined score (default): name, values, type and position
+     *  evidence in one score per (removed, added) pair (pgw_rename_score()),
+     *  then the optimal one-to-one assignment of the pairs scoring at least
+     *  rename_threshold. */
+    PGW_RENAME_COMBINED = 1,
+    /** The rules of diff format 1: a pair when the folded names are equal
+     *  or the profile similarity is at least rename_threshold, chosen
+     *  greedily (name evidence first, then higher similarity, then earlier
+     *  positions). Kept for comparison and for version-1 callers. */
+    PGW_RENAME_PROFILE = 2
+} pgw_rename_method;
+
+/**
+ * The weights of the combined rename score (pgw_rename_score()). The
+ * defaults of name, values and shape (with the threshold) were chosen on
+ * the rename corpus (tests/data/renames) on a coarse grid by F1 and
+ * checked by leave-one-pair-out; type and position were fixed at 0.05
+ * beforehand, as weak evidence. docs/formats.md ("Rename detection")
+ * reports the measured figures.
+ *
+ * evidence E = (name * N + values * V) / (name + values)
+ * score      = E * (1 - type - position + type * T + position * P)
+ * V          = (1 - shape) * profile + shape * S   (V = profile when S is not
+ *              computable; V counts 0 when either column has no sampled values)
+ *
+ * where N, V, T, P, profile and S are the parts of pgw_rename_parts.
+ * Type and position only scale E, by at most type + position: they never
+ * make a rename on their own.
+ */
+typedef struct pgw_rename_weights {
+    /** Weight of the name score N in E (>= 0; default 0.45). */
+    double name;
+    /** Weight of the values channel V in E (>= 0; default 0.55). name +
+     *  values must be above 0. */
+    double values;
+    /** How much the type evidence T moves the score, in [0, 0.5] (default
+     *  0.05: a pair of unrelated types keeps 95% of E). */
+    double type;
+    /** How much the position evidence P moves the score, in [0, 0.5]
+     *  (default 0.05). type + position must not exceed 0.5. */
+    double position;
+    /** Share of V given to the shape of the values S, in [0, 1] (default
+     *  0.8); the rest goes to the profile similarity. */
+    double shape;
+} pgw_rename_weights;
+
+/** The default weights: { 0.45, 0.55, 0.05, 0.05, 0.8 }. */
+#define PGW_RENAME_WEIGHTS_INIT { 0.45, 0.55, 0.05, 0.05, 0.8 }
+
+/** The default rename threshold of PGW_RENAME_COMBINED (chosen on the
+ *  corpus with the default weights, docs/formats.md "Rename detection"). */
+#define PGW_RENAME_THRESHOLD 0.40
+
+/** Thresholds and rename rules of diff_snapshots. */
 typedef struct pgw_diff_options {
-    /** Must be PGW_DIFF_OPTIONS_VERSION. */
+    /** PGW_DIFF_OPTIONS_VERSION (or 1, see above). */
     unsigned int version;
-    /** A removed and an added column whose profile similarity is at least
-     *  this are a rename candidate (default 0.6, in [0, 1]). */
+    /** In [0, 1]. PGW_RENAME_COMBINED: a (removed, added) pair whose
+     *  combined score is at least this may be paired (default
+     *  PGW_RENAME_THRESHOLD, 0.40; with the default weights, on the rename
+     *  corpus of 21 published format changes and 77 true renames
+     *  (tests/data/renames, bench-renames): precision 0.987, recall 0.961,
+     *  F1 0.974 in-sample; chosen again for each pair on the 20 others
+     *  (leave one pair out): precision 0.986, recall 0.922, F1 0.953;
+     *  docs/formats.md, "Rename detection"). PGW_RENAME_PROFILE: the profile similarity
+     *  that pairs a removed and an added column (0.6 in version 1). A pair
+     *  must also score above 0. */
     double rename_threshold;
     /** A column kept under the same name whose profile similarity to itself
      *  falls below this is reported in profile_changed (default 0.6). */
     double profile_threshold;
+    /** (Version 2.) How renames are found (default PGW_RENAME_COMBINED). */
+    pgw_rename_method rename_method;
+    /** (Version 2.) The weights of the combined score (default
+     *  PGW_RENAME_WEIGHTS_INIT). Used by PGW_RENAME_COMBINED to pair, and
+     *  by both methods to fill each rename's parts. */
+    pgw_rename_weights rename_weights;
 } pgw_diff_options;
 
-/** Initialiser with the defaults (0.6 and 0.6). */
-#define PGW_DIFF_OPTIONS_INIT { PGW_DIFF_OPTIONS_VERSION, 0.6, 0.6 }
+/** Initialiser with the defaults. */
+#define PGW_DIFF_OPTIONS_INIT                                                          \
+    { PGW_DIFF_OPTIONS_VERSION, PGW_RENAME_THRESHOLD, 0.6, PGW_RENAME_COMBINED,      \
+      PGW_RENAME_WEIGHTS_INIT }
 
-/** Why a rename candidate was proposed. */
+/** Why a rename candidate was proposed: which kinds of evidence are strong.
+ *  With PGW_RENAME_COMBINED, the name counts when its score N is at least
+ *  0.5 and the values when their channel V is at least 0.5 (the midpoint
+ *  of each scale); a pair that clears the threshold with neither at 0.5
+ *  reports the larger of the two (both when they are equal). With
+ *  PGW_RENAME_PROFILE (and in format-1 documents): the values count when
+ *  the profile similarity reached the threshold, the name when the folded
+ *  names are equal. */
 typedef enum pgw_rename_evidence {
-    /** The profiles scored at least the rename threshold. */
+    /** The values (PGW_RENAME_PROFILE: the profiles scored at least the
+     *  rename threshold). */
     PGW_EVIDENCE_VALUES = 1,
-    /** The names are equal once folded (case, punctuation, spaces and BOM
-     *  ignored: "Culmen Length (mm)" and "culmen_length_mm"). */
+    /** The name (PGW_RENAME_PROFILE: the names are equal once folded, with
+     *  case, punctuation, spaces and BOM ignored: "Culmen Length (mm)" and
+     *  "culmen_length_mm"). */
     PGW_EVIDENCE_NAME = 2,
     /** Both. */
     PGW_EVIDENCE_BOTH = 3
@@ -184,15 +268,67 @@ typedef struct pgw_type_change {
     const char *to;     /**< the new type, as recorded */
 } pgw_type_change;
 
+/**
+ * The combined rename score of one (removed, added) pair and its parts
+ * (pgw_rename_score(), and each rename of a diff). Every part is in [0, 1]
+ * and rounded to 4 decimals, or -1 when it could not be computed; score is
+ * computed from the rounded parts (formula on pgw_rename_weights), so it
+ * can be recomputed from them. Sources: the combination of several weak
+ * matchers, by name and by instance, into one similarity per pair follows
+ * COMA (Do & Rahm, "COMA - A system for flexible combination of schema
+ * matching approaches", VLDB 2002); the instance matchers (value overlap,
+ * distribution) are those Valentine compares (Koutras et al., "Valentine:
+ * Evaluating Matching Techniques for Dataset Discovery", ICDE 2021).
+ */
+typedef struct pgw_rename_parts {
+    /** The combined score, in [0, 1]. */
+    double score;
+    /** Name score N: the graded similarity of the two names (tokens,
+     *  abbreviations, edit distance, synonyms, counterpart roles such as
+     *  start/end halved; formula in docs/formats.md); 1 when the names are
+     *  equal once folded, 0 when one folds to nothing. Always computed. */
+    double name;
+    /** Values channel V: (1 - shape) * profile + shape * S, or profile when
+     *  S is not computable; -1 when either column has no sampled values. */
+    double values;
+    /** The profile similarity (pgw_profile_similarity(): overlap of
+     *  values, distribution, null and distinct closeness); -1 when either
+     *  column has no sampled values. */
+    double profile;
+    /** The shape of the values S, which survives relabelling and a change
+     *  of period or region: the closeness of the two frequency profiles
+     *  (most-common-value frequencies sorted, whatever their labels: M/F
+     *  and male/female with the same shares give 1) when both columns keep
+     *  most-common values; otherwise the value-shape score of their
+     *  character patterns, lengths, digit shares, ranges and normalised
+     *  distributions. -1 when neither can be read: no sampled values, or
+     *  hashed profiles without most-common values (hashes cannot be read). */
+    double shape;
+    /** Type evidence T: 1 for the same type (synonyms equal), 0.5 for two
+     *  types of one family (numeric, text, temporal, boolean, json), else 0. */
+    double type;
+    /** Position evidence P: 1 - |ra - rb|, where r = (position - 1/2) /
+     *  columns is a column's relative position in its snapshot. */
+    double position;
+} pgw_rename_parts;
+
 /** A rename candidate: a removed and an added column that look like one
- *  column under two names. A view owned by the diff. */
+ *  column under two names. A view owned by the diff (the library
+ *  allocates it, so members may be added at the end). */
 typedef struct pgw_rename {
     const char *from;             /**< the removed column's name */
     const char *to;               /**< the added column's name */
     const char *from_type;        /**< its old type */
     const char *to_type;          /**< its new type */
-    double score;                 /**< profile similarity in [0, 1] */
+    /** The score the pairing compared with rename_threshold, in [0, 1]:
+     *  the combined score (PGW_RENAME_COMBINED), or the profile similarity
+     *  (PGW_RENAME_PROFILE, and every rename of a format-1 document). */
+    double score;
     pgw_rename_evidence evidence; /**< values, name, or both */
+    /** (Diff format 2.) The combined score and its parts, with the diff's
+     *  weights, whatever the method; every member -1 in a diff read from a
+     *  format-1 document, which did not record them. */
+    pgw_rename_parts parts;
 } pgw_rename;
 
 /** A column kept under the same name whose values changed form. A view
@@ -210,26 +346,74 @@ typedef struct pgw_name_anomaly_report {
 } pgw_name_anomaly_report;
 
 /**
+ * The combined rename score of column col_a of `a` (taken as removed) and
+ * column col_b of `b` (taken as added), with its parts: the score
+ * PGW_RENAME_COMBINED compares with rename_threshold. Pure and
+ * deterministic; it does not look at the other columns, so it can explain
+ * why a pair was or was not paired. Symmetric in the values parts; name and
+ * type are symmetric too, position compares each column within its own
+ * snapshot.
+ *
+ * Hashed profiles (PGW_PROFILE_HASHED) keep only hashes of the values:
+ * profile compares by hash as pgw_profile_similarity() does (without the
+ * numeric distribution), and shape is the frequency profile alone (-1
+ * without most-common values); patterns, lengths and ranges cannot be read.
+ *
+ * @param out     receives the score in [0, 1]; untouched on failure.
+ * @param parts   receives the parts; may be NULL.
+ * @param a       the older snapshot.
+ * @param col_a   0-based column index in a.
+ * @param b       the newer snapshot.
+ * @param col_b   0-based column index in b.
+ * @param opts    its rename_weights are used (rename_method and the
+ *                thresholds are not); NULL for the defaults. A version-1
+ *                struct uses the default weights.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when out, a or b is NULL, an index is out of
+ *         range, or the options are invalid (as pgw_diff_snapshots()).
+ */
+PGW_API int pgw_rename_score(double *out, pgw_rename_parts *parts, const pgw_snapshot *a,
+                             size_t col_a, const pgw_snapshot *b, size_t col_b,
+                             const pgw_diff_options *opts, pgw_error *err);
+
+/**
  * Compares two snapshots of (typically) the same resource, `a` older.
  *
  * Reports: schema_changed (the schema hashes differ); added and removed
  * columns (by exact name); type_changed (same name, types that are not
  * synonyms); reordered (the relative order of the columns both keep
- * changed — never changes the hash); renamed candidates (removed x added
- * pairs scoring at least rename_threshold, or with equal folded names;
- * one-to-one, best first: name evidence, then score, then position); a
- * column in a rename pair is not also reported as added or removed;
- * profile_changed (same name, both profiled, similarity below
- * profile_threshold); the row estimates; and name anomalies of either
- * snapshot.
+ * changed — never changes the hash); renamed candidates; a column in a
+ * rename pair is not also reported as added or removed; profile_changed
+ * (same name, both profiled, similarity below profile_threshold); the row
+ * estimates; and name anomalies of either snapshot.
+ *
+ * Renames pair only a removed column (its name not in b) with an added one
+ * (its name not in a): no rename without a removal. With
+ * PGW_RENAME_COMBINED every (removed, added) pair gets its combined score
+ * (pgw_rename_score()), and the pairs are chosen one to one so that the
+ * sum of their scores is the largest possible, among the pairs scoring at
+ * least rename_threshold and above 0: the Hungarian method in the
+ * shortest-augmenting-path form of Jonker & Volgenant ("A shortest
+ * augmenting path algorithm for dense and sparse linear assignment
+ * problems", Computing 38, 1987). A greedy choice is what pairs a start
+ * column with an end column whose values are the same set; the optimal
+ * assignment with the name evidence (counterpart roles are halved) keeps
+ * them apart. Among assignments of equal total, the removed columns in
+ * order take the earliest added columns. Renames are listed best first:
+ * higher score, then earlier in a, then earlier in b. With
+ * PGW_RENAME_PROFILE the rules of format 1 apply (see pgw_rename_method).
  *
  * @param out   receives the diff (free with pgw_diff_free()).
  * @param a     the older snapshot (borrowed for the call).
  * @param b     the newer snapshot (borrowed for the call).
- * @param opts  thresholds; NULL for the defaults.
+ * @param opts  thresholds and rename rules; NULL for the defaults
+ *              (PGW_DIFF_OPTIONS_INIT).
  * @param err   optional detail on failure.
- * @return PGW_OK; PGW_EINVAL (NULL argument, unknown options version, a
- *         threshold outside [0, 1]); PGW_ENOMEM.
+ * @return PGW_OK; PGW_EINVAL (NULL argument, an options version other than
+ *         1 and 2, a threshold outside [0, 1], an unknown rename_method, a
+ *         weight that is negative or not finite, name + values not above 0,
+ *         type or position above 0.5 or their sum above 0.5, shape outside
+ *         [0, 1]); PGW_ENOMEM.
  */
 PGW_API int pgw_diff_snapshots(pgw_diff **out, const pgw_snapshot *a, const pgw_snapshot *b,
                                const pgw_diff_options *opts, pgw_error *err);
@@ -253,6 +437,11 @@ PGW_API bool pgw_diff_schema_changed(const pgw_diff *d);
 PGW_API bool pgw_diff_reordered(const pgw_diff *d);
 /** The class of the change (see pgw_change_class). */
 PGW_API pgw_change_class pgw_diff_class(const pgw_diff *d);
+
+/** How the renames of the diff were found: the method of its options, or
+ *  PGW_RENAME_PROFILE for a diff read from a format-1 document (NULL gives
+ *  PGW_RENAME_COMBINED). */
+PGW_API pgw_rename_method pgw_diff_rename_method(const pgw_diff *d);
 
 /** Number of added columns (not counting rename targets). */
 PGW_API size_t pgw_diff_added_count(const pgw_diff *d);
@@ -280,10 +469,11 @@ PGW_API size_t pgw_diff_name_anomaly_count(const pgw_diff *d);
 PGW_API const pgw_name_anomaly_report *pgw_diff_name_anomaly(const pgw_diff *d, size_t i);
 
 /**
- * Encodes a diff as JSON (format 1, docs/formats.md): the keys
+ * Encodes a diff as JSON (format 2, docs/formats.md): the keys
  * `format`, `from`, `to`, `schema_changed`, `class`, `added`, `removed`,
- * `type_changed`, `reordered`, `renamed_candidates`, `profile_changed`,
- * `row_estimate`, `name_anomalies`. The compact form is canonical.
+ * `type_changed`, `reordered`, `rename_method`, `renamed_candidates` (each
+ * with its `parts`), `profile_changed`, `row_estimate`, `name_anomalies`.
+ * The compact form is canonical.
  *
  * @param out      receives NUL-terminated UTF-8 (free with pgw_free()).
  * @param out_len  receives its length without the NUL; may be NULL.
@@ -296,8 +486,11 @@ PGW_API int pgw_diff_to_json(char **out, size_t *out_len, const pgw_diff *d, uns
                              pgw_error *err);
 
 /**
- * Decodes a diff document written by pgw_diff_to_json(). Strict and total,
- * like pgw_snapshot_from_json().
+ * Decodes a diff document written by pgw_diff_to_json(): format 2, or
+ * format 1 as earlier releases wrote it (its renames then have every part
+ * -1 and the method PGW_RENAME_PROFILE). Strict and total, like
+ * pgw_snapshot_from_json(): each format's keys are required and no other
+ * key is allowed.
  *
  * @param out   receives the diff (free with pgw_diff_free()); untouched on
  *              failure.

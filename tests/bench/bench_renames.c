@@ -391,21 +391,19 @@ static void check_diff(int rc, const pgw_error *err)
         die("pgw_diff_snapshots: %s", err->message);
 }
 
-/* Parameters of the strategies built on pgw_diff_snapshots. */
+/* Parameters of the strategies built on today's rules (PGW_RENAME_PROFILE). */
 typedef struct diff_params {
     double rename_threshold; /* pgw_diff_options.rename_threshold */
 } diff_params;
 
-/* The renames of pgw_diff_snapshots whose evidence has one of the bits of
- * `evidence`. */
-static void diff_renames(br_renames *out, const pgw_snapshot *a, const pgw_snapshot *b,
-                         const diff_params *p, unsigned evidence)
+/* The renames of pgw_diff_snapshots with options o whose evidence has one
+ * of the bits of `evidence`. */
+static void diff_renames_with(br_renames *out, const pgw_snapshot *a, const pgw_snapshot *b,
+                              const pgw_diff_options *o, unsigned evidence)
 {
-    pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
-    o.rename_threshold = p->rename_threshold;
     pgw_diff *d = NULL;
     pgw_error err;
-    check_diff(pgw_diff_snapshots(&d, a, b, &o, &err), &err);
+    check_diff(pgw_diff_snapshots(&d, a, b, o, &err), &err);
     for (size_t i = 0; i < pgw_diff_renamed_count(d); i++) {
         const pgw_rename *r = pgw_diff_renamed(d, i);
         if (r->evidence & evidence)
@@ -417,7 +415,18 @@ static void diff_renames(br_renames *out, const pgw_snapshot *a, const pgw_snaps
     pgw_diff_free(d);
 }
 
-/* (a) Today's rules: pgw_diff_snapshots as it is. */
+/* Today's rules: PGW_RENAME_PROFILE with the threshold of p. */
+static void diff_renames(br_renames *out, const pgw_snapshot *a, const pgw_snapshot *b,
+                         const diff_params *p, unsigned evidence)
+{
+    pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
+    o.rename_method = PGW_RENAME_PROFILE;
+    o.rename_threshold = p->rename_threshold;
+    diff_renames_with(out, a, b, &o, evidence);
+}
+
+/* (a) Today's rules: pgw_diff_snapshots with PGW_RENAME_PROFILE (the rules
+ * of diff format 1). */
 static void predict_today(br_renames *out, const pgw_snapshot *a, const pgw_snapshot *b,
                           const void *params)
 {
@@ -516,12 +525,134 @@ static void describe_threshold(char *buf, size_t size, const void *params)
     snprintf(buf, size, "rename_threshold %.2f", ((const diff_params *)params)->rename_threshold);
 }
 
-static const diff_params today_defaults = {0.6}; /* PGW_DIFF_OPTIONS_INIT */
+static const diff_params today_defaults = {0.6}; /* format 1's default */
+
+/* ---- the combined score (PGW_RENAME_COMBINED) ---- */
+
+/* Its tuned parameters; type and position stay at their defaults (0.05
+ * each: weak evidence, fixed before any measurement). */
+typedef struct combined_params {
+    double threshold; /* rename_threshold */
+    double name;      /* rename_weights.name; rename_weights.values = 1 - name */
+    double shape;     /* rename_weights.shape */
+} combined_params;
+
+static pgw_diff_options combined_options(const combined_params *p)
+{
+    pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
+    o.rename_threshold = p->threshold;
+    o.rename_weights.name = p->name;
+    o.rename_weights.values = 1.0 - p->name;
+    o.rename_weights.shape = p->shape;
+    return o;
+}
+
+/* (d), (e) The combined score and the optimal assignment. */
+static void predict_combined(br_renames *out, const pgw_snapshot *a, const pgw_snapshot *b,
+                             const void *params)
+{
+    pgw_diff_options o = combined_options(params);
+    diff_renames_with(out, a, b, &o, PGW_EVIDENCE_NAME | PGW_EVIDENCE_VALUES);
+}
+
+/* The shipped defaults, as combined_params (the weights normalised to name
+ * + values = 1). */
+static combined_params shipped_defaults(void)
+{
+    pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
+    const pgw_rename_weights *w = &o.rename_weights;
+    return (combined_params){o.rename_threshold, w->name / (w->name + w->values), w->shape};
+}
+
+/* The grid the tune step searches: coarse, 6 x 5 x 7 = 210 points. */
+static const double grid_name[] = {0.30, 0.35, 0.40, 0.45, 0.50, 0.55};
+static const double grid_shape[] = {0.2, 0.4, 0.5, 0.6, 0.8};
+static const double grid_threshold[] = {0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60};
+#define N_GRID_NAME (sizeof grid_name / sizeof grid_name[0])
+#define N_GRID_SHAPE (sizeof grid_shape / sizeof grid_shape[0])
+#define N_GRID_THRESHOLD (sizeof grid_threshold / sizeof grid_threshold[0])
+#define N_GRID (N_GRID_NAME * N_GRID_SHAPE * N_GRID_THRESHOLD)
+
+static combined_params grid_point(size_t g)
+{
+    size_t t = g % N_GRID_THRESHOLD, sh = g / N_GRID_THRESHOLD % N_GRID_SHAPE,
+           nm = g / N_GRID_THRESHOLD / N_GRID_SHAPE;
+    return (combined_params){grid_threshold[t], grid_name[nm], grid_shape[sh]};
+}
+
+/* Per grid point and pair, the counts (computed once: every fold sums its
+ * training pairs from it). */
+static br_counts *grid_counts(const br_strategy *self, const br_corpus *c)
+{
+    static br_counts *table;
+    static const br_corpus *of;
+    if (table && of == c)
+        return table;
+    free(table);
+    table = calloc(N_GRID * c->n, sizeof *table);
+    if (!table)
+        die("out of memory");
+    of = c;
+    bool *one = calloc(c->n, 1);
+    if (!one)
+        die("out of memory");
+    for (size_t g = 0; g < N_GRID; g++) {
+        combined_params p = grid_point(g);
+        for (size_t i = 0; i < c->n; i++) {
+            one[i] = true;
+            table[g * c->n + i] = run_on(self, &p, c, one);
+            one[i] = false;
+        }
+    }
+    free(one);
+    return table;
+}
+
+/* Tuning the combined score: the grid point with the best F1 on the
+ * training pairs; among equals, the better precision, then the higher
+ * threshold (the more cautious), then the first in grid order (name
+ * weight, then shape, ascending). */
+static void tune_combined(void *params, const br_strategy *self, const br_corpus *c,
+                          const bool *train)
+{
+    const br_counts *table = grid_counts(self, c);
+    double best_f1 = -1, best_p = -1, best_t = -1;
+    size_t best = 0;
+    for (size_t g = 0; g < N_GRID; g++) {
+        br_counts k = {0};
+        for (size_t i = 0; i < c->n; i++)
+            if (!train || train[i])
+                counts_add(&k, table[g * c->n + i]);
+        double pr, r, f1;
+        prf(k, &pr, &r, &f1);
+        double t = grid_point(g).threshold;
+        bool better = f1 > best_f1 + 1e-12 ||
+                      (fabs(f1 - best_f1) <= 1e-12 &&
+                       (pr > best_p + 1e-12 || (fabs(pr - best_p) <= 1e-12 && t > best_t)));
+        if (better) {
+            best_f1 = f1;
+            best_p = pr;
+            best_t = t;
+            best = g;
+        }
+    }
+    *(combined_params *)params = grid_point(best);
+}
+
+static void describe_combined(char *buf, size_t size, const void *params)
+{
+    const combined_params *p = params;
+    snprintf(buf, size, "threshold %.2f, name %.2f, values %.2f, shape %.1f", p->threshold,
+             p->name, 1.0 - p->name, p->shape);
+}
+
+static combined_params combined_defaults; /* shipped_defaults(), set in main */
 
 /* The strategies, in the order they are printed. */
 static const br_strategy strategies[] = {
-    {"(a) today", "today's rules: pgw_diff_snapshots with the default options (names equal "
-                  "once folded, or values >= 0.6; greedy, name evidence first)",
+    {"(a) today", "today's rules: pgw_diff_snapshots with PGW_RENAME_PROFILE, the rules of "
+                  "diff format 1 (names equal once folded, or values >= 0.6; greedy, name "
+                  "evidence first)",
      sizeof(diff_params), &today_defaults, predict_today, NULL, describe_threshold},
     {"(b) names", "names alone: today's renames with name evidence (name or both)",
      sizeof(diff_params), &today_defaults, predict_names, NULL, NULL},
@@ -531,6 +662,13 @@ static const br_strategy strategies[] = {
     {"(a') tuned", "today's rules with rename_threshold chosen from 0.30..1.00 by F1 (a "
                    "check of the leave-one-pair-out machinery)",
      sizeof(diff_params), &today_defaults, predict_today, tune_threshold, describe_threshold},
+    {"(d) default", "the combined score with the shipped defaults (PGW_DIFF_OPTIONS_INIT; "
+                    "chosen on every pair, so its figure is in-sample)",
+     sizeof(combined_params), &combined_defaults, predict_combined, NULL, describe_combined},
+    {"(e) combined", "the combined score, threshold, name weight and shape share tuned on "
+                     "a 210-point grid (type and position 0.05 each)",
+     sizeof(combined_params), &combined_defaults, predict_combined, tune_combined,
+     describe_combined},
 };
 #define N_STRATEGIES (sizeof strategies / sizeof strategies[0])
 
@@ -637,13 +775,23 @@ static void print_errors(const br_strategy *s, const br_result *r, const br_corp
             const br_rename *t = &p->renamed.v[k];
             if (renames_has(&pred, t->from, t->to))
                 continue;
-            /* The profile similarity of the missed pair, for a tuner. */
-            double sim = NAN;
-            if (pgw_profile_similarity(&sim, NULL, p->old, (size_t)column_index(p->old, t->from),
-                                       p->new, (size_t)column_index(p->new, t->to), NULL) < 0)
+            /* The profile similarity and the combined score (with the
+             * strategy's weights when it has them, else the defaults) of
+             * the missed pair, for a tuner. */
+            size_t ia = (size_t)column_index(p->old, t->from),
+                   ib = (size_t)column_index(p->new, t->to);
+            double sim = NAN, comb = NAN;
+            if (pgw_profile_similarity(&sim, NULL, p->old, ia, p->new, ib, NULL) < 0)
                 sim = NAN;
-            printf("  FN  %-34s \"%s\" -> \"%s\"  (profile similarity %.4f)\n", p->name, t->from,
-                   t->to, sim);
+            pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
+            if (s->predict == predict_combined)
+                o = combined_options((const combined_params *)r->params);
+            pgw_rename_parts rp;
+            if (pgw_rename_score(&comb, &rp, p->old, ia, p->new, ib, &o, NULL) < 0)
+                comb = NAN;
+            printf("  FN  %-34s \"%s\" -> \"%s\"  (profile similarity %.4f; combined %.4f: "
+                   "name %.4f, values %.4f, type %.1f, position %.4f)\n",
+                   p->name, t->from, t->to, sim, comb, rp.name, rp.values, rp.type, rp.position);
             shown++;
         }
         renames_free(&pred);
@@ -661,6 +809,7 @@ int main(int argc, char **argv)
         return argc > 2 ? 2 : 0;
     }
     const char *dir = argc == 2 ? argv[1] : PGW_RENAMES_DIR;
+    combined_defaults = shipped_defaults();
     br_corpus c = load_corpus(dir);
     size_t truths = 0, ambiguous = 0;
     for (size_t i = 0; i < c.n; i++) {
@@ -709,6 +858,18 @@ int main(int argc, char **argv)
             printf("\n");
         }
     }
+    for (size_t k = 0; k < N_STRATEGIES; k++)
+        if (strategies[k].tune == tune_combined) {
+            const combined_params *t = (const combined_params *)res[k].params;
+            bool same = t->threshold == combined_defaults.threshold &&
+                        fabs(t->name - combined_defaults.name) < 1e-9 &&
+                        t->shape == combined_defaults.shape;
+            char buf[128];
+            describe_combined(buf, sizeof buf, t);
+            printf("\nthe shipped defaults (PGW_DIFF_OPTIONS_INIT) %s the in-sample choice of "
+                   "%s: %s\n",
+                   same ? "are" : "are NOT", strategies[k].key, buf);
+        }
     printf("\nwhat each held-out tune chose:\n");
     for (size_t s = 0; s < N_STRATEGIES; s++)
         printf("  %-12s %s\n", strategies[s].key, res[s].held_out_params);

@@ -32,17 +32,19 @@ EXPECTED = [
     "captured 1 of 1 table without a snapshot; none remain",
     "drift report: 4 snapshots of 1 resource, 3 consecutive pairs, 2 changed shape (67%)",
     "classes: unchanged 1, mixed 2",
+    # The combined rename score (issue 17), best first.
+    "renamed  Flipper Length (mm) -> flipper_length_mm  (1.00, values and name)",
     "Island -> island  (1.00, values and name)",
-    "Culmen Length (mm) -> culmen_length_mm  (1.00, values and name)",
-    "Culmen Depth (mm) -> culmen_depth_mm  (1.00, values and name)",
-    "Flipper Length (mm) -> flipper_length_mm  (1.00, values and name)",
     "Body Mass (g) -> body_mass_g  (1.00, values and name)",
-    "Sex -> sex  (0.95, values and name)",
-    "Species -> species  (0.30, name; values differ)",
+    "Culmen Depth (mm) -> culmen_depth_mm  (0.99, values and name)",
+    "Culmen Length (mm) -> culmen_length_mm  (0.99, values and name)",
+    "Sex -> sex  (0.99, values and name)",
+    # The labels were cut short, but their shares are the same.
+    "Species -> species  (0.92, values and name)",
     "removed  studyName, Sample Number, Region, Stage, Individual ID, Clutch Completion, "
     "Date Egg, Delta 15 N (o/oo), Delta 13 C (o/oo), Comments",
-    "culmen_length_mm -> bill_length_mm  (1.00, values)",
-    "culmen_depth_mm -> bill_depth_mm  (1.00, values)",
+    "culmen_length_mm -> bill_length_mm  (0.80, values and name)",
+    "culmen_depth_mm -> bill_depth_mm  (0.80, values and name)",
     "added    year",
     "values of sex changed form under the same name (similarity 0.25)",
     # part 2: live invalidation in two tenants

@@ -1,8 +1,10 @@
 /*
  * tests/unit/check_diff.c — profile_similarity and diff_snapshots: the nine
  * cases of issue 3 with their exact results, type synonyms, the similarity
- * formula on hand-computed profiles, the diff JSON, bad input and
- * allocation failure.
+ * formula on hand-computed profiles, the combined rename score and the
+ * optimal assignment of issue 17 (exact parts, a case a greedy choice gets
+ * wrong, start/end columns, hashed profiles), the diff JSON (format 2 and
+ * format 1), bad input and allocation failure.
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
@@ -23,6 +25,32 @@ static pgw_diff *diff(const pgw_snapshot *a, const pgw_snapshot *b)
     pgw_error err;
     ck_assert_msg(pgw_diff_snapshots(&d, a, b, NULL, &err) == PGW_OK, "%s", err.message);
     return d;
+}
+
+/* The parts of a rename, exactly (each value as the formula on
+ * pgw_rename_weights gives it: see the comments at each call). */
+static void expect_parts(const pgw_rename_parts *p, double score, double name, double values,
+                         double profile, double shape, double type, double position)
+{
+    ck_assert_msg(p->score == score && p->name == name && p->values == values &&
+                      p->profile == profile && p->shape == shape && p->type == type &&
+                      p->position == position,
+                  "parts {score %.17g, name %.17g, values %.17g, profile %.17g, shape %.17g, "
+                  "type %.17g, position %.17g}",
+                  p->score, p->name, p->values, p->profile, p->shape, p->type, p->position);
+}
+
+/* pgw_rename_score of a's column i and b's column j with the default
+ * options; its parts in *parts. */
+static double rscore(pgw_rename_parts *parts, const pgw_snapshot *a, size_t i,
+                     const pgw_snapshot *b, size_t j)
+{
+    double s = -1;
+    pgw_error err;
+    ck_assert_msg(pgw_rename_score(&s, parts, a, i, b, j, NULL, &err) == PGW_OK, "%s",
+                  err.message);
+    ck_assert(s == parts->score);
+    return s;
 }
 
 static double sim(const pgw_snapshot *a, size_t i, const pgw_snapshot *b, size_t j)
@@ -51,8 +79,15 @@ START_TEST(case1_rename_from_values)
     const pgw_rename *r = pgw_diff_renamed(d, 0);
     ck_assert_str_eq(r->from, "col1");
     ck_assert_str_eq(r->to, "new_col1");
-    ck_assert(r->score == 1.0);
-    ck_assert_int_eq(r->evidence, PGW_EVIDENCE_VALUES);
+    /* name: col|1 against new|col|1, "new" a marker: 0.9333. profile 1
+     * (same values); shape 1 (the same frequency profile); values 0.2 * 1
+     * + 0.8 * 1 = 1. One column each: position 1 - |0.5 - 0.5| = 1; type 1.
+     * score (0.45 * 0.9333 + 0.55 * 1) * (0.9 + 0.05 + 0.05) = 0.969985,
+     * 0.97 to 4 decimals. Both kinds of evidence reach 0.5. */
+    ck_assert(r->score == 0.97);
+    ck_assert_int_eq(r->evidence, PGW_EVIDENCE_BOTH);
+    expect_parts(&r->parts, 0.97, 0.9333, 1.0, 1.0, 1.0, 1.0, 1.0);
+    ck_assert_int_eq(pgw_diff_rename_method(d), PGW_RENAME_COMBINED);
     ck_assert_uint_eq(pgw_diff_added_count(d), 0);
     ck_assert_uint_eq(pgw_diff_removed_count(d), 0);
     ck_assert_uint_eq(pgw_diff_type_changed_count(d), 0);
@@ -65,15 +100,18 @@ START_TEST(case1_rename_from_values)
     ck_assert_int_eq(pgw_diff_to_json(&json, NULL, d, 0, NULL), PGW_OK);
     char want[2048];
     snprintf(want, sizeof want,
-             "{\"format\":1,\"from\":{\"schema\":\"public\",\"table\":\"t\","
+             "{\"format\":2,\"from\":{\"schema\":\"public\",\"table\":\"t\","
              "\"resource_identity\":null,\"captured_at\":\"2025-11-30T09:10:44.123456Z\","
              "\"schema_hash\":\"%s\"},\"to\":{\"schema\":\"public\",\"table\":\"t\","
              "\"resource_identity\":null,\"captured_at\":\"2025-12-01T09:10:44.123456Z\","
              "\"schema_hash\":\"%s\"},\"schema_changed\":true,\"class\":\"renamed\","
              "\"added\":[],\"removed\":[],\"type_changed\":[],\"reordered\":false,"
+             "\"rename_method\":\"combined\","
              "\"renamed_candidates\":[{\"from\":\"col1\",\"to\":\"new_col1\","
-             "\"from_type\":\"text\",\"to_type\":\"text\",\"score\":1.0,"
-             "\"evidence\":\"values\"}],\"profile_changed\":[],"
+             "\"from_type\":\"text\",\"to_type\":\"text\",\"score\":0.97,"
+             "\"evidence\":\"both\",\"parts\":{\"score\":0.97,\"name\":0.9333,"
+             "\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,"
+             "\"position\":1.0}}],\"profile_changed\":[],"
              "\"row_estimate\":{\"from\":100,\"to\":100},\"name_anomalies\":[]}",
              pgw_snapshot_schema_hash(sa), pgw_snapshot_schema_hash(sb));
     ck_assert_str_eq(json, want);
@@ -205,11 +243,15 @@ START_TEST(case4_type_synonyms)
 }
 END_TEST
 
-/* Case 5: disjoint analysed columns, and unanalysed columns. */
+/* Case 5: disjoint analysed columns, and unanalysed columns. Issue 17: the
+ * values of y are disjoint from x's and their frequencies differ too (0.9 /
+ * 0.1 against 0.5 / 0.5), so nothing says they are one column. With the
+ * same shares they would be (below: a recoding). */
 START_TEST(case5_no_evidence_no_rename)
 {
+    static const double skewed[] = {0.9, 0.1};
     pgwt_col a[] = {{"x", "text", true, 0, 2, ab_vals, half, NULL}, {"u", "text", false}};
-    pgwt_col b[] = {{"y", "text", true, 0, 2, cd_vals, half, NULL}, {"w", "text", false}};
+    pgwt_col b[] = {{"y", "text", true, 0, 2, cd_vals, skewed, NULL}, {"w", "text", false}};
     pgw_snapshot *sa = pgwt_snapshot("t", T0, 10, a, 2), *sb = pgwt_snapshot("t", T1, 10, b, 2);
     pgw_similarity detail;
     double s = -1;
@@ -221,6 +263,15 @@ START_TEST(case5_no_evidence_no_rename)
     ck_assert(sim(sa, 0, sb, 1) == 0.0);
     /* disjoint values: only null_frac and n_distinct agree: 0.15 + 0.15 */
     ck_assert_msg(sim(sa, 0, sb, 0) == 0.3, "%.17g", sim(sa, 0, sb, 0));
+    /* The combined score: names share nothing; frequency profiles 1 -
+     * (0.4 + 0.4) / 2 = 0.6; values 0.2 * 0.3 + 0.8 * 0.6 = 0.54; score
+     * 0.55 * 0.54 = 0.297 (same type, same position). */
+    pgw_rename_parts p;
+    ck_assert(rscore(&p, sa, 0, sb, 0) == 0.297);
+    expect_parts(&p, 0.297, 0.0, 0.54, 0.3, 0.6, 1.0, 1.0);
+    /* Unanalysed, names that share nothing: type and position alone, 0. */
+    ck_assert(rscore(&p, sa, 1, sb, 1) == 0.0);
+    expect_parts(&p, 0.0, 0.0, -1.0, -1.0, -1.0, 1.0, 1.0);
     pgw_diff *d = diff(sa, sb);
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 0);
     ck_assert_uint_eq(pgw_diff_removed_count(d), 2);
@@ -228,6 +279,24 @@ START_TEST(case5_no_evidence_no_rename)
     ck_assert_str_eq(pgw_diff_removed(d, 1)->column, "u");
     ck_assert_uint_eq(pgw_diff_added_count(d), 2);
     ck_assert_int_eq(pgw_diff_class(d), PGW_CHANGE_MIXED);
+    pgw_diff_free(d);
+    pgw_snapshot_free(sb);
+
+    /* The same labels changed with the same shares (A/B -> C/D, as M/F ->
+     * male/female): the frequency profile is 1, values 0.2 * 0.3 + 0.8 = 0.86,
+     * score 0.55 * 0.86 = 0.473: a rename from values alone. */
+    pgwt_col c[] = {{"y", "text", true, 0, 2, cd_vals, half, NULL}, {"w", "text", false}};
+    sb = pgwt_snapshot("t", T1, 10, c, 2);
+    d = diff(sa, sb);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
+    const pgw_rename *r = pgw_diff_renamed(d, 0);
+    ck_assert_str_eq(r->from, "x");
+    ck_assert_str_eq(r->to, "y");
+    ck_assert(r->score == 0.473);
+    ck_assert_int_eq(r->evidence, PGW_EVIDENCE_VALUES);
+    expect_parts(&r->parts, 0.473, 0.0, 0.86, 0.3, 1.0, 1.0, 1.0);
+    ck_assert_uint_eq(pgw_diff_removed_count(d), 1);
+    ck_assert_str_eq(pgw_diff_removed(d, 0)->column, "u");
     pgw_diff_free(d);
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
@@ -246,7 +315,11 @@ START_TEST(case6_bom_name_anomaly_and_name_evidence)
     ck_assert_str_eq(r->from, "\xEF\xBB\xBFtitle");
     ck_assert_str_eq(r->to, "title");
     ck_assert_int_eq(r->evidence, PGW_EVIDENCE_NAME);
-    ck_assert(r->score == 0.0);
+    /* Equal once folded: name 1. No sampled values: values count 0. Same
+     * type, same place: score 0.45 * 1 = 0.45, at or above the threshold
+     * 0.40, so a name alone still pairs (it must score 0.89 or more). */
+    ck_assert(r->score == 0.45);
+    expect_parts(&r->parts, 0.45, 1.0, -1.0, -1.0, -1.0, 1.0, 1.0);
     ck_assert_uint_eq(pgw_diff_added_count(d) + pgw_diff_removed_count(d), 0);
     ck_assert_uint_eq(pgw_diff_name_anomaly_count(d), 1);
     const pgw_name_anomaly_report *an = pgw_diff_name_anomaly(d, 0);
@@ -257,7 +330,9 @@ START_TEST(case6_bom_name_anomaly_and_name_evidence)
     ck_assert_int_eq(pgw_diff_to_json(&json, NULL, d, 0, NULL), PGW_OK);
     ck_assert(strstr(json, "\"name_anomalies\":[{\"column\":\"\xEF\xBB\xBFtitle\","
                            "\"side\":\"from\",\"anomalies\":[\"bom\"]}]") != NULL);
-    ck_assert(strstr(json, "\"score\":0.0,\"evidence\":\"name\"") != NULL);
+    ck_assert(strstr(json, "\"score\":0.45,\"evidence\":\"name\",\"parts\":{\"score\":0.45,"
+                           "\"name\":1.0,\"values\":null,\"profile\":null,\"shape\":null,"
+                           "\"type\":1.0,\"position\":1.0}") != NULL);
     pgw_free(json);
     pgw_diff_free(d);
     pgw_snapshot_free(sa);
@@ -308,12 +383,17 @@ START_TEST(case8_wide_tables)
     ck_assert_uint_eq(pgw_snapshot_column_count(sb), 320);
     pgw_diff *d = diff(sa, sb);
     ck_assert(pgw_diff_schema_changed(d));
-    ck_assert_uint_eq(pgw_diff_renamed_count(d), 0); /* no profiles, names fold apart */
-    ck_assert_uint_eq(pgw_diff_removed_count(d), 1);
-    ck_assert_str_eq(pgw_diff_removed(d, 0)->column, "c007");
-    ck_assert_uint_eq(pgw_diff_added_count(d), 1);
-    ck_assert_str_eq(pgw_diff_added(d, 0)->column, "c007_new");
-    ck_assert_uint_eq(pgw_diff_added(d, 0)->position, 8);
+    /* No profiles; the names fold apart, but c007_new is c007 with the
+     * marker "new" added (issue 17's qty_v2): name 0.9333, and with the same
+     * type and place, score 0.45 * 0.9333 = 0.42 (0.419985). */
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
+    const pgw_rename *r = pgw_diff_renamed(d, 0);
+    ck_assert_str_eq(r->from, "c007");
+    ck_assert_str_eq(r->to, "c007_new");
+    ck_assert_int_eq(r->evidence, PGW_EVIDENCE_NAME);
+    expect_parts(&r->parts, 0.42, 0.9333, -1.0, -1.0, -1.0, 1.0, 1.0);
+    ck_assert_uint_eq(pgw_diff_removed_count(d), 0);
+    ck_assert_uint_eq(pgw_diff_added_count(d), 0);
     ck_assert_uint_eq(pgw_diff_type_changed_count(d), 1);
     ck_assert_str_eq(pgw_diff_type_changed(d, 0)->column, "c009");
     ck_assert_uint_eq(pgw_diff_profile_changed_count(d), 0);
@@ -444,17 +524,75 @@ START_TEST(hashed_compares_with_raw)
     ck_assert(sim(sa, 0, sb, 0) == 1.0);
     pgw_diff *d = diff(sa, sb);
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
-    ck_assert_int_eq(pgw_diff_renamed(d, 0)->evidence, PGW_EVIDENCE_VALUES);
+    /* sex / gender are synonyms (0.8); the hashes agree (profile 1) and so
+     * do the frequencies (shape 1): 0.45 * 0.8 + 0.55 * 1 = 0.91. */
+    const pgw_rename *r = pgw_diff_renamed(d, 0);
+    ck_assert_int_eq(r->evidence, PGW_EVIDENCE_BOTH);
+    expect_parts(&r->parts, 0.91, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0);
     pgw_diff_free(d);
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
 }
 END_TEST
 
+/* With hashed profiles the pattern, length, range and distribution of the
+ * values cannot be read: the shape falls back to what hashes keep (the
+ * frequency profile) or is not computed, and the score degrades to the
+ * profile similarity and the name. */
+START_TEST(hashed_profiles_degrade)
+{
+    /* Longitudes over two regions: no common value, no common range. */
+    static const char *const east[] = {"-74.01", "-73.95", "-73.90", "-73.82", NULL};
+    static const char *const west[] = {"-122.51", "-122.45", "-122.40", "-122.32", NULL};
+    static const char *const mf[] = {"M", "F", NULL}, *const mw[] = {"male", "female", NULL};
+    static const double f[] = {0.5, 0.48};
+    pgwt_col a[] = {{"pickup_lng", "numeric", true, 0, -1, NULL, NULL, east},
+                    {"Sex", "text", true, 0.02, 2, mf, f, NULL}};
+    pgwt_col b[] = {{"pickup_lon", "numeric", true, 0, -1, NULL, NULL, west},
+                    {"gender", "text", true, 0.02, 2, mw, f, NULL}};
+    pgw_snapshot_options h = PGW_SNAPSHOT_OPTIONS_INIT;
+    h.profile_mode = PGW_PROFILE_HASHED;
+    pgw_snapshot *ra = pgwt_snapshot("t", T0, 500, a, 2), *rb = pgwt_snapshot("t", T1, 500, b, 2);
+    pgw_snapshot *ha = pgwt_snapshot_opts("t", NULL, T0, 500, a, 2, &h),
+                 *hb = pgwt_snapshot_opts("t", NULL, T1, 500, b, 2, &h);
+    pgw_rename_parts p;
+    /* Raw: the shape of the values is the value-shape score (no MCVs):
+     * the normalised distributions agree, the patterns half (-dd.dd against
+     * -ddd.dd), the ranges not at all: 0.6324. The profiles share nothing
+     * but null_frac and n_distinct: 0.3. values 0.2 * 0.3 + 0.8 * 0.6324 =
+     * 0.5659; name (pickup kept, lng and lon unmatched) 0.5; score 0.45 *
+     * 0.5 + 0.55 * 0.5659 = 0.5362: a rename. */
+    double raw = rscore(&p, ra, 0, rb, 0);
+    expect_parts(&p, 0.5362, 0.5, 0.5659, 0.3, 0.6324, 1.0, 1.0);
+    /* Hashed (either side, or both): no shape; values = the profile, 0.3;
+     * score 0.225 + 0.165 = 0.39, below the threshold: no rename. */
+    double hashed = rscore(&p, ha, 0, hb, 0);
+    expect_parts(&p, 0.39, 0.5, 0.3, 0.3, -1.0, 1.0, 1.0);
+    ck_assert(rscore(&p, ra, 0, hb, 0) == hashed);
+    ck_assert(rscore(&p, ha, 0, rb, 0) == hashed);
+    ck_assert(hashed < raw);
+    /* Recoded labels: the frequencies are kept in hashed mode, so the
+     * shape (the frequency profile, 1) survives hashing: the same parts.
+     * values 0.2 * 0.3 + 0.8 * 1 = 0.86; sex / gender synonyms 0.8; score
+     * 0.36 + 0.473 = 0.833. */
+    double sex_raw = rscore(&p, ra, 1, rb, 1);
+    expect_parts(&p, 0.833, 0.8, 0.86, 0.3, 1.0, 1.0, 1.0);
+    pgw_rename_parts q;
+    ck_assert(rscore(&q, ha, 1, hb, 1) == sex_raw);
+    ck_assert(memcmp(&p, &q, sizeof p) == 0);
+    pgw_snapshot_free(ra);
+    pgw_snapshot_free(rb);
+    pgw_snapshot_free(ha);
+    pgw_snapshot_free(hb);
+}
+END_TEST
+
 START_TEST(renames_one_to_one_deterministic)
 {
     /* Two removed columns with identical profiles, one added: the earlier
-     * removed column wins the tie; the other stays removed. */
+     * removed column wins the tie (both score 0.55 * (0.95 + 0.05 * 0.75) =
+     * 0.5431: positions 0.25 and 0.75 against 0.5); the other stays
+     * removed. */
     pgwt_col a[] = {{"p", "text", true, 0, 2, ab_vals, half, NULL},
                     {"q", "text", true, 0, 2, ab_vals, half, NULL}};
     pgwt_col b[] = {{"r", "text", true, 0, 2, ab_vals, half, NULL}};
@@ -469,7 +607,11 @@ START_TEST(renames_one_to_one_deterministic)
     pgw_snapshot_free(sb);
 
     /* Name evidence outranks a better value match: "Body Mass (g)" pairs
-     * with body_mass_g although "other" has the identical values. */
+     * with body_mass_g although "other" has the identical values. Body Mass
+     * (g): name 1 (equal once folded), values 0.2 * 0.3 + 0.8 * 1 = 0.86 (its
+     * labels differ but not their shares), position 1 - |0.25 - 0.5| =
+     * 0.75: (0.45 + 0.55 * 0.86) * (0.95 + 0.05 * 0.75) = 0.911463. other:
+     * name 0, values 1: 0.55 * 0.9875 = 0.5431. */
     static const char *const xy[] = {"x", "y", NULL};
     pgwt_col c[] = {{"Body Mass (g)", "integer", true, 0, 2, ab_vals, half, NULL},
                     {"other", "integer", true, 0, 2, xy, half, NULL}};
@@ -479,20 +621,44 @@ START_TEST(renames_one_to_one_deterministic)
     d = diff(sa, sb);
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
     ck_assert_str_eq(pgw_diff_renamed(d, 0)->from, "Body Mass (g)");
-    ck_assert_int_eq(pgw_diff_renamed(d, 0)->evidence, PGW_EVIDENCE_NAME);
+    ck_assert_int_eq(pgw_diff_renamed(d, 0)->evidence, PGW_EVIDENCE_BOTH);
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.9115, 1.0, 0.86, 0.3, 1.0, 1.0, 0.75);
+    pgw_rename_parts rp;
+    ck_assert(rscore(&rp, sa, 1, sb, 0) == 0.5431);
     ck_assert_str_eq(pgw_diff_removed(d, 0)->column, "other");
     pgw_diff_free(d);
-
-    /* A threshold of 1.0 still pairs identical profiles; above the score,
-     * nothing pairs. */
+    /* Today's rules (PGW_RENAME_PROFILE) pair it by its folded name too. */
     pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
-    o.rename_threshold = 1.0;
+    o.rename_method = PGW_RENAME_PROFILE;
+    o.rename_threshold = 0.6;
+    ck_assert_int_eq(pgw_diff_snapshots(&d, sa, sb, &o, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_diff_rename_method(d), PGW_RENAME_PROFILE);
+    ck_assert_str_eq(pgw_diff_renamed(d, 0)->from, "Body Mass (g)");
+    ck_assert_int_eq(pgw_diff_renamed(d, 0)->evidence, PGW_EVIDENCE_NAME);
+    ck_assert(pgw_diff_renamed(d, 0)->score == 0.3); /* the profile similarity */
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.9115, 1.0, 0.86, 0.3, 1.0, 1.0, 0.75);
+    pgw_diff_free(d);
+
+    /* PGW_RENAME_PROFILE: a threshold of 1.0 still pairs identical
+     * profiles. PGW_RENAME_COMBINED: a threshold equal to the score (p and
+     * r: values 1, names nothing: 0.55) pairs; one above it does not. */
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
     sa = pgwt_snapshot("t", T0, 9, a, 1);
     sb = pgwt_snapshot("t", T1, 9, b, 1);
+    o.rename_threshold = 1.0;
     ck_assert_int_eq(pgw_diff_snapshots(&d, sa, sb, &o, NULL), PGW_OK);
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
+    pgw_diff_free(d);
+    o = (pgw_diff_options)PGW_DIFF_OPTIONS_INIT;
+    o.rename_threshold = 0.55;
+    ck_assert_int_eq(pgw_diff_snapshots(&d, sa, sb, &o, NULL), PGW_OK);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
+    ck_assert(pgw_diff_renamed(d, 0)->score == 0.55);
+    pgw_diff_free(d);
+    o.rename_threshold = 0.5501;
+    ck_assert_int_eq(pgw_diff_snapshots(&d, sa, sb, &o, NULL), PGW_OK);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 0);
     pgw_diff_free(d);
     o.rename_threshold = 1.5;
     pgw_error err;
@@ -502,6 +668,381 @@ START_TEST(renames_one_to_one_deterministic)
     ck_assert_str_eq(err.message, "diff_snapshots: a is NULL");
     ck_assert_int_eq(pgw_diff_snapshots(NULL, sa, sb, NULL, &err), PGW_EINVAL);
     ck_assert_str_eq(err.message, "diff_snapshots: out is NULL");
+    pgw_snapshot_free(sa);
+    pgw_snapshot_free(sb);
+}
+END_TEST
+
+/* Issue 17: a greedy choice pairs a start column with an end one; the
+ * optimal assignment does not. A bike-share export renames
+ * start_station_id to station_id and end_station_id to destination, and
+ * now covers a later month, whose departures and arrivals happen to share
+ * the stations as last month's arrivals did. */
+START_TEST(assignment_beats_greedy)
+{
+    static const char *const stations[] = {"101", "102", "103", "104", NULL};
+    static const double last_starts[] = {0.4, 0.3, 0.2, 0.1},
+                        later[] = {0.3, 0.35, 0.2, 0.15};
+    pgwt_col a[] = {{"start_station_id", "integer", true, 0, 4, stations, last_starts, NULL},
+                    {"end_station_id", "integer", true, 0, 4, stations, later, NULL}};
+    pgwt_col b[] = {{"station_id", "integer", true, 0, 4, stations, later, NULL},
+                    {"destination", "integer", true, 0, 4, stations, later, NULL}};
+    pgw_snapshot *sa = pgwt_snapshot("trips", T0, 1000, a, 2),
+                 *sb = pgwt_snapshot("trips", T1, 1000, b, 2);
+    pgw_rename_parts p;
+    /* start -> station_id: name 0.84 (station_id is start_station_id
+     * without its role). profile 0.35 * 0.8182 (weighted Jaccard 0.9 / 1.1)
+     * + 0.35 * 0.9 (1 - KS 0.1) + 0.15 + 0.15 = 0.9014; shape 1 - 0.1 / 2 =
+     * 0.95 (shares sorted); values 0.2 * 0.9014 + 0.8 * 0.95 = 0.9403; score
+     * 0.45 * 0.84 + 0.55 * 0.9403 = 0.8952. */
+    double ss = rscore(&p, sa, 0, sb, 0);
+    expect_parts(&p, 0.8952, 0.84, 0.9403, 0.9014, 0.95, 1.0, 1.0);
+    /* end -> station_id: the same name score, the same shares: (0.378 +
+     * 0.55) * (0.95 + 0.05 * 0.5) = 0.9048, the best single pair: a greedy
+     * choice takes it first. */
+    double es = rscore(&p, sa, 1, sb, 0);
+    expect_parts(&p, 0.9048, 0.84, 1.0, 1.0, 1.0, 1.0, 0.5);
+    /* end -> destination: names share nothing, values 1: 0.55. */
+    double ed = rscore(&p, sa, 1, sb, 1);
+    expect_parts(&p, 0.55, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0);
+    /* start -> destination: 0.55 * 0.9403 * 0.975 = 0.5042, above the
+     * threshold: after its first choice, greedy pairs start with the end
+     * column's new name. */
+    double sd = rscore(&p, sa, 0, sb, 1);
+    expect_parts(&p, 0.5042, 0.0, 0.9403, 0.9014, 0.95, 1.0, 0.5);
+    ck_assert(es > ss && es > ed && es > sd && sd >= PGW_RENAME_THRESHOLD);
+    /* Greedy's total 0.9048 + 0.5042 = 1.409; the assignment's 0.8952 +
+     * 0.55 = 1.4452. */
+    ck_assert(ss + ed > es + sd);
+    pgw_diff *d = diff(sa, sb);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 2);
+    ck_assert_str_eq(pgw_diff_renamed(d, 0)->from, "start_station_id");
+    ck_assert_str_eq(pgw_diff_renamed(d, 0)->to, "station_id");
+    ck_assert(pgw_diff_renamed(d, 0)->score == 0.8952);
+    ck_assert_int_eq(pgw_diff_renamed(d, 0)->evidence, PGW_EVIDENCE_BOTH);
+    ck_assert_str_eq(pgw_diff_renamed(d, 1)->from, "end_station_id");
+    ck_assert_str_eq(pgw_diff_renamed(d, 1)->to, "destination");
+    ck_assert(pgw_diff_renamed(d, 1)->score == 0.55);
+    ck_assert_int_eq(pgw_diff_renamed(d, 1)->evidence, PGW_EVIDENCE_VALUES);
+    ck_assert_uint_eq(pgw_diff_removed_count(d) + pgw_diff_added_count(d), 0);
+    pgw_diff_free(d);
+    pgw_snapshot_free(sa);
+    pgw_snapshot_free(sb);
+}
+END_TEST
+
+/* Start and end columns with the same value set (every station, the same
+ * shares) renamed together: today's rules pair them by values alone, all
+ * four pairs scoring 1, and their tie-break pairs start with the end
+ * column; the name evidence (start and end are counterparts: halved) and
+ * the assignment keep them apart. */
+START_TEST(start_end_not_crosswise)
+{
+    static const char *const stations[] = {"101", "102", "103", "104", NULL};
+    static const double shares[] = {0.25, 0.25, 0.25, 0.25};
+    pgwt_col a[] = {{"start station id", "integer", true, 0, 4, stations, shares, NULL},
+                    {"end station id", "integer", true, 0, 4, stations, shares, NULL}};
+    pgwt_col b[] = {{"end_station", "integer", true, 0, 4, stations, shares, NULL},
+                    {"start_station", "integer", true, 0, 4, stations, shares, NULL}};
+    pgw_snapshot *sa = pgwt_snapshot("trips", T0, 1000, a, 2),
+                 *sb = pgwt_snapshot("trips", T1, 1000, b, 2);
+    pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
+    o.rename_method = PGW_RENAME_PROFILE;
+    o.rename_threshold = 0.6;
+    pgw_diff *d = NULL;
+    ck_assert_int_eq(pgw_diff_snapshots(&d, sa, sb, &o, NULL), PGW_OK);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 2);
+    ck_assert_str_eq(pgw_diff_renamed(d, 0)->from, "start station id");
+    ck_assert_str_eq(pgw_diff_renamed(d, 0)->to, "end_station"); /* crosswise */
+    pgw_diff_free(d);
+    d = diff(sa, sb);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 2);
+    /* name 0.92, values 1, positions 1 - |0.25 - 0.75| = 0.5:
+     * (0.414 + 0.55) * 0.975 = 0.9399 each; crosswise, name 0.23 (start /
+     * end halved): (0.1035 + 0.55) = 0.6535. */
+    const pgw_rename *r0 = pgw_diff_renamed(d, 0), *r1 = pgw_diff_renamed(d, 1);
+    ck_assert_str_eq(r0->from, "start station id");
+    ck_assert_str_eq(r0->to, "start_station");
+    expect_parts(&r0->parts, 0.9399, 0.92, 1.0, 1.0, 1.0, 1.0, 0.5);
+    ck_assert_str_eq(r1->from, "end station id");
+    ck_assert_str_eq(r1->to, "end_station");
+    expect_parts(&r1->parts, 0.9399, 0.92, 1.0, 1.0, 1.0, 1.0, 0.5);
+    pgw_rename_parts p;
+    ck_assert(rscore(&p, sa, 0, sb, 0) == 0.6535);
+    pgw_diff_free(d);
+    pgw_snapshot_free(sa);
+    pgw_snapshot_free(sb);
+}
+END_TEST
+
+/* A diff document as format 1 (the release before issue 17) wrote it: it
+ * still loads, with its renames' parts unknown and the method of format
+ * 1, and is written again as format 2. */
+START_TEST(diff_json_format1_reads)
+{
+    static const char doc1[] =
+        "{\"format\":1,\"from\":{\"schema\":\"public\",\"table\":\"t\","
+        "\"resource_identity\":null,\"captured_at\":\"2025-11-30T09:10:44.123456Z\","
+        "\"schema_hash\":\"8235bd3111628395\"},\"to\":{\"schema\":\"public\",\"table\":\"t\","
+        "\"resource_identity\":\"r\",\"captured_at\":\"2025-12-01T09:10:44.123456Z\","
+        "\"schema_hash\":\"5e8ae2a2a66b83f6\"},\"schema_changed\":true,\"class\":\"mixed\","
+        "\"added\":[{\"column\":\"z\",\"type\":\"int\",\"position\":2}],\"removed\":[],"
+        "\"type_changed\":[],\"reordered\":false,"
+        "\"renamed_candidates\":[{\"from\":\"col1\",\"to\":\"new_col1\","
+        "\"from_type\":\"text\",\"to_type\":\"text\",\"score\":1.0,"
+        "\"evidence\":\"values\"}],\"profile_changed\":[],"
+        "\"row_estimate\":{\"from\":100,\"to\":null},\"name_anomalies\":[]}";
+    pgw_diff *d = NULL;
+    pgw_error err;
+    ck_assert_msg(pgw_diff_from_json(&d, doc1, strlen(doc1), &err) == PGW_OK, "%s at %s",
+                  err.message, err.path);
+    ck_assert_int_eq(pgw_diff_rename_method(d), PGW_RENAME_PROFILE);
+    ck_assert_int_eq(pgw_diff_class(d), PGW_CHANGE_MIXED);
+    ck_assert_str_eq(pgw_diff_to(d)->resource, "r");
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
+    const pgw_rename *r = pgw_diff_renamed(d, 0);
+    ck_assert_str_eq(r->from, "col1");
+    ck_assert(r->score == 1.0);
+    ck_assert_int_eq(r->evidence, PGW_EVIDENCE_VALUES);
+    expect_parts(&r->parts, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0);
+    ck_assert_uint_eq(pgw_diff_added_count(d), 1);
+    char *json;
+    ck_assert_int_eq(pgw_diff_to_json(&json, NULL, d, 0, NULL), PGW_OK);
+    char want[sizeof doc1 + 128];
+    const char *ren = strstr(doc1, "\"renamed_candidates\"");
+    const char *tail = strstr(doc1, "}],\"profile_changed\"");
+    snprintf(want, sizeof want, "{\"format\":2%.*s\"rename_method\":\"profile\",%.*s,"
+                                "\"parts\":null%s",
+             (int)(ren - doc1 - strlen("{\"format\":1")), doc1 + strlen("{\"format\":1"),
+             (int)(tail - ren), ren, tail);
+    ck_assert_str_eq(json, want);
+    pgw_diff *back = NULL;
+    ck_assert_int_eq(pgw_diff_from_json(&back, json, strlen(json), NULL), PGW_OK);
+    char *again;
+    ck_assert_int_eq(pgw_diff_to_json(&again, NULL, back, 0, NULL), PGW_OK);
+    ck_assert_str_eq(again, json);
+    ck_assert(pgw_diff_renamed(back, 0)->parts.score == -1.0);
+    pgw_free(json);
+    pgw_free(again);
+    pgw_diff_free(back);
+    pgw_diff_free(d);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* the rename corpus (tests/data/renames): real published format changes */
+
+static pgw_snapshot *corpus_snapshot(const char *pair, const char *side)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/%s.snapshot.json", PGW_RENAMES_DIR, pair, side);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    ck_assert(feof(f));
+    fclose(f);
+    pgw_snapshot *snap = NULL;
+    pgw_error err;
+    ck_assert_msg(pgw_snapshot_from_json(&snap, buf, n, NULL, &err) == PGW_OK, "%s: %s", path,
+                  err.message);
+    return snap;
+}
+
+/* The combined score of listed pairs of the corpus, part by part. */
+START_TEST(corpus_pair_scores)
+{
+    static const struct {
+        const char *pair, *from, *to;
+        double score, name, values, profile, shape, type, position;
+    } cases[] = {
+        /* A prefix and a class word dropped; the timestamps the same. */
+        {"nyctaxi-tlc-seaborn", "tpep_pickup_datetime", "pickup", 0.8237, 0.76, 0.8785, 0.4,
+         0.9981, 1.0, 0.9643},
+        /* The counterpart: pickup against dropoff halves the name (0). */
+        {"nyctaxi-tlc-seaborn", "tpep_pickup_datetime", "dropoff", 0.4712, 0.0, 0.8583, 0.2998,
+         0.9979, 1.0, 0.9643},
+        /* A location ID became a zone name: only the frequency profile. */
+        {"nyctaxi-tlc-seaborn", "PULocationID", "pickup_zone", 0.4274, 0.0, 0.8353, 0.2364,
+         0.985, 0.0, 0.6071},
+        {"nyctaxi-tlc-seaborn", "PULocationID", "dropoff_zone", 0.4144, 0.0, 0.8129, 0.237,
+         0.9569, 0.0, 0.5357},
+        /* Codes 1/2 became Card/Cash: the name and the frequencies. */
+        {"nyctaxi-tlc-seaborn", "payment_type", "payment", 0.795, 0.8667, 0.8307, 0.1793, 0.9935,
+         0.0, 0.7738},
+        /* setosa -> Iris-setosa: values alone, by their frequencies:
+         * 0.55 * 0.86 * (0.95 + 0.05 * 0.9833) = 0.4726. */
+        {"iris-rdatasets-plotly", "Species", "Name", 0.4726, 0.0, 0.86, 0.3, 1.0, 1.0, 0.9833},
+        /* 1/0 -> Yes/No. */
+        {"pima-plotly-mass", "Outcome", "type", 0.4345, 0.0, 0.8315, 0.24, 0.9794, 0.0, 1.0},
+        /* An abbreviation, the values of 16 rows all distinct. */
+        {"longley-rdatasets-statsmodels", "Unemployed", "UNEMP", 0.5772, 0.8, 0.4288, 0.3,
+         0.461, 0.5, 0.875},
+        /* Long labels cut short: the name and the frequencies. */
+        {"penguins-v1-v2", "Species", "species", 0.9195, 1.0, 0.86, 0.3, 1.0, 1.0, 0.9244},
+        /* Names that share nothing: values alone, 0.55. */
+        {"airpassengers-rdatasets-seaborn", "value", "passengers", 0.55, 0.0, 1.0, 1.0, 1.0, 1.0,
+         1.0},
+        {"penguins-v2-v3", "culmen_length_mm", "bill_length_mm", 0.7982, 0.5556, 1.0, 1.0, 1.0,
+         1.0, 0.9554},
+        /* The false-positive probe: a row number and a country code, both
+         * integers: below the threshold. */
+        {"gapminder-rdatasets-plotly", "rownames", "iso_num", 0.3441, 0.0, 0.6539, 0.3509, 0.7296,
+         1.0, 0.1339},
+    };
+    for (size_t k = 0; k < N(cases); k++) {
+        pgw_snapshot *a = corpus_snapshot(cases[k].pair, "old"),
+                     *b = corpus_snapshot(cases[k].pair, "new");
+        long i = pgw_snapshot_find_column(a, cases[k].from),
+             j = pgw_snapshot_find_column(b, cases[k].to);
+        ck_assert(i >= 0 && j >= 0);
+        pgw_rename_parts p;
+        (void)rscore(&p, a, (size_t)i, b, (size_t)j);
+        ck_assert_msg(p.score == cases[k].score && p.name == cases[k].name &&
+                          p.values == cases[k].values && p.profile == cases[k].profile &&
+                          p.shape == cases[k].shape && p.type == cases[k].type &&
+                          p.position == cases[k].position,
+                      "%s %s -> %s: {%.4f, %.4f, %.4f, %.4f, %.4f, %.2f, %.4f}", cases[k].pair,
+                      cases[k].from, cases[k].to, p.score, p.name, p.values, p.profile, p.shape,
+                      p.type, p.position);
+        pgw_snapshot_free(a);
+        pgw_snapshot_free(b);
+    }
+}
+END_TEST
+
+/* Whole diffs of the corpus: the trip records' eleven renames, start and
+ * end kept apart; the three false-positive probes rename nothing. */
+START_TEST(corpus_diffs)
+{
+    static const char *const taxi[][2] = {
+        {"tip_amount", "tip"},           {"fare_amount", "fare"},
+        {"tolls_amount", "tolls"},       {"total_amount", "total"},
+        {"trip_distance", "distance"},   {"passenger_count", "passengers"},
+        {"tpep_dropoff_datetime", "dropoff"}, {"tpep_pickup_datetime", "pickup"},
+        {"payment_type", "payment"},     {"PULocationID", "pickup_zone"},
+        {"DOLocationID", "dropoff_zone"},
+    };
+    pgw_snapshot *a = corpus_snapshot("nyctaxi-tlc-seaborn", "old"),
+                 *b = corpus_snapshot("nyctaxi-tlc-seaborn", "new");
+    pgw_diff *d = diff(a, b);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), N(taxi));
+    for (size_t k = 0; k < N(taxi); k++) {
+        const pgw_rename *r = pgw_diff_renamed(d, k);
+        ck_assert_msg(strcmp(r->from, taxi[k][0]) == 0 && strcmp(r->to, taxi[k][1]) == 0,
+                      "rename %zu: %s -> %s (%.4f)", k, r->from, r->to, r->score);
+        ck_assert(k == 0 || r->score <= pgw_diff_renamed(d, k - 1)->score); /* best first */
+    }
+    ck_assert_uint_eq(pgw_diff_removed_count(d), 9);
+    ck_assert_uint_eq(pgw_diff_added_count(d), 2);
+    pgw_diff_free(d);
+    pgw_snapshot_free(a);
+    pgw_snapshot_free(b);
+    static const char *const probes[] = {"gapminder-rdatasets-plotly", "tips-rdatasets-seaborn",
+                                         "engel-rdatasets-statsmodels"};
+    for (size_t k = 0; k < N(probes); k++) {
+        a = corpus_snapshot(probes[k], "old");
+        b = corpus_snapshot(probes[k], "new");
+        d = diff(a, b);
+        ck_assert_msg(pgw_diff_renamed_count(d) == 0, "%s: %zu renames", probes[k],
+                      pgw_diff_renamed_count(d));
+        pgw_diff_free(d);
+        pgw_snapshot_free(a);
+        pgw_snapshot_free(b);
+    }
+}
+END_TEST
+
+/* The layout of pgw_diff_options in version 1, as a caller built against
+ * it passes it. */
+typedef struct diff_options_v1 {
+    unsigned int version;
+    double rename_threshold;
+    double profile_threshold;
+} diff_options_v1;
+
+START_TEST(options_versions_and_weights)
+{
+    pgwt_col a[] = {{"p", "text", true, 0, 2, ab_vals, half, NULL}};
+    pgwt_col b[] = {{"r", "text", true, 0, 2, ab_vals, half, NULL}};
+    pgw_snapshot *sa = pgwt_snapshot("t", T0, 9, a, 1), *sb = pgwt_snapshot("t", T1, 9, b, 1);
+    /* Version 1: its threshold is a profile similarity, so its rules
+     * apply; nothing past profile_threshold is read (the struct ends
+     * there). */
+    diff_options_v1 *v1 = malloc(sizeof *v1);
+    *v1 = (diff_options_v1){1, 0.6, 0.6};
+    pgw_diff *d = NULL;
+    pgw_error err;
+    ck_assert_int_eq(pgw_diff_snapshots(&d, sa, sb, (const pgw_diff_options *)v1, &err),
+                     PGW_OK);
+    ck_assert_int_eq(pgw_diff_rename_method(d), PGW_RENAME_PROFILE);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
+    ck_assert(pgw_diff_renamed(d, 0)->score == 1.0);
+    ck_assert_int_eq(pgw_diff_renamed(d, 0)->evidence, PGW_EVIDENCE_VALUES);
+    /* Its parts use the default weights. */
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.55, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0);
+    pgw_diff_free(d);
+    double sc;
+    ck_assert_int_eq(pgw_rename_score(&sc, NULL, sa, 0, sb, 0, (const pgw_diff_options *)v1,
+                                      &err),
+                     PGW_OK);
+    ck_assert(sc == 0.55);
+    free(v1);
+
+    pgw_diff_options o;
+#define EXPECT_BAD(stmt, want)                                                           \
+    do {                                                                                    \
+        o = (pgw_diff_options)PGW_DIFF_OPTIONS_INIT;                                        \
+        stmt;                                                                               \
+        d = NULL;                                                                           \
+        ck_assert_int_eq(pgw_diff_snapshots(&d, sa, sb, &o, &err), PGW_EINVAL);             \
+        ck_assert_ptr_null(d);                                                              \
+        ck_assert_str_eq(err.message, want);                                                \
+        ck_assert_int_eq(pgw_rename_score(&sc, NULL, sa, 0, sb, 0, &o, &err), PGW_EINVAL);  \
+        ck_assert_str_eq(err.message, want);                                                \
+    } while (0)
+    EXPECT_BAD(o.version = 3,
+               "diff options version 3 is neither 1 nor 2 (use PGW_DIFF_OPTIONS_INIT)");
+    EXPECT_BAD(o.rename_method = (pgw_rename_method)0,
+               "diff options: rename_method 0 is neither PGW_RENAME_COMBINED nor "
+               "PGW_RENAME_PROFILE");
+    EXPECT_BAD(o.rename_weights.name = -0.1,
+               "diff options: rename_weights.name -0.1 is outside [0, inf]");
+    EXPECT_BAD(o.rename_weights.values = NAN,
+               "diff options: rename_weights.values nan is outside [0, inf]");
+    EXPECT_BAD(o.rename_weights.name = INFINITY,
+               "diff options: rename_weights.name (inf) and .values (0.55) must be finite "
+               "with a sum above 0");
+    EXPECT_BAD((o.rename_weights.name = 0, o.rename_weights.values = 0),
+               "diff options: rename_weights.name (0) and .values (0) must be finite with a "
+               "sum above 0");
+    EXPECT_BAD(o.rename_weights.type = 0.6,
+               "diff options: rename_weights.type 0.6 is outside [0, 0.5]");
+    EXPECT_BAD(o.rename_weights.position = -1,
+               "diff options: rename_weights.position -1 is outside [0, 0.5]");
+    EXPECT_BAD(o.rename_weights.shape = 1.5,
+               "diff options: rename_weights.shape 1.5 is outside [0, 1]");
+    EXPECT_BAD((o.rename_weights.type = 0.3, o.rename_weights.position = 0.3),
+               "diff options: rename_weights.type + .position is 0.6, above 0.5 (type and "
+               "position are weak evidence: they only scale the name and value evidence)");
+    EXPECT_BAD(o.profile_threshold = -0.5,
+               "diff options: profile_threshold -0.5 is outside [0, 1]");
+#undef EXPECT_BAD
+    /* Weights are relative: doubling name and values changes nothing. */
+    o = (pgw_diff_options)PGW_DIFF_OPTIONS_INIT;
+    o.rename_weights.name *= 2;
+    o.rename_weights.values *= 2;
+    ck_assert_int_eq(pgw_rename_score(&sc, NULL, sa, 0, sb, 0, &o, NULL), PGW_OK);
+    ck_assert(sc == 0.55);
+    /* Names alone: the values channel weighs nothing, p and r share no
+     * token: 0. */
+    o.rename_weights.values = 0;
+    ck_assert_int_eq(pgw_rename_score(&sc, NULL, sa, 0, sb, 0, &o, NULL), PGW_OK);
+    ck_assert(sc == 0.0);
+    ck_assert_int_eq(pgw_rename_score(&sc, NULL, sa, 1, sb, 0, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "rename_score: column index out of range (1 of 1, 0 of 1)");
+    ck_assert_int_eq(pgw_rename_score(NULL, NULL, sa, 0, sb, 0, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "rename_score: out is NULL");
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
 }
@@ -550,9 +1091,25 @@ START_TEST(diff_json_strict)
         const char *from, *to, *path, *msg;
     } bad[] = {
         {"\"class\":\"mixed\"", "\"class\":\"renamed\"", "$.class", "contradicts the lists"},
-        {"\"format\":1", "\"format\":9", "$.format", "diff format 9 is not supported"},
-        {"\"evidence\":\"values\"", "\"evidence\":\"hunch\"", "$.renamed_candidates[0].evidence", "is not values, name or both"},
-        {"\"score\":1.0", "\"score\":2", "$.renamed_candidates[0].score", "is outside [0, 1]"},
+        {"\"format\":2", "\"format\":9", "$.format", "diff format 9 is not supported (this release reads formats 1 to 2)"},
+        {"\"format\":2", "\"format\":0", "$.format", "diff format 0 is not supported"},
+        {"\"evidence\":\"both\"", "\"evidence\":\"hunch\"", "$.renamed_candidates[0].evidence", "is not values, name or both"},
+        {"\"evidence\":\"both\"", "\"evidence\":\"name\"", "$.renamed_candidates[0].evidence",
+         "\"name\" contradicts the parts, which make it \"both\""},
+        {"\"score\":0.9579,\"ev", "\"score\":2,\"ev", "$.renamed_candidates[0].score", "is outside [0, 1]"},
+        {"\"score\":0.9579,\"ev", "\"score\":0.9,\"ev", "$.renamed_candidates[0].score",
+         "0.9 is not parts.score 0.9579 (rename_method \"combined\")"},
+        {"\"type\":1.0,", "\"type\":1.5,", "$.renamed_candidates[0].parts.type", "is outside [0, 1]"},
+        {"\"values\":1.0,", "\"values\":\"1\",", "$.renamed_candidates[0].parts.values", "expected a number"},
+        {"\"position\":0.75}", "\"position\":0.75,\"x\":0}", "$.renamed_candidates[0].parts.x", "unknown key"},
+        {",\"parts\":{\"score\":0.9579,\"name\":0.9333,\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,\"position\":0.75}", ",\"parts\":null",
+         "$.renamed_candidates[0].parts", "null, but rename_method \"combined\" records the parts"},
+        {",\"parts\":{\"score\":0.9579,\"name\":0.9333,\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,\"position\":0.75}", "",
+         "$.renamed_candidates[0].parts", "missing key \"parts\""},
+        {"\"rename_method\":\"combined\"", "\"rename_method\":\"greedy\"", "$.rename_method", "is not combined or profile"},
+        {"\"rename_method\":\"combined\",", "", "$.rename_method", "missing key \"rename_method\""},
+        /* Format 1 has neither rename_method nor parts. */
+        {"\"format\":2", "\"format\":1", "$.rename_method", "unknown key"},
         {"\"position\":2", "\"position\":0", "$.added[0].position", "is outside"},
         {"\"reordered\":false", "\"reordered\":0", "$.reordered", "expected a boolean"},
         {"\"to\":null}", "\"to\":null,\"x\":1}", "$.row_estimate.x", "unknown key"},
@@ -666,7 +1223,14 @@ static Suite *suite(void)
     tcase_add_test(tc, similarity_formula);
     tcase_add_test(tc, similarity_mcv_and_histogram_distribution);
     tcase_add_test(tc, hashed_compares_with_raw);
+    tcase_add_test(tc, hashed_profiles_degrade);
     tcase_add_test(tc, renames_one_to_one_deterministic);
+    tcase_add_test(tc, assignment_beats_greedy);
+    tcase_add_test(tc, start_end_not_crosswise);
+    tcase_add_test(tc, diff_json_format1_reads);
+    tcase_add_test(tc, corpus_pair_scores);
+    tcase_add_test(tc, corpus_diffs);
+    tcase_add_test(tc, options_versions_and_weights);
     tcase_add_test(tc, name_anomalies);
     tcase_add_test(tc, diff_json_strict);
     tcase_add_test(tc, allocation_failures);

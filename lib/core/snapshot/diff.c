@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "assign.h"
 #include "diff_internal.h"
+#include "name_score.h"
+#include "rename_score.h"
 #include "similarity.h"
 #include "snapshot_internal.h"
 
@@ -77,16 +80,25 @@ typedef struct cand {
     bool values;
 } cand;
 
-static int cmp_cand(const void *x, const void *y)
+/* Best first for the combined method: higher score, then earlier in a,
+ * then earlier in b. */
+static int cmp_scored(const void *x, const void *y)
 {
     const cand *p = x, *q = y;
-    if (p->name != q->name)
-        return p->name ? -1 : 1;
     if (p->score != q->score)
         return p->score > q->score ? -1 : 1;
     if (p->r != q->r)
         return p->r < q->r ? -1 : 1;
     return p->d < q->d ? -1 : (p->d > q->d);
+}
+
+/* Best first for the rules of format 1: name evidence, then as above. */
+static int cmp_cand(const void *x, const void *y)
+{
+    const cand *p = x, *q = y;
+    if (p->name != q->name)
+        return p->name ? -1 : 1;
+    return cmp_scored(x, y);
 }
 
 static int copy_side(pgw_diff_side *side, pgwi_arena *ar, const pgw_snapshot *s)
@@ -138,22 +150,6 @@ static void match_names(const pgw_snapshot *a, const pgw_snapshot *b, int32_t *m
             j = je;
         }
     }
-}
-
-static int check_options(const pgw_diff_options *o, pgw_error *err)
-{
-    if (o->version != PGW_DIFF_OPTIONS_VERSION)
-        return pgwi_error(err, PGW_EINVAL,
-                          "diff options version %u is not %u (use PGW_DIFF_OPTIONS_INIT)",
-                          o->version, (unsigned)PGW_DIFF_OPTIONS_VERSION);
-    if (!(o->rename_threshold >= 0 && o->rename_threshold <= 1))
-        return pgwi_error(err, PGW_EINVAL, "diff options: rename_threshold %g is outside [0, 1]",
-                          o->rename_threshold);
-    if (!(o->profile_threshold >= 0 && o->profile_threshold <= 1))
-        return pgwi_error(err, PGW_EINVAL,
-                          "diff options: profile_threshold %g is outside [0, 1]",
-                          o->profile_threshold);
-    return PGW_OK;
 }
 
 #define ADUP(s) pgwi_arena_strdup(ar, (s))
@@ -260,53 +256,156 @@ static int rename_candidates(cand **out, size_t *n_out, const pgw_snapshot *a,
     return PGW_OK;
 }
 
-/* Lists the unmatched columns of each side, then pairs them as renames,
- * best candidate first, each column in at most one pair. */
+/* Records the rename of a's column c->r as b's column c->d: its names,
+ * types and score, and its parts with the diff's weights. */
+static int add_rename(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot *b, pairing *pr,
+                      const cand *c, pgw_rename_evidence evidence, const pgw_rename_parts *parts)
+{
+    pgwi_arena *ar = &d->arena;
+    pr->ma[c->r] = pr->mb[c->d] = -2;
+    pgw_rename *r = &d->renamed[d->n_renamed++];
+    r->from = ADUP(a->columns[c->r].name);
+    r->to = ADUP(b->columns[c->d].name);
+    r->from_type = ADUP(a->columns[c->r].type);
+    r->to_type = ADUP(b->columns[c->d].type);
+    r->score = c->score;
+    r->evidence = evidence;
+    r->parts = *parts;
+    if (!r->from || !r->to || !r->from_type || !r->to_type)
+        return PGW_ENOMEM;
+    return PGW_OK;
+}
+
+/* PGW_RENAME_PROFILE: the rules of format 1, greedy, best candidate first,
+ * each column in at most one pair. */
+static int pair_by_profile(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot *b,
+                           pairing *pr, const pgw_diff_options *o)
+{
+    cand *cands;
+    size_t nc;
+    int rc;
+    if ((rc = rename_candidates(&cands, &nc, a, b, pr, o)) < 0)
+        return rc;
+    if (nc)
+        qsort(cands, nc, sizeof *cands, cmp_cand);
+    for (size_t k = 0; k < nc; k++) {
+        cand *c = &cands[k];
+        if (pr->ma[c->r] == -2 || pr->mb[c->d] == -2)
+            continue;
+        pgw_rename_parts parts;
+        pgwi_rename_parts_of(&parts, a, c->r, NULL, b, c->d, NULL, &o->rename_weights);
+        pgw_rename_evidence ev = c->name && c->values ? PGW_EVIDENCE_BOTH
+                                 : c->name            ? PGW_EVIDENCE_NAME
+                                                      : PGW_EVIDENCE_VALUES;
+        if ((rc = add_rename(d, a, b, pr, c, ev, &parts)) < 0)
+            break;
+    }
+    pgwi_free(cands);
+    return rc;
+}
+
+/* A chosen pair of the combined method: its place in the removed (x) and
+ * added (y) lists, and its columns and score. */
+typedef struct chosen_pair {
+    cand c;
+    uint32_t x, y;
+} chosen_pair;
+
+static int cmp_chosen(const void *p, const void *q)
+{
+    return cmp_scored(&((const chosen_pair *)p)->c, &((const chosen_pair *)q)->c);
+}
+
+/* Up to this many (removed, added) pairs, every pair's parts are kept for
+ * the renames chosen (56 KB); above it, the chosen pairs are scored again
+ * (a 300 x 300 diff would keep 5 MB). */
+#define PARTS_KEPT 1024
+
+/* PGW_RENAME_COMBINED: the combined score of every (removed, added) pair,
+ * then the optimal one-to-one assignment of the pairs at or above the
+ * threshold (and above 0), listed best first. One scratch block holds the
+ * prepared names, the score matrix (and for small diffs every pair's
+ * parts), the assignment and the chosen pairs. */
+static int pair_by_score(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot *b,
+                         pairing *pr, const pgw_diff_options *o)
+{
+    size_t nr = pr->nr, nd = pr->nd;
+    const pgw_rename_weights *w = &o->rename_weights;
+    /* nr, nd <= 1600 columns: these sizes cannot overflow. */
+    size_t names_bytes = (nr + nd) * sizeof(pgwi_name_prep);
+    size_t score_bytes = nr * nd * sizeof(double);
+    size_t parts_bytes = nr * nd <= PARTS_KEPT ? nr * nd * sizeof(pgw_rename_parts) : 0;
+    size_t chosen_bytes = nr * sizeof(chosen_pair);
+    char *block = pgwi_malloc(names_bytes + score_bytes + parts_bytes + chosen_bytes +
+                              nr * sizeof(int32_t));
+    if (!block)
+        return PGW_ENOMEM;
+    pgwi_name_prep *names = (pgwi_name_prep *)block;
+    double *score = (double *)(block + names_bytes);
+    pgw_rename_parts *kept = parts_bytes ? (pgw_rename_parts *)(block + names_bytes + score_bytes)
+                                         : NULL;
+    chosen_pair *chosen = (chosen_pair *)(block + names_bytes + score_bytes + parts_bytes);
+    int32_t *to = (int32_t *)(block + names_bytes + score_bytes + parts_bytes + chosen_bytes);
+    for (size_t x = 0; x < nr; x++)
+        pgwi_name_prepare(&names[x], a->columns[pr->rem[x]].name);
+    for (size_t y = 0; y < nd; y++)
+        pgwi_name_prepare(&names[nr + y], b->columns[pr->add[y]].name);
+    for (size_t x = 0; x < nr; x++)
+        for (size_t y = 0; y < nd; y++) {
+            pgw_rename_parts p;
+            pgwi_rename_parts_of(&p, a, (size_t)pr->rem[x], &names[x], b, (size_t)pr->add[y],
+                                 &names[nr + y], w);
+            score[x * nd + y] = p.score > 0 ? p.score : -1.0; /* 0 is no evidence */
+            if (kept)
+                kept[x * nd + y] = p;
+        }
+    int rc;
+    if ((rc = pgwi_assign(to, score, nr, nd, o->rename_threshold)) < 0)
+        goto done;
+    size_t n = 0;
+    for (size_t x = 0; x < nr; x++)
+        if (to[x] >= 0) {
+            size_t y = (size_t)to[x];
+            chosen[n++] = (chosen_pair){{(uint32_t)pr->rem[x], (uint32_t)pr->add[y],
+                                         score[x * nd + y], false, false},
+                                        (uint32_t)x, (uint32_t)y};
+        }
+    if (n)
+        qsort(chosen, n, sizeof *chosen, cmp_chosen);
+    for (size_t k = 0; k < n; k++) {
+        const chosen_pair *c = &chosen[k];
+        pgw_rename_parts p;
+        if (kept)
+            p = kept[(size_t)c->x * nd + c->y];
+        else
+            pgwi_rename_parts_of(&p, a, c->c.r, &names[c->x], b, c->c.d, &names[nr + c->y], w);
+        if ((rc = add_rename(d, a, b, pr, &c->c, pgwi_rename_evidence_of(&p), &p)) < 0)
+            break;
+    }
+done:
+    pgwi_free(block);
+    return rc;
+}
+
+/* Lists the unmatched columns of each side, then pairs them as renames by
+ * the options' method. */
 static int pair_renames(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot *b, pairing *pr,
                         const pgw_diff_options *o)
 {
-    pgwi_arena *ar = &d->arena;
     for (size_t i = 0; i < a->n_columns; i++)
         if (pr->ma[i] < 0)
             pr->rem[pr->nr++] = (int32_t)i;
     for (size_t j = 0; j < b->n_columns; j++)
         if (pr->mb[j] < 0)
             pr->add[pr->nd++] = (int32_t)j;
-    cand *cands;
-    size_t nc;
-    int rc;
-    if ((rc = rename_candidates(&cands, &nc, a, b, pr, o)) < 0)
-        return rc;
-    if (!nc)
-        goto done;
-    qsort(cands, nc, sizeof *cands, cmp_cand);
-    d->renamed = pgwi_arena_calloc(ar, pr->nr < pr->nd ? pr->nr : pr->nd, sizeof *d->renamed);
-    if (!d->renamed) {
-        rc = PGW_ENOMEM;
-        goto done;
-    }
-    for (size_t k = 0; k < nc; k++) {
-        cand *c = &cands[k];
-        if (pr->ma[c->r] == -2 || pr->mb[c->d] == -2)
-            continue;
-        pr->ma[c->r] = pr->mb[c->d] = -2;
-        pgw_rename *r = &d->renamed[d->n_renamed++];
-        r->from = ADUP(a->columns[c->r].name);
-        r->to = ADUP(b->columns[c->d].name);
-        r->from_type = ADUP(a->columns[c->r].type);
-        r->to_type = ADUP(b->columns[c->d].type);
-        r->score = c->score;
-        r->evidence = c->name && c->values ? PGW_EVIDENCE_BOTH
-                      : c->name            ? PGW_EVIDENCE_NAME
-                                           : PGW_EVIDENCE_VALUES;
-        if (!r->from || !r->to || !r->from_type || !r->to_type) {
-            rc = PGW_ENOMEM;
-            goto done;
-        }
-    }
-done:
-    pgwi_free(cands);
-    return rc;
+    if (!pr->nr || !pr->nd)
+        return PGW_OK;
+    d->renamed = pgwi_arena_calloc(&d->arena, pr->nr < pr->nd ? pr->nr : pr->nd,
+                                   sizeof *d->renamed);
+    if (!d->renamed)
+        return PGW_ENOMEM;
+    return o->rename_method == PGW_RENAME_PROFILE ? pair_by_profile(d, a, b, pr, o)
+                                                  : pair_by_score(d, a, b, pr, o);
 }
 
 /* The unmatched columns of one side that no rename paired, in order. */
@@ -366,9 +465,9 @@ int pgw_diff_snapshots(pgw_diff **out, const pgw_snapshot *a, const pgw_snapshot
     int rc;
     if ((rc = PGWI_CHECK_NONNULL(err, "diff_snapshots", out, a, b)) < 0)
         return rc;
-    pgw_diff_options defaults = PGW_DIFF_OPTIONS_INIT;
-    const pgw_diff_options *o = opts ? opts : &defaults;
-    if ((rc = check_options(o, err)) < 0)
+    pgw_diff_options opt;
+    const pgw_diff_options *o = &opt;
+    if ((rc = pgwi_diff_options_read(&opt, opts, err)) < 0)
         return rc;
 
     size_t na = a->n_columns, nb = b->n_columns;
@@ -385,6 +484,7 @@ int pgw_diff_snapshots(pgw_diff **out, const pgw_snapshot *a, const pgw_snapshot
         (rc = copy_side(&d->to, &d->arena, b)) < 0)
         goto done;
     d->schema_changed = strcmp(a->hash, b->hash) != 0;
+    d->method = o->rename_method;
 
     d->reordered = kept_columns_reordered(a, &pr);
     if ((rc = diff_kept_columns(d, a, b, &pr, o)) < 0)
@@ -439,6 +539,11 @@ bool pgw_diff_reordered(const pgw_diff *d)
 pgw_change_class pgw_diff_class(const pgw_diff *d)
 {
     return d ? d->cls : PGW_CHANGE_UNCHANGED;
+}
+
+pgw_rename_method pgw_diff_rename_method(const pgw_diff *d)
+{
+    return d ? d->method : PGW_RENAME_COMBINED;
 }
 
 #define LIST_ACCESSORS(kind, type, count, arr)                   \

@@ -15,6 +15,7 @@ struct pgw_diff {
     bool schema_changed;
     bool reordered;
     pgw_change_class cls;
+    pgw_rename_method method; /* how the renames were found */
     size_t n_added, n_removed, n_type, n_renamed, n_profile, n_anom;
     pgw_diff_column *added;
     pgw_diff_column *removed;

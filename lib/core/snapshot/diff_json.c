@@ -1,15 +1,23 @@
 /*
- * lib/core/snapshot/diff_json.c — the diff JSON format (format 1), written and read
- * strictly. Field-by-field documentation: docs/formats.md.
+ * lib/core/snapshot/diff_json.c — the diff JSON format, written (format 2) and
+ * read (formats 1 and 2) strictly. Field-by-field documentation:
+ * docs/formats.md.
  * SPDX-License-Identifier: MIT
  */
 #include <string.h>
 
 #include "diff_internal.h"
 #include "json.h"
+#include "rename_score.h"
 #include "snapshot_internal.h"
 
-#define PGW_DIFF_FORMAT 1
+/* The format written, and the oldest one read. Format 2 added
+ * rename_method and each rename's parts. */
+#define PGW_DIFF_FORMAT 2
+#define PGW_DIFF_FORMAT_OLDEST 1
+
+static const char *const method_names[] = {"combined", "profile", NULL};
+static const pgw_rename_method methods[] = {PGW_RENAME_COMBINED, PGW_RENAME_PROFILE};
 
 static const struct {
     unsigned flag;
@@ -59,6 +67,37 @@ static json_t *columns_json(const pgw_diff_column *c, size_t n)
     return a;
 }
 
+/* A part: its value, or null when it was not computed (-1). */
+static json_t *part_json(double v)
+{
+    return v < 0 ? json_null() : pgwi_json_real(v);
+}
+
+/* A rename's parts; null when they were not recorded (a diff read from a
+ * format-1 document: every part is -1 then). */
+static json_t *parts_json(const pgw_rename_parts *p)
+{
+    if (p->score < 0)
+        return json_null();
+    json_t *o = json_object();
+    if (!o || pgwi_json_set(o, "score", part_json(p->score), NULL) < 0 ||
+        pgwi_json_set(o, "name", part_json(p->name), NULL) < 0 ||
+        pgwi_json_set(o, "values", part_json(p->values), NULL) < 0 ||
+        pgwi_json_set(o, "profile", part_json(p->profile), NULL) < 0 ||
+        pgwi_json_set(o, "shape", part_json(p->shape), NULL) < 0 ||
+        pgwi_json_set(o, "type", part_json(p->type), NULL) < 0 ||
+        pgwi_json_set(o, "position", part_json(p->position), NULL) < 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static const char *method_name(pgw_rename_method m)
+{
+    return m == PGW_RENAME_PROFILE ? "profile" : "combined";
+}
+
 static json_t *diff_json(const pgw_diff *d)
 {
     json_t *o = json_object();
@@ -86,6 +125,7 @@ static json_t *diff_json(const pgw_diff *d)
     int rc = pgwi_json_set(o, "type_changed", a, NULL);
     a = NULL;
     if (rc < 0 || pgwi_json_set(o, "reordered", json_boolean(d->reordered), NULL) < 0 ||
+        pgwi_json_set(o, "rename_method", json_string(method_name(d->method)), NULL) < 0 ||
         !(a = json_array()))
         goto fail;
     for (size_t i = 0; i < d->n_renamed; i++) {
@@ -97,7 +137,8 @@ static json_t *diff_json(const pgw_diff *d)
             pgwi_json_set(t, "from_type", json_string(r->from_type), NULL) < 0 ||
             pgwi_json_set(t, "to_type", json_string(r->to_type), NULL) < 0 ||
             pgwi_json_set(t, "score", pgwi_json_real(r->score), NULL) < 0 ||
-            pgwi_json_set(t, "evidence", json_string(pgwi_evidence_name(r->evidence)), NULL) < 0)
+            pgwi_json_set(t, "evidence", json_string(pgwi_evidence_name(r->evidence)), NULL) < 0 ||
+            pgwi_json_set(t, "parts", parts_json(&r->parts), NULL) < 0)
             goto fail;
     }
     rc = pgwi_json_set(o, "renamed_candidates", a, NULL);
@@ -172,6 +213,7 @@ int pgw_diff_to_json(char **out, size_t *out_len, const pgw_diff *d, unsigned fl
 typedef struct rd {
     pgw_diff *d;
     pgw_error *err;
+    int64_t format; /* of the document */
 } rd;
 
 /* Every string of a diff is non-empty. */
@@ -244,6 +286,24 @@ static int read_type_change(rd *r, void *elem, const json_t *v, const char *path
     return read_fields(r, v, path, f, PGWI_NFIELDS(f));
 }
 
+/* Format 2: a rename's parts, each in [0, 1]; values, profile and shape
+ * may be null (not computed). */
+static int read_parts(pgw_rename_parts *p, rd *r, const json_t *v, const char *path)
+{
+    pgwi_rename_parts_unknown(p);
+    bool has;
+    const pgwi_jfield f[] = {
+        PGWI_JF_NUMBER("score", &p->score, 0.0, 1.0, 0),
+        PGWI_JF_NUMBER("name", &p->name, 0.0, 1.0, 0),
+        PGWI_JF_NUMBER_OR_NULL("values", &p->values, &has, 0.0, 1.0),
+        PGWI_JF_NUMBER_OR_NULL("profile", &p->profile, &has, 0.0, 1.0),
+        PGWI_JF_NUMBER_OR_NULL("shape", &p->shape, &has, 0.0, 1.0),
+        PGWI_JF_NUMBER("type", &p->type, 0.0, 1.0, 0),
+        PGWI_JF_NUMBER("position", &p->position, 0.0, 1.0, 0),
+    };
+    return pgwi_json_read_fields(v, path, f, PGWI_NFIELDS(f), 0, r->err);
+}
+
 static int read_rename(rd *r, void *elem, const json_t *v, const char *path)
 {
     static const char *const names[] = {"values", "name", "both", NULL};
@@ -251,6 +311,7 @@ static int read_rename(rd *r, void *elem, const json_t *v, const char *path)
                                                    PGW_EVIDENCE_BOTH};
     pgw_rename *t = elem;
     int ev;
+    const json_t *parts = NULL;
     const pgwi_jfield f[] = {
         TEXT("from", &t->from),
         TEXT("to", &t->to),
@@ -258,11 +319,47 @@ static int read_rename(rd *r, void *elem, const json_t *v, const char *path)
         TEXT("to_type", &t->to_type),
         PGWI_JF_NUMBER("score", &t->score, 0.0, 1.0, 0),
         PGWI_JF_ENUM("evidence", &ev, names, PGWI_JF_NONEMPTY),
+        PGWI_JF_VALUE("parts", &parts, 0), /* format 2 only: the row is left out for 1 */
     };
     int rc;
-    if ((rc = read_fields(r, v, path, f, PGWI_NFIELDS(f))) < 0)
+    size_t nf = PGWI_NFIELDS(f) - (r->format == 1);
+    if ((rc = read_fields(r, v, path, f, nf)) < 0)
         return rc;
     t->evidence = evidence[ev];
+    if (r->format == 1) {
+        pgwi_rename_parts_unknown(&t->parts);
+        return PGW_OK;
+    }
+    char pp[PGWI_JPATH_SIZE];
+    pgwi_jpath_key(pp, path, "parts");
+    if (json_is_null(parts)) {
+        /* Not recorded: a rename of format 1 written again. */
+        if (r->d->method == PGW_RENAME_COMBINED)
+            return pgwi_error_at(r->err, PGW_EPARSE, pp,
+                                 "%s: null, but rename_method \"combined\" records the parts",
+                                 pp);
+        pgwi_rename_parts_unknown(&t->parts);
+        return PGW_OK;
+    }
+    if ((rc = read_parts(&t->parts, r, parts, pp)) < 0)
+        return rc;
+    /* The combined method's score and evidence follow from the parts. */
+    if (r->d->method == PGW_RENAME_COMBINED) {
+        char sp[PGWI_JPATH_SIZE];
+        if (t->score != t->parts.score) {
+            pgwi_jpath_key(sp, path, "score");
+            return pgwi_error_at(r->err, PGW_EPARSE, sp,
+                                 "%s: %g is not parts.score %g (rename_method \"combined\")", sp,
+                                 t->score, t->parts.score);
+        }
+        if (t->evidence != pgwi_rename_evidence_of(&t->parts)) {
+            pgwi_jpath_key(sp, path, "evidence");
+            return pgwi_error_at(r->err, PGW_EPARSE, sp,
+                                 "%s: \"%s\" contradicts the parts, which make it \"%s\"", sp,
+                                 pgwi_evidence_name(t->evidence),
+                                 pgwi_evidence_name(pgwi_rename_evidence_of(&t->parts)));
+        }
+    }
     return PGW_OK;
 }
 
@@ -355,23 +452,40 @@ static int read_array(void **out, size_t *n, size_t size, rd *r, const json_t *o
 
 static int read_diff(pgw_diff *d, const json_t *v, pgw_error *err)
 {
-    static const char *const keys[] = {
+    /* The keys of each format: format 2 added rename_method. */
+    static const char *const keys_1[] = {
         "format",   "from",    "to",           "schema_changed", "class",
         "added",    "removed", "type_changed", "reordered",      "renamed_candidates",
         "profile_changed", "row_estimate", "name_anomalies", NULL};
-    rd r = {d, err};
+    static const char *const keys_2[] = {
+        "format",   "from",    "to",           "schema_changed", "class",
+        "added",    "removed", "type_changed", "reordered",      "rename_method",
+        "renamed_candidates", "profile_changed", "row_estimate", "name_anomalies", NULL};
+    rd r = {d, err, 0};
     const json_t *m;
     int64_t n;
     int rc;
     if ((rc = pgwi_json_object(v, "$", err)) < 0 ||
-        (rc = pgwi_json_only_keys(v, "$", keys, err)) < 0 ||
         (rc = pgwi_json_member(&m, v, "format", true, "$", err)) < 0 ||
         (rc = pgwi_json_int(&n, m, 0, INT32_MAX, "$.format", err)) < 0)
         return rc;
-    if (n != PGW_DIFF_FORMAT)
+    if (n < PGW_DIFF_FORMAT_OLDEST || n > PGW_DIFF_FORMAT)
         return pgwi_error_at(err, PGW_EVERSION, "$.format",
-                             "diff format %lld is not supported (this release reads format %d)",
-                             (long long)n, PGW_DIFF_FORMAT);
+                             "diff format %lld is not supported (this release reads formats "
+                             "%d to %d)",
+                             (long long)n, PGW_DIFF_FORMAT_OLDEST, PGW_DIFF_FORMAT);
+    r.format = n;
+    if ((rc = pgwi_json_only_keys(v, "$", n == 1 ? keys_1 : keys_2, err)) < 0)
+        return rc;
+    d->method = PGW_RENAME_PROFILE; /* what format 1 used */
+    if (n >= 2) {
+        int mi;
+        const pgwi_jfield mf[] = {PGWI_JF_ENUM("rename_method", &mi, method_names,
+                                               PGWI_JF_NONEMPTY)};
+        if ((rc = pgwi_json_read_fields(v, "$", mf, 1, PGWI_JSON_SUBSET, err)) < 0)
+            return rc;
+        d->method = methods[mi];
+    }
     const pgwi_jfield flags[] = {
         PGWI_JF_BOOL("schema_changed", &d->schema_changed, 0),
         PGWI_JF_BOOL("reordered", &d->reordered, 0),

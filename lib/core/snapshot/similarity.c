@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
+#include <string.h>
 
 #include "pgwitness/diff.h"
 #include "similarity.h"
@@ -15,39 +16,36 @@
 #define W_DISTINCT 0.15
 #define TYPE_FACTOR_OTHER_FAMILY 0.8
 
-/* Frequency-weighted Jaccard (Ruzicka) of two MCV lists sorted by hash. */
+/* Frequency-weighted Jaccard (Ruzicka) of two MCV lists sorted by hash:
+ * sum of min(fa, fb) over sum of max(fa, fb). The merge advances without
+ * branching on the comparison (a diff runs it for every removed x added
+ * pair, and the outcome of each comparison is unpredictable); the sum of
+ * the maxima is the two totals less the sum of the minima. */
 static double weighted_jaccard(const pgwi_prep *a, const pgwi_prep *b)
 {
-    double smin = 0, smax = 0;
+    double smin = 0;
     size_t i = 0, j = 0;
-    while (i < a->n_mcv || j < b->n_mcv) {
-        if (j == b->n_mcv || (i < a->n_mcv && a->mcv_hash[i] < b->mcv_hash[j])) {
-            smax += a->mcv_freq[i++];
-        } else if (i == a->n_mcv || b->mcv_hash[j] < a->mcv_hash[i]) {
-            smax += b->mcv_freq[j++];
-        } else {
-            double fa = a->mcv_freq[i++], fb = b->mcv_freq[j++];
-            smin += fa < fb ? fa : fb;
-            smax += fa < fb ? fb : fa;
-        }
+    while (i < a->n_mcv && j < b->n_mcv) {
+        uint64_t x = a->mcv_hash[i], y = b->mcv_hash[j];
+        double fa = a->mcv_freq[i], fb = b->mcv_freq[j];
+        smin += x == y ? (fa < fb ? fa : fb) : 0.0;
+        i += x <= y;
+        j += y <= x;
     }
+    double smax = a->mcv_total + b->mcv_total - smin;
     return smax > 0 ? smin / smax : 0.0;
 }
 
-/* Plain Jaccard of the sampled-value sets (sorted, unique). */
+/* Plain Jaccard of the sampled-value sets (sorted, unique), merged as
+ * above. */
 static double set_jaccard(const pgwi_prep *a, const pgwi_prep *b)
 {
     size_t i = 0, j = 0, inter = 0;
     while (i < a->n_vals && j < b->n_vals) {
-        if (a->val_hash[i] < b->val_hash[j])
-            i++;
-        else if (b->val_hash[j] < a->val_hash[i])
-            j++;
-        else {
-            inter++;
-            i++;
-            j++;
-        }
+        uint64_t x = a->val_hash[i], y = b->val_hash[j];
+        inter += x == y;
+        i += x <= y;
+        j += y <= x;
     }
     size_t uni = a->n_vals + b->n_vals - inter;
     return uni ? (double)inter / (double)uni : 0.0;
@@ -82,6 +80,12 @@ static double ks_distance(const pgwi_prep *a, const pgwi_prep *b)
 {
     if (a->cdf_x[a->n_cdf - 1] < b->cdf_x[0] || b->cdf_x[b->n_cdf - 1] < a->cdf_x[0])
         return 1.0; /* disjoint ranges */
+    /* The same distribution (a kept column whose values did not change, the
+     * common case of a diff): distance 0, without the merge. */
+    size_t bytes = a->n_cdf * sizeof(double);
+    if (a->n_cdf == b->n_cdf && memcmp(a->cdf_x, b->cdf_x, bytes) == 0 &&
+        memcmp(a->cdf_lo, b->cdf_lo, bytes) == 0 && memcmp(a->cdf_hi, b->cdf_hi, bytes) == 0)
+        return 0.0;
     size_t i = 0, j = 0;       /* merge position */
     size_t ca = 0, cb = 0;     /* cdf_at cursors */
     double d = 0;

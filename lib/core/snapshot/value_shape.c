@@ -450,6 +450,15 @@ static void range_and_shape(pgwi_value_evidence *out, const pgwi_prep *a, const 
     out->shape = 1.0 - normalised_ks(a, b);
 }
 
+double pgwi_value_freq_profile(const pgw_snapshot *sa, size_t ia, const pgw_snapshot *sb,
+                               size_t ib)
+{
+    const pgwi_prep *a = &sa->prep[ia], *b = &sb->prep[ib];
+    if (!a->has_values || !b->has_values || !a->n_rank || !b->n_rank)
+        return -1.0;
+    return rank_closeness(a->rank, a->n_rank, b->rank, b->n_rank);
+}
+
 void pgwi_value_evidence_of(pgwi_value_evidence *out, const pgw_snapshot *sa, size_t ia,
                             const pgw_snapshot *sb, size_t ib)
 {
@@ -476,7 +485,7 @@ void pgwi_value_evidence_of(pgwi_value_evidence *out, const pgw_snapshot *sa, si
         }
     }
     if (a->n_rank && b->n_rank) {
-        out->freq_profile = rank_closeness(a->rank, a->n_rank, b->rank, b->n_rank);
+        out->freq_profile = pgwi_value_freq_profile(sa, ia, sb, ib);
         sum += W_FREQ * out->freq_profile;
         weight += W_FREQ;
     }

@@ -113,6 +113,11 @@ typedef struct pgwi_value_evidence {
 void pgwi_value_evidence_of(pgwi_value_evidence *out, const pgw_snapshot *a, size_t ia,
                             const pgw_snapshot *b, size_t ib);
 
+/* The freq_profile part alone (as pgwi_value_evidence_of fills it), for a
+ * caller that needs no other part: -1 when either side keeps no MCVs. */
+double pgwi_value_freq_profile(const pgw_snapshot *a, size_t ia, const pgw_snapshot *b,
+                               size_t ib);
+
 /* Prepares the value-shape fields of pr (the frequency profile in every
  * mode; patterns, lengths and digits for raw profiles; the normalised CDF
  * when prepare_profile() has built a numeric or temporal one), in the
