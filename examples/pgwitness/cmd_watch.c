@@ -1095,21 +1095,6 @@ int cmd_unwatch(cli *c, int argc, char **argv)
                                                      : " (no trigger was changed)");
         }
     }
-    /* A name no table has now is announced all the same (a table dropped
-     * by a migration: its readers refresh), but say so: it may be a typo. */
-    for (size_t i = 0; i < n_pos; i++) {
-        const char *params[2] = {schemas[i], tables[i]};
-        PGresult *r = PQexecParams(conn,
-                                   "SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', $1::text, "
-                                   "$2::text)) IS NULL",
-                                   2, NULL, params, NULL, NULL, 0);
-        if (PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0)
-            fprintf(stderr,
-                    "%s announce: note: no table %s.%s exists now; announced by name all the "
-                    "same (subscriptions reading that name refresh)\n",
-                    c->prog, ex_text(schemas[i]), ex_text(tables[i]));
-        PQclear(r);
-    }
     if (!sql_ok(c, conn, "COMMIT"))
         return 1;
     if (c->json) {
