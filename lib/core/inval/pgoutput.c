@@ -1893,24 +1893,24 @@ int pgw_pgoutput_expect_relation(pgw_pgoutput *d, uint32_t relid, const char *sc
     nr->nsp = pgwi_strdup(strcmp(schema, "pg_catalog") == 0 ? "" : schema);
     nr->name = pgwi_strdup(table);
     nr->cols = ncols ? pgwi_calloc(ncols, sizeof *nr->cols) : NULL;
-    int rc = nr->nsp && nr->name && (nr->cols || !ncols) ? PGW_OK : PGW_ENOMEM;
-    for (size_t i = 0; rc == PGW_OK && i < ncols; i++) {
+    if (!nr->nsp || !nr->name || (ncols && !nr->cols))
+        goto nomem;
+    for (size_t i = 0; i < ncols; i++) {
         nr->ncols = (uint16_t)(i + 1);
         nr->cols[i].typoid = typoids[i];
         nr->cols[i].typmod = (uint32_t)typmods[i];
         if (!(nr->cols[i].name = pgwi_strdup(names[i])))
-            rc = PGW_ENOMEM;
+            goto nomem;
     }
-    if (rc == PGW_OK)
-        rc = rels_reserve(d);
-    if (rc < 0) {
-        rel_free(nr);
-        return pgwi_enomem(err);
-    }
+    if (rels_reserve(d) < 0)
+        goto nomem;
     nr->gen = d->gen - 1;
     d->rels[rel_slot(d, relid)] = nr;
     d->n_rels++;
     return PGW_OK;
+nomem:
+    rel_free(nr);
+    return pgwi_enomem(err);
 }
 
 int pgw_pgoutput_relation_name(const char **schema, const char **table, const pgw_pgoutput *d,
