@@ -72,10 +72,6 @@ struct pgwi_stream {
     /* the published tables' own names as TARGETS gave them */
     own_name *own;
     size_t n_own;
-    /* the new name of a relation renamed since TARGETS, first seen (no
-     * earlier Relation message) in the transaction being decoded: its ddl
-     * write set is delivered after the transaction's */
-    uint32_t renamed_relid;
     /* set-up */
     bool slot_new;      /* the slot was made on this connection */
     bool ever_streamed; /* this process streamed from the permanent slot */
@@ -309,59 +305,58 @@ static bool send_status(pgw_pq_listener *l, pgwi_tenant *t, int64_t now, bool re
 /* ------------------------------------------------------------------ */
 /* set-up                                                              */
 
+/* Replaces `placeholder` in *tmpl (when there): when `use`, by `before`,
+ * the quoted name of the library schema's object `obj`, then `after`;
+ * else by `fallback`. *tmpl then points to the new text, which *owned
+ * keeps (free it). */
+static int substitute(char **owned, const char **tmpl, pgwi_tenant *t, const char *placeholder,
+                      bool use, const char *obj, const char *before, const char *after,
+                      const char *fallback, pgw_error *e)
+{
+    if (!strstr(*tmpl, placeholder))
+        return PGW_OK;
+    char sub[512], *id = NULL;
+    snprintf(sub, sizeof sub, "%s", fallback);
+    if (use) {
+        int rc = pgwi_pq_ident(&id, t->conn, t->stream->pgw_schema, obj, e);
+        if (rc < 0)
+            return rc;
+        snprintf(sub, sizeof sub, "%s%s%s", before, id, after);
+        pgwi_free(id);
+    }
+    int rc = pgwi_pq_replace(owned, *tmpl, placeholder, sub, e);
+    if (rc >= 0)
+        *tmpl = *owned;
+    return rc;
+}
+
 /* stream_config.sql or stream_targets.sql with the stream's names quoted
- * in; NULL after a failure (reported). */
+ * in, and its placeholders replaced; NULL after a failure (reported). */
 static char *config_sql(pgw_pq_listener *l, pgwi_tenant *t, const char *tmpl, int64_t now)
 {
     pgwi_stream *s = t->stream;
-    char *with_values = NULL, *sql = NULL, *tbl = NULL;
+    char *with_gaps = NULL, *with_values = NULL, *sql = NULL;
     pgw_error e;
     pgw_error_clear(&e);
-    char *with_gaps = NULL;
-    if (strstr(tmpl, ":remembered_gaps")) {
-        char *fn = NULL, sub[512] = "(SELECT 0::oid AS relid, ''::text AS schema_name, ''::text AS "
-                                    "table_name, ''::text AS message WHERE false)";
-        if (s->remembers) {
-            if (pgwi_pq_ident(&fn, t->conn, s->pgw_schema, "remembered_gaps", &e) < 0)
-                goto fail;
-            snprintf(sub, sizeof sub,
-                     "(SELECT r.relid, r.schema_name, r.table_name, r.message FROM %s() r "
-                     "WHERE r.source = 'stream' AND r.publication = :'publication')",
-                     fn);
-            pgwi_free(fn);
-        }
-        if (pgwi_pq_replace(&with_gaps, tmpl, ":remembered_gaps", sub, &e) < 0)
-            goto fail;
-        tmpl = with_gaps;
-    }
-    if (strstr(tmpl, ":values_join")) {
-        char join[512] = "'{}'::text[]";
-        if (s->values_readable) {
-            if (pgwi_pq_ident(&tbl, t->conn, s->pgw_schema, "stream_tables", &e) < 0)
-                goto fail;
-            snprintf(join, sizeof join,
-                     "coalesce((SELECT st.value_columns FROM %s st WHERE st.publication = "
-                     ":'publication' AND st.relid = p.relid), '{}')",
-                     tbl);
-        }
-        if (pgwi_pq_replace(&with_values, tmpl, ":values_join", join, &e) < 0)
-            goto fail;
-        tmpl = with_values;
-    }
     const char *names[3] = {"publication", "schema", "slot"};
     const char *vals[3] = {s->publication, s->pgw_schema, s->perm_slot ? s->perm_slot : ""};
-    if (pgwi_pq_sqlv(&sql, t->conn, tmpl, names, vals, 3, &e) < 0)
-        goto fail;
-    pgwi_free(with_values);
+    if (substitute(&with_gaps, &tmpl, t, ":remembered_gaps", s->remembers, "remembered_gaps",
+                   "(SELECT r.relid, r.schema_name, r.table_name, r.message FROM ",
+                   "() r WHERE r.source = 'stream' AND r.publication = :'publication')",
+                   "(SELECT 0::oid AS relid, ''::text AS schema_name, ''::text AS table_name, "
+                   "''::text AS message WHERE false)",
+                   &e) < 0 ||
+        substitute(&with_values, &tmpl, t, ":values_join", s->values_readable, "stream_tables",
+                   "coalesce((SELECT st.value_columns FROM ",
+                   " st WHERE st.publication = :'publication' AND st.relid = p.relid), '{}')",
+                   "'{}'::text[]", &e) < 0 ||
+        pgwi_pq_sqlv(&sql, t->conn, tmpl, names, vals, 3, &e) < 0) {
+        pgwi_listener_fail(l, t, e.code, e.message, now);
+        sql = NULL;
+    }
     pgwi_free(with_gaps);
-    pgwi_free(tbl);
+    pgwi_free(with_values);
     return sql;
-fail:
-    pgwi_free(with_values);
-    pgwi_free(with_gaps);
-    pgwi_free(tbl);
-    pgwi_listener_fail(l, t, e.code, e.message, now);
-    return NULL;
 }
 
 void pgwi_stream_connected(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
@@ -371,7 +366,6 @@ void pgwi_stream_connected(pgw_pq_listener *l, pgwi_tenant *t, int64_t now)
     s->slot_new = false;
     s->registry_read = s->registered = false;
     s->reconfigure = false;
-    s->renamed_relid = 0;
     char *sql = config_sql(l, t, pgwi_sql_stream_config, now);
     if (!sql)
         return;
@@ -835,32 +829,6 @@ static void deliver_ready(pgw_pq_listener *l, pgwi_tenant *t)
     }
 }
 
-/* After the commit of a transaction that first showed a relation under
- * a new name: the ddl write set of that name (renamed_since_targets()). */
-static void deliver_renamed(pgw_pq_listener *l, pgwi_tenant *t)
-{
-    pgwi_stream *s = t->stream;
-    const char *schema, *table;
-    uint32_t relid = s->renamed_relid;
-    s->renamed_relid = 0;
-    if (pgw_pgoutput_relation_name(&schema, &table, s->dec, relid) < 0)
-        return;
-    pgw_write *w = NULL;
-    if (pgw_write_new(&w, &t->scope, schema[0] ? schema : "pg_catalog", table, PGW_OP_DDL,
-                      NULL) < 0) {
-        /* out of memory: what that write set would refresh, a reset does */
-        s->resets++;
-        pgwi_listener_reset_scope(l, t);
-        pgwi_listener_emit(l, t, PGW_PQ_LISTENER_RESET, PGW_ENOMEM,
-                           "the ddl write set of a renamed table could not be made", 0, true, 0);
-        return;
-    }
-    t->notifications++;
-    s->writes++;
-    pgwi_listener_deliver(l, t, w);
-    pgw_write_free(w);
-}
-
 /* One XLogData frame: its pgoutput message. */
 static void take_xlogdata(pgw_pq_listener *l, pgwi_tenant *t, const pgw_replication_frame *f)
 {
@@ -884,20 +852,15 @@ static void take_xlogdata(pgw_pq_listener *l, pgwi_tenant *t, const pgw_replicat
     } else if (m.type == 'R' && renamed_since_targets(s, m.relid)) {
         /* A published table renamed (or moved) since the targets were
          * read, with no DDL event trigger to say so (sync_stream(),
-         * migration 5): the targets are stale. Read them again after
-         * this commit, so that later writes are reported under the new
-         * name; this transaction's are under the old one, so the new
-         * name's ddl write set follows them, unless the decoder gives it
-         * (it knew the relation before: a definition change). */
+         * migration 5): the targets are stale. The decoder compared this
+         * Relation message with the definition it knew (read at connect,
+         * pgw_pgoutput_expect_relation(), or sent before), so the ddl
+         * write sets of both names come with this transaction's, which
+         * are under the old one; read the targets again after its commit,
+         * so that later writes are reported under the new name. */
         s->reconfigure = true;
-        if (!m.relation_changed)
-            s->renamed_relid = m.relid;
     }
     deliver_ready(l, t);
-    if (rc >= 0 && m.type == 'C' && s->renamed_relid)
-        deliver_renamed(l, t);
-    if (rc >= 0 && m.type == 'B')
-        s->renamed_relid = 0;
     if (rc >= 0 && m.type == 'C') {
         if (m.end_lsn > s->handled)
             s->handled = m.end_lsn;
