@@ -490,8 +490,12 @@ START_TEST(failure_inside_is_a_warning)
     pgwt_exec(c, "CREATE TABLE t2 (id int); ALTER TABLE t2 OWNER TO pgwt_ddl_owner");
     ck_assert_int_eq(pgw_pq_watch_table(c, "public", "t2", NULL, &err), PGW_OK);
     pgwt_exec(c, "SET ROLE pgwt_ddl_owner; DROP TABLE t2; RESET ROLE");
-    ck_assert_str_eq(warnings, "pgwitness: the drop of public.t2 was not announced: role "
-                               "pgwt_ddl_owner has no USAGE on the pgwitness schema\n");
+    ck_assert_str_eq(warnings, "pgwitness: public.t2 was dropped by role pgwt_ddl_owner, which "
+                               "has no USAGE on the pgwitness schema: its drop was announced on "
+                               "the default channel (pgwitness) and to the stream only, and a "
+                               "table made again under its name will not be watched\n");
+    /* (from the catalog alone: on the default channel) */
+    pgwt_expect_write(lc, DDL("t2"));
     /* A partition it makes of a watched table gets no triggers: said so,
      * and listed as a gap. */
     pgwt_exec(c, "CREATE TABLE pm (id int PRIMARY KEY) PARTITION BY RANGE (id); "
@@ -887,9 +891,12 @@ START_TEST(stream_table_made_again_without_identity_is_a_gap)
 END_TEST
 
 /* A role without USAGE on the pgwitness schema drops a watched table and
- * makes it again: nothing of the event triggers can run for it (the drop
- * warns), and the new table has no triggers; pgw_pq_watch_gaps() lists
- * it, on both sources. */
+ * makes it again: nothing of the event triggers' schema can run for it,
+ * so what the catalog says does: the drop is announced on the default
+ * channel and by logical message, the new table is announced and running
+ * streams read their configuration again, which reports it as a GAP, and
+ * both warn the role what to do. The new table has no triggers;
+ * pgw_pq_watch_gaps() lists it, on both sources. */
 START_TEST(made_again_without_usage_is_a_gap)
 {
     PGconn *c = setup();
@@ -898,36 +905,79 @@ START_TEST(made_again_without_usage_is_a_gap)
                  "RESET client_min_messages; CREATE ROLE pgwt_nousage; "
                  "CREATE TABLE nu (id int PRIMARY KEY); ALTER TABLE nu OWNER TO pgwt_nousage");
     ck_assert_int_eq(pgw_pq_watch_table(c, "public", "nu", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "nu", NULL, &err), PGW_OK);
     ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    PGconn *lc = pgwt_listen(CH);
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    int gaps = s->gaps;
     warnings[0] = '\0';
     PQsetNoticeReceiver(c, collect_notice, NULL);
     pgwt_exec(c, "SET ROLE pgwt_nousage; DROP TABLE nu; CREATE TABLE nu (id int PRIMARY KEY); "
                  "RESET ROLE");
     PQsetNoticeReceiver(c, NULL, NULL);
-    ck_assert_msg(strstr(warnings, "the drop of public.nu was not announced: role pgwt_nousage "
-                                   "has no USAGE on the pgwitness schema") != NULL,
-                  "%s", warnings);
+    ck_assert_str_eq(warnings,
+                     "pgwitness: public.nu was dropped by role pgwt_nousage, which has no USAGE "
+                     "on the pgwitness schema: its drop was announced on the default channel "
+                     "(pgwitness) and to the stream only, and a table made again under its name "
+                     "will not be watched\n"
+                     "pgwitness: public.nu was watched before it was dropped, and is not watched "
+                     "again: role pgwt_nousage has no USAGE on the pgwitness schema, so its "
+                     "writes reach no subscription\n");
+    /* the drop and the making, on both sources (one notification: the
+     * same payload twice in one transaction is sent once) */
+    pgwt_expect_write(lc, DDL("nu"));
+    pgwt_stream_sync(s, c);
+    ck_assert_str_eq(pgwt_stream_take(s, NULL), "{" DDL("nu"));
+    pgwt_stream_until_streaming(s, 2);
+    ck_assert_int_eq(s->gaps, gaps + 1);
+    const char *g = stream_gap(s, "public.nu was watched");
+    ck_assert_msg(g && strstr(g, "public.nu was watched for the stream (publication pgwitness) "
+                                 "before it was dropped, and was made again outside the "
+                                 "publication, so its writes are not sent: watch public.nu "
+                                 "again (pgw_pq_stream_watch_table)"),
+                  "%s", g ? g : "no GAP");
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'nu'::regclass"),
                      0);
     pgw_pq_watch_gap *list = NULL;
     size_t n = 0;
     ck_assert_int_eq(pgw_pq_watch_gaps(&list, &n, c, NULL, &err), PGW_OK);
-    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(n, 2);
     ck_assert_str_eq(list[0].schema, "public");
     ck_assert_str_eq(list[0].table, "nu");
     ck_assert_str_eq(list[0].watched_table, "nu");
-    ck_assert_str_eq(list[0].source, "triggers");
+    ck_assert_str_eq(list[0].source, "stream");
+    ck_assert_str_eq(list[1].table, "nu");
+    ck_assert_str_eq(list[1].source, "triggers");
     pgw_free(list);
-    char *v = pgwt_value(c, "SELECT message FROM pgwitness.remembered_gaps()");
+    char *v = pgwt_value(c, "SELECT message FROM pgwitness.remembered_gaps() "
+                            "WHERE source = 'triggers'");
     ck_assert_str_eq(v, "public.nu was watched by the triggers (channel pgwitness) before it was "
                         "dropped, and was made again without them, so its writes are not sent: "
                         "watch public.nu again (pgw_pq_watch_table)");
     free(v);
+    pgwt_stream_close(s);
     /* watched again: no gap */
     ck_assert_int_eq(pgw_pq_watch_table(c, "public", "nu", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "nu", NULL, &err), PGW_OK);
     list = NULL;
     ck_assert_int_eq(pgw_pq_watch_gaps(&list, &n, c, NULL, &err), PGW_OK);
     ck_assert_uint_eq(n, 0);
+    /* Made again in another session: only the drop's warning said so (the
+     * names dropped are remembered for the session); the gaps list it. */
+    pgwt_exec(c, "SET ROLE pgwt_nousage; DROP TABLE nu; RESET ROLE");
+    pgwt_expect_write(lc, DDL("nu"));
+    PGconn *c2 = pgwt_connect();
+    warnings[0] = '\0';
+    PQsetNoticeReceiver(c2, collect_notice, NULL);
+    pgwt_exec(c2, "SET ROLE pgwt_nousage; CREATE TABLE nu (id int PRIMARY KEY); RESET ROLE");
+    ck_assert_str_eq(warnings, "");
+    PQfinish(c2);
+    list = NULL;
+    ck_assert_int_eq(pgw_pq_watch_gaps(&list, &n, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(n, 2);
+    pgw_free(list);
+    PQfinish(lc);
     ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_OK);
     pgwt_exec(c, "DROP TABLE nu; DROP ROLE pgwt_nousage");
     PQfinish(c);
@@ -969,6 +1019,80 @@ START_TEST(disabled_partition_trigger_stays_disabled)
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_trigger WHERE tgrelid = 'dp1'::regclass "
                                  "AND tgname LIKE 'pgwitness\\_%' AND tgenabled = 'O'"),
                      4);
+    PQfinish(c);
+}
+END_TEST
+
+/* A role with USAGE on the pgwitness schema but no SELECT on
+ * stream_tables drops a table watched for the stream and makes it again:
+ * the remembered publication is still found (remembered_publications()),
+ * and since the role may not change the publication, it is warned and
+ * running streams report the table as a GAP. */
+START_TEST(stream_made_again_by_role_that_cannot_read_stream_tables)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_usage_only; "
+                 "RESET client_min_messages; CREATE ROLE pgwt_usage_only; "
+                 "GRANT USAGE ON SCHEMA pgwitness TO pgwt_usage_only; "
+                 "CREATE TABLE su (id int PRIMARY KEY); ALTER TABLE su OWNER TO pgwt_usage_only");
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "su", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    int gaps = s->gaps;
+    warnings[0] = '\0';
+    PQsetNoticeReceiver(c, collect_notice, NULL);
+    pgwt_exec(c, "SET ROLE pgwt_usage_only; DROP TABLE su; CREATE TABLE su (id int PRIMARY KEY); "
+                 "RESET ROLE");
+    PQsetNoticeReceiver(c, NULL, NULL);
+    ck_assert_str_eq(warnings, "pgwitness: public.su was watched for the stream (publication "
+                               "pgwitness) before it was dropped, and is not published again: "
+                               "must be owner of publication pgwitness\n");
+    pgwt_stream_sync(s, c);
+    ck_assert_str_eq(pgwt_stream_take(s, NULL), "{" DDL("su"));
+    pgwt_stream_until_streaming(s, 2);
+    ck_assert_int_eq(s->gaps, gaps + 1);
+    ck_assert_ptr_nonnull(stream_gap(s, "public.su was watched for the stream"));
+    pgwt_stream_close(s);
+    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_exec(c, "DROP TABLE su; REVOKE USAGE ON SCHEMA pgwitness FROM pgwt_usage_only; "
+                 "DROP ROLE pgwt_usage_only");
+    PQfinish(c);
+}
+END_TEST
+
+/* The stream's TRUNCATE trigger of a partition disabled: the role is
+ * warned, and running streams read their configuration again at once,
+ * which reports it as a GAP (not only at their next connect). */
+START_TEST(disabled_stream_truncate_trigger_is_a_gap_at_once)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE sdp (id int PRIMARY KEY) PARTITION BY RANGE (id); "
+                 "CREATE TABLE sdp1 PARTITION OF sdp FOR VALUES FROM (0) TO (10)");
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "sdp", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+    int gaps = s->gaps;
+    char sql[256], want[512];
+    long long root = pgwt_int(c, "SELECT 'sdp'::regclass::oid");
+    snprintf(sql, sizeof sql, "ALTER TABLE sdp1 DISABLE TRIGGER pgwitness_stream_truncate_%lld",
+             root);
+    warnings[0] = '\0';
+    PQsetNoticeReceiver(c, collect_notice, NULL);
+    pgwt_exec(c, sql);
+    PQsetNoticeReceiver(c, NULL, NULL);
+    snprintf(want, sizeof want, "pgwitness: trigger pgwitness_stream_truncate_%lld of public.sdp1 "
+                                "is disabled, so the writes it reports reach no subscription\n",
+             root);
+    ck_assert_str_eq(warnings, want);
+    pgwt_stream_until_streaming(s, 2);
+    ck_assert_int_eq(s->gaps, gaps + 1);
+    const char *g = stream_gap(s, "sdp1");
+    ck_assert_msg(g != NULL, "no GAP for sdp1");
+    pgwt_stream_close(s);
     PQfinish(c);
 }
 END_TEST
@@ -1231,6 +1355,8 @@ static Suite *suite(void)
     tcase_add_test(tc, stream_follows_new_primary_key);
     tcase_add_test(tc, stream_table_made_again_without_identity_is_a_gap);
     tcase_add_test(tc, made_again_without_usage_is_a_gap);
+    tcase_add_test(tc, stream_made_again_by_role_that_cannot_read_stream_tables);
+    tcase_add_test(tc, disabled_stream_truncate_trigger_is_a_gap_at_once);
     tcase_add_test(tc, disabled_partition_trigger_stays_disabled);
     tcase_add_test(tc, install_upgrades_version_4);
     tcase_add_test(tc, allocation_failures);

@@ -367,6 +367,25 @@ BEGIN
 END
 $fn$;
 
+-- The publications a dropped table of `rel`'s name was watched in for the
+-- stream (its stream_tables rows, whose OID no longer exists), in name
+-- order: where rewatch() publishes `rel` again. SECURITY DEFINER, since
+-- the role that made `rel` may not read stream_tables; safe for any
+-- caller, since it tells only the publications remembered for that
+-- table's own name.
+CREATE OR REPLACE FUNCTION :"schema".remembered_publications(rel regclass)
+RETURNS SETOF text
+LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, :"schema", pg_temp
+AS $fn$
+    SELECT DISTINCT st.publication::text
+      FROM stream_tables st, pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.oid = rel
+       AND (st.schema_name, st.table_name) = (n.nspname::text, c.relname::text)
+       AND NOT EXISTS (SELECT FROM pg_class x WHERE x.oid = st.relid)
+     ORDER BY 1
+$fn$;
+
 -- `rel` was just made (CREATE TABLE ...) under the name of a table that
 -- was watched and then dropped: watches it again as that table was. For
 -- the triggers (trigger_watches): the four statement triggers with its
@@ -460,11 +479,8 @@ BEGIN
                 USING HINT = 'watch it again: pgw_pq_watch_table, pgwitness watch';
         END;
     END LOOP;
-    IF stream_watched(rel) IS NOT NULL THEN
-        FOR _w IN SELECT DISTINCT st.publication::text AS pub FROM stream_tables st
-                   WHERE (st.schema_name, st.table_name) = (_c.s, _c.t)
-                     AND NOT EXISTS (SELECT FROM pg_class x WHERE x.oid = st.relid)
-                   ORDER BY 1 LOOP
+    IF EXISTS (SELECT FROM remembered_publications(rel)) THEN
+        FOR _w IN SELECT r.pub FROM remembered_publications(rel) r(pub) LOOP
             _out := coalesce(_out, '{}');
             IF _c.relkind NOT IN ('r', 'p') OR _c.relispartition OR NOT _c.identity THEN
                 RAISE WARNING 'pgwitness: % was watched for the stream (publication %) before '
@@ -541,6 +557,12 @@ DECLARE
     _r record;
     _o record;
     _again text[];
+    _payload text;
+    _dropped jsonb;
+    _schema text := (SELECT p.pronamespace::regnamespace::text
+                       FROM pg_event_trigger e JOIN pg_proc p ON p.oid = e.evtfoid
+                      WHERE e.evtname IN ('pgwitness_ddl_command_end', 'pgwitness_sql_drop')
+                      LIMIT 1);
     _usage boolean := coalesce((SELECT has_schema_privilege(p.pronamespace, 'USAGE')
                                   FROM pg_event_trigger e JOIN pg_proc p ON p.oid = e.evtfoid
                                  WHERE e.evtname IN ('pgwitness_ddl_command_end',
@@ -554,18 +576,75 @@ BEGIN
     END IF;
     IF TG_EVENT = 'sql_drop' THEN
         IF NOT _usage THEN
-            -- (see below) the watched tables dropped, by their
-            -- pgwitness triggers among the dropped objects
+            -- Nothing of this schema can be called (see below), nor can
+            -- trigger_watches be read: what the catalog still says. The
+            -- watched tables dropped (their pgwitness_insert trigger, or a
+            -- publication, among the dropped objects), and the watched
+            -- tables the rows of a dropped descendant left (its triggers
+            -- name them), are announced on the default channel and by
+            -- logical message; the names dropped are remembered for the
+            -- session (pgwitness.dropped_watched), so that a table made
+            -- again under one of them is reported (below).
             FOR _r IN
-                SELECT DISTINCT g.address_names[1] AS s, g.address_names[2] AS t
-                  FROM pg_event_trigger_dropped_objects() g
-                 WHERE g.object_type = 'trigger' AND g.address_names[3] LIKE 'pgwitness\_%'
-                 ORDER BY 1, 2
+                WITH d AS (SELECT * FROM pg_event_trigger_dropped_objects()),
+                hit AS (
+                    SELECT g.address_names[1] AS s, g.address_names[2] AS t,
+                           g.object_type = 'trigger' AS triggered, true AS own,
+                           CASE WHEN g.object_type = 'publication relation'
+                                THEN g.address_args[1] END AS pub
+                      FROM d g
+                     WHERE (g.object_type = 'trigger' AND g.address_names[3] = 'pgwitness_insert')
+                        OR g.object_type = 'publication relation'
+                    UNION ALL
+                    SELECT n.nspname::text, c.relname::text, true, false, NULL
+                      FROM d g
+                      JOIN pg_class c
+                        ON c.oid = substring(g.address_names[3] FROM '_([0-9]+)$')::oid
+                      JOIN pg_namespace n ON n.oid = c.relnamespace
+                     WHERE g.object_type = 'trigger'
+                       AND g.address_names[3] ~ '^pgwitness_(insert|stream_truncate)_[0-9]+$'
+                )
+                SELECT h.s, h.t, bool_or(h.triggered) AS triggered, bool_or(h.own) AS own,
+                       string_agg(DISTINCT h.pub, ', ') AS pubs
+                  FROM hit h GROUP BY h.s, h.t ORDER BY h.s, h.t
             LOOP
-                RAISE WARNING 'pgwitness: the drop of %.% was not announced: role % has no USAGE '
-                              'on the pgwitness schema', _r.s, _r.t, current_user
-                    USING HINT = 'grant it USAGE, or call pgw_pq_announce_ddl() (pgwitness '
-                                 'announce) for the table';
+                BEGIN
+                    _payload := format('{"version":1,"schema":%s,"table":%s,"op":"ddl"}',
+                                       to_json(_r.s)::text, to_json(_r.t)::text);
+                    IF _r.triggered THEN
+                        PERFORM pg_notify('pgwitness', _payload);
+                    END IF;
+                    IF current_setting('wal_level') = 'logical' THEN
+                        PERFORM pg_logical_emit_message(true, 'pgwitness', _payload);
+                    END IF;
+                    IF _r.own THEN
+                        _dropped := coalesce(nullif(current_setting('pgwitness.dropped_watched',
+                                                                    true), ''), '[]')::jsonb;
+                        IF NOT _dropped @> jsonb_build_array(jsonb_build_array(_r.s, _r.t)) THEN
+                            PERFORM set_config('pgwitness.dropped_watched',
+                                               (_dropped || jsonb_build_array(
+                                                   jsonb_build_array(_r.s, _r.t)))::text,
+                                               false);
+                        END IF;
+                        RAISE WARNING 'pgwitness: %.% was dropped by role %, which has no USAGE '
+                                      'on the pgwitness schema: its drop was announced %, and a '
+                                      'table made again under its name will not be watched',
+                                      _r.s, _r.t, current_user,
+                                      CASE WHEN _r.triggered
+                                           THEN 'on the default channel (pgwitness) and to '
+                                                'the stream only'
+                                           ELSE format('to the stream only (it was in '
+                                                       'publication %s)', _r.pubs) END
+                            USING HINT = format('GRANT USAGE ON SCHEMA %s TO %I (the event '
+                                                'triggers then watch a table made again), or '
+                                                'watch %I.%I again once it is made',
+                                                _schema, current_user, _r.s, _r.t);
+                    END IF;
+                EXCEPTION WHEN OTHERS THEN
+                    RAISE WARNING 'pgwitness: the drop of %.% was not announced: %', _r.s, _r.t,
+                        SQLERRM
+                        USING HINT = 'call pgw_pq_announce_ddl() (pgwitness announce) for it';
+                END;
             END LOOP;
             RETURN;
         END IF;
@@ -578,7 +657,14 @@ BEGIN
                                   AND g.address_names[1] = o.schema_name
                                   AND g.address_names[2] = o.object_name
                                   AND g.address_names[3] = 'pgwitness_insert') AS triggered,
-                       coalesce(stream_watched(o.objid::regclass), false) AS streamed
+                       -- (NULL: the role may not read stream_tables; then
+                       -- a publication it was in, as the catalog says)
+                       coalesce(stream_watched(o.objid::regclass),
+                                EXISTS (SELECT FROM d g
+                                         WHERE g.object_type = 'publication relation'
+                                           AND g.address_names[1] = o.schema_name
+                                           AND g.address_names[2] = o.object_name))
+                           AS streamed
                   FROM d o
                  WHERE o.object_type IN ('table', 'foreign table')
             ),
@@ -664,6 +750,28 @@ BEGIN
         -- only for a table with a pgwitness trigger or in a publication
         -- (itself or an ancestor; the catalog says), skip the rest.
         IF NOT _usage THEN
+            -- a table made again under the name of a watched table this
+            -- session dropped (above): not watched again
+            IF _r.created AND coalesce(nullif(current_setting('pgwitness.dropped_watched', true),
+                                              ''), '[]')::jsonb
+                              @> jsonb_build_array(jsonb_build_array(_r.s, _r.t)) THEN
+                _payload := format('{"version":1,"schema":%s,"table":%s,"op":"ddl"}',
+                                   to_json(_r.s)::text, to_json(_r.t)::text);
+                PERFORM pg_notify('pgwitness', _payload);
+                IF current_setting('wal_level') = 'logical' THEN
+                    -- running streams read their configuration again,
+                    -- which reports the table as a GAP (remembered_gaps())
+                    PERFORM pg_logical_emit_message(true, 'pgwitness', _payload);
+                    PERFORM pg_logical_emit_message(true, 'pgwitness.config', '');
+                END IF;
+                RAISE WARNING 'pgwitness: %.% was watched before it was dropped, and is not '
+                              'watched again: role % has no USAGE on the pgwitness schema, so '
+                              'its writes reach no subscription', _r.s, _r.t, current_user
+                    USING HINT = format('GRANT USAGE ON SCHEMA %s TO %I, then watch %I.%I '
+                                        'again (pgwitness watch)', _schema, current_user,
+                                        _r.s, _r.t);
+                CONTINUE;
+            END IF;
             IF EXISTS (WITH RECURSIVE up(relid) AS (
                            SELECT _r.relid
                            UNION
@@ -707,6 +815,25 @@ BEGIN
                 PERFORM watch_below(_r.relid::regclass, _r.relid::regclass);
             END IF;
             PERFORM set_config('pgwitness.keep_firing_modes', '', true);
+            -- a trigger of ours disabled (ALTER TABLE ... DISABLE TRIGGER;
+            -- kept so, above): said to the role, and running streams read
+            -- their configuration again, which reports it as a GAP
+            FOR _o IN
+                SELECT t.tgname::text AS tg, t.tgname LIKE 'pgwitness\_stream\_%' AS stream
+                  FROM pg_trigger t
+                 WHERE t.tgrelid = _r.relid AND t.tgname LIKE 'pgwitness\_%'
+                   AND (t.tgenabled = 'D'
+                        OR (t.tgenabled <> 'A' AND t.tgname LIKE 'pgwitness\_stream\_%'))
+                 ORDER BY 1
+            LOOP
+                RAISE WARNING 'pgwitness: trigger % of %.% is disabled, so the writes it '
+                              'reports reach no subscription', _o.tg, _r.s, _r.t
+                    USING HINT = 'watch the table again (pgwitness watch) to enable it; '
+                                 'pgw_pq_watch_gaps lists what is not covered';
+                IF _o.stream AND current_setting('wal_level') = 'logical' THEN
+                    PERFORM pg_logical_emit_message(true, 'pgwitness.config', '');
+                END IF;
+            END LOOP;
             PERFORM publish_child(_r.relid::regclass);
             -- a watched table renamed: its old name too (trigger_watches
             -- and stream_tables remember it)
