@@ -730,7 +730,8 @@ BEGIN
     FOR _r IN
         SELECT c.oid AS relid, n.nspname::text AS s, c.relname::text AS t,
                bool_or(x.command_tag IN ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO',
-                                         'CREATE FOREIGN TABLE')) AS created
+                                         'CREATE FOREIGN TABLE')) AS created,
+               bool_or(x.command_tag = 'ALTER TABLE') AS altered
           FROM pg_event_trigger_ddl_commands() x
          CROSS JOIN LATERAL (
                SELECT CASE
@@ -817,11 +818,13 @@ BEGIN
             PERFORM set_config('pgwitness.keep_firing_modes', '', true);
             -- a trigger of ours disabled (ALTER TABLE ... DISABLE TRIGGER;
             -- kept so, above): said to the role, and running streams read
-            -- their configuration again, which reports it as a GAP
+            -- their configuration again, which reports it as a GAP (not
+            -- at CREATE TRIGGER: a watch makes the stream's ENABLE ALWAYS
+            -- by the ALTER TABLE after it)
             FOR _o IN
                 SELECT t.tgname::text AS tg, t.tgname LIKE 'pgwitness\_stream\_%' AS stream
                   FROM pg_trigger t
-                 WHERE t.tgrelid = _r.relid AND t.tgname LIKE 'pgwitness\_%'
+                 WHERE _r.altered AND t.tgrelid = _r.relid AND t.tgname LIKE 'pgwitness\_%'
                    AND (t.tgenabled = 'D'
                         OR (t.tgenabled <> 'A' AND t.tgname LIKE 'pgwitness\_stream\_%'))
                  ORDER BY 1
