@@ -1041,6 +1041,11 @@ typedef struct pgw_pq_stream_watch_options {
  * at its commit, so nothing in between is reported under the wrong table:
  * they reconnect there (a stream on a temporary slot makes a new one, and
  * resets its scope). A call that changes nothing sends nothing. A partition cannot be watched: watch its partitioned table.
+ * The record of the table replaces, in its publication, those of dropped
+ * tables of the same name (made again while the event triggers were not
+ * installed, or by a role without USAGE on the library schema): they are
+ * deleted, so that a table made again under the name later has one record
+ * to take over (pgw_pq_install_ddl_trigger()).
  *
  * The TRUNCATE of a partition. A publication via the partition root does
  * not publish a TRUNCATE that names a partition (only one that names the
@@ -1067,7 +1072,7 @@ typedef struct pgw_pq_stream_watch_options {
  *                (and, for a partitioned table, each partition: the
  *                TRUNCATE triggers are made ENABLE ALWAYS) and the
  *                publication (or CREATE on the database), and
- *                INSERT/UPDATE on <pgw_schema>.stream_tables.
+ *                INSERT/UPDATE/DELETE on <pgw_schema>.stream_tables.
  * @param schema  the table's schema (exact name).
  * @param table   the table's name (exact name).
  * @param opts    options; NULL for PGW_PQ_STREAM_WATCH_OPTIONS_INIT.

@@ -9,7 +9,8 @@
  * ... IN SHARE UPDATE EXCLUSIVE MODE (the lock ALTER PUBLICATION takes: no
  * key or replica identity can change under the checks that follow); read
  * the table, its tree and the DDL; refuse what could fail a writer; run
- * the DDL; record the value columns; emit the logical messages that make
+ * the DDL; record the value columns (forgetting the rows of dropped tables
+ * of its name); emit the logical messages that make
  * running streams read the configuration again (and, when inheritance
  * children were added, refresh the table wide); [COMMIT | RELEASE] — or
  * on any failure undo it all.
@@ -144,7 +145,13 @@ static int announce(PGconn *conn, const char *schema, const char *table, bool re
 }
 
 /* Records the value columns (ENOTFOUND when the schema is not installed);
- * *changed (when non-NULL) tells whether the record changed. */
+ * *changed (when non-NULL) tells whether the record changed. A record
+ * forgets, too, the publication's rows of dropped tables (relid no longer
+ * in pg_class) of the table's name: no stream reads them (their OIDs are
+ * published no longer), they would make no GAP now that the name is
+ * watched, and, kept, the next table made under the name would find
+ * several to adopt (adopt_stream(), migration_005.sql). Streams read
+ * nothing of that, so it does not count as a change. */
 static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
                          const char *publication, const char *relid,
                          const pgw_pq_stream_watch_options *o, bool drop, pgw_error *err)
@@ -157,7 +164,7 @@ static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
     if (!drop && (rc = pgwi_pq_text_array(&vals, NULL, o->value_columns, o->n_value_columns,
                                           err)) < 0)
         goto done;
-    size_t len = strlen(tbl) * 2 + strlen(shape) + 800;
+    size_t len = (strlen(tbl) + strlen(shape)) * 2 + 1000;
     if (!(sql = pgwi_malloc(len))) {
         rc = pgwi_enomem(err);
         goto done;
@@ -166,6 +173,10 @@ static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
         snprintf(sql, len, "DELETE FROM %s WHERE publication = $1 AND relid = $2::oid", tbl);
     else
         snprintf(sql, len,
+                 "WITH forgotten AS (DELETE FROM %s AS o USING %s($2::oid) sh "
+                 "WHERE o.publication = $1 AND (o.schema_name, o.table_name) = "
+                 "(sh.schema_name, sh.table_name) AND NOT EXISTS (SELECT FROM "
+                 "pg_catalog.pg_class x WHERE x.oid = o.relid)) "
                  "INSERT INTO %s AS st (publication, relid, value_columns, schema_name, "
                  "table_name, key_columns, full_rows) SELECT $1, $2::oid, $3::text[], "
                  "sh.schema_name, sh.table_name, sh.key_columns, sh.full_rows FROM %s($2::oid) "
@@ -177,7 +188,7 @@ static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
                  "st.full_rows) IS DISTINCT FROM (EXCLUDED.value_columns, "
                  "EXCLUDED.schema_name, EXCLUDED.table_name, EXCLUDED.key_columns, "
                  "EXCLUDED.full_rows)",
-                 tbl, shape);
+                 tbl, shape, tbl, shape);
     const char *params[3] = {publication, relid, vals};
     PGresult *r;
     pgw_error re;

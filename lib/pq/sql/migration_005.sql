@@ -340,8 +340,15 @@ BEGIN
 END
 $fn$;
 
--- The stream_tables rows of a dropped table whose name `rel` now has, and
--- whose publication `rel` is now in, take rel's OID (rewatch() added it).
+-- The stream_tables rows of dropped tables whose name `rel` now has, in
+-- each publication `rel` is now in (rewatch() added it): one of them per
+-- publication, the newest (watched_at, then relid), takes rel's OID, and
+-- the others are deleted (all of them when rel has its row there
+-- already): several such rows would all take the one OID, which the key
+-- (publication, relid) refuses. They are left by drops made while the
+-- event triggers were not installed, or by a role without USAGE on this
+-- schema, and by versions whose pgw_pq_stream_watch_table kept them.
+-- Returns how many rows took rel's OID.
 -- SECURITY DEFINER for the same reason as sync_watch(), and as safe: it
 -- follows the catalog (the publication must hold rel already).
 CREATE OR REPLACE FUNCTION :"schema".adopt_stream(rel oid)
@@ -352,16 +359,26 @@ AS $fn$
 DECLARE
     _n int;
 BEGIN
+    WITH stale AS (
+        SELECT st.publication, st.relid,
+               row_number() OVER (PARTITION BY st.publication
+                                  ORDER BY st.watched_at DESC, st.relid DESC) > 1
+               OR EXISTS (SELECT FROM stream_tables o
+                           WHERE o.publication = st.publication AND o.relid = rel) AS extra
+          FROM stream_tables st,
+               pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE c.oid = rel AND (st.schema_name, st.table_name) = (n.nspname::text, c.relname::text)
+           AND NOT EXISTS (SELECT FROM pg_class x WHERE x.oid = st.relid)
+           AND EXISTS (SELECT FROM pg_publication_rel pr JOIN pg_publication p ON p.oid = pr.prpubid
+                        WHERE p.pubname = st.publication AND pr.prrelid = rel)
+    ), forgotten AS (
+        DELETE FROM stream_tables st USING stale s
+         WHERE (st.publication, st.relid) = (s.publication, s.relid) AND s.extra
+    )
     UPDATE stream_tables st SET relid = rel, watched_at = now(), key_columns = sh.key_columns,
                                 full_rows = sh.full_rows
-      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace,
-           stream_shape(rel) sh
-     WHERE c.oid = rel AND (st.schema_name, st.table_name) = (n.nspname::text, c.relname::text)
-       AND NOT EXISTS (SELECT FROM pg_class x WHERE x.oid = st.relid)
-       AND EXISTS (SELECT FROM pg_publication_rel pr JOIN pg_publication p ON p.oid = pr.prpubid
-                    WHERE p.pubname = st.publication AND pr.prrelid = rel)
-       AND NOT EXISTS (SELECT FROM stream_tables o
-                        WHERE o.publication = st.publication AND o.relid = rel);
+      FROM stale s, stream_shape(rel) sh
+     WHERE (st.publication, st.relid) = (s.publication, s.relid) AND NOT s.extra;
     GET DIAGNOSTICS _n = ROW_COUNT;
     RETURN _n;
 END
