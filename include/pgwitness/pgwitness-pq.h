@@ -67,7 +67,7 @@ PGW_API int pgw_pq_check(int *out, PGconn *conn, pgw_error *err);
 #define PGW_PQ_DEFAULT_SCHEMA "pgwitness"
 
 /** The schema version this release installs (its newest migration). */
-#define PGW_PQ_SCHEMA_VERSION 6
+#define PGW_PQ_SCHEMA_VERSION 7
 
 /**
  * Creates or upgrades the library's schema: the snapshots table, the drop
@@ -80,7 +80,9 @@ PGW_API int pgw_pq_check(int *out, PGconn *conn, pgw_error *err);
  * functions (migration 5: announce_ddl(), on_ddl_event(), watch_gaps()),
  * and what lets running streams follow a watched table's new name and
  * primary key (migration 6: it applies migrations 4 and 5 again, and
- * stream_tables keeps each table's key), through versioned migrations recorded in
+ * stream_tables keeps each table's key), and the event trigger's
+ * announcements for a role without USAGE on the schema (migration 7: it
+ * applies migrations 4 and 5 again), through versioned migrations recorded in
  * `<schema>.schema_version` (lib/pq/sql/). Idempotent: running it again
  * does nothing; running it from two sessions at once is safe (the second
  * waits on a transaction-level advisory lock, then finds nothing to do).

@@ -30,6 +30,8 @@ static const migration migrations[] = {
      pgwi_sql_migration_005},
     {6, "streams follow a watched table's name and key; tables made again unwatched are gaps",
      {4, 5}, pgwi_sql_migration_006},
+    {7, "DDL by a role without USAGE announced from the catalog; stale stream rows adopted",
+     {4, 5}, pgwi_sql_migration_007},
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 

@@ -1440,6 +1440,14 @@ START_TEST(install_upgrades_version_4)
     ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", NULL, &err), PGW_OK);
     pgwt_expect_write(lc, DDL("t"));
     PQfinish(lc);
+    /* From version 6: migrations 4 and 5 again, then 7. */
+    pgwt_exec(c, "DROP FUNCTION pgwitness.remembered_publications(regclass); "
+                 "DELETE FROM pgwitness.schema_version WHERE version >= 7");
+    ck_assert_int_eq(pgw_pq_install(&v, c, NULL, &err), PGW_OK);
+    ck_assert_int_eq(v, 7);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_proc "
+                                 "WHERE proname = 'remembered_publications' AND prosecdef"),
+                     1);
     PQfinish(c);
 }
 END_TEST
