@@ -516,12 +516,14 @@ static int check_names(const pgw_diff *d, pgw_error *err)
     /* Sorted by name, then document order: the clash first in the
      * document is the smallest second use of a run of one name. */
     const name_use *first = NULL, *second = NULL;
-    for (size_t i = 1; i < n; i++)
-        if (strcmp(u[i - 1].name, u[i].name) == 0 && (i < 2 || strcmp(u[i - 2].name, u[i].name) != 0) &&
-            (!second || u[i].ord < second->ord)) {
+    for (size_t i = 1; i < n; i++) {
+        bool is_second = strcmp(u[i - 1].name, u[i].name) == 0 &&
+                         (i < 2 || strcmp(u[i - 2].name, u[i].name) != 0);
+        if (is_second && (!second || u[i].ord < second->ord)) {
             first = &u[i - 1];
             second = &u[i];
         }
+    }
     int rc = PGW_OK;
     if (second) {
         char a[PGWI_JPATH_SIZE], b[PGWI_JPATH_SIZE];
