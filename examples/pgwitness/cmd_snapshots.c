@@ -747,10 +747,28 @@ static void print_diff(const pgw_diff *d, const char *label_a, const char *label
     }
 }
 
-/* An argument meant as a file: a path, or a name with an extension. */
+/* An argument meant as a file: a path, or a name with an extension; not a
+ * number such as 1.5 (a mistyped id). */
 static bool looks_like_file(const char *arg)
 {
+    char *end;
+    (void)strtod(arg, &end);
+    if (end != arg && *end == '\0')
+        return false;
     return strchr(arg, '/') || strchr(arg, '.') || strcmp(arg, "-") == 0;
+}
+
+/* A JSON object with the top-level keys only a diff document has
+ * (docs/formats.md, "Diff JSON"). */
+static bool is_diff_document(const char *text, size_t len)
+{
+    static const char *const keys[] = {"from", "to", "renamed_candidates", "added", "removed"};
+    json_t *v = json_loadb(text, len, 0, NULL);
+    bool yes = json_is_object(v);
+    for (size_t i = 0; yes && i < sizeof keys / sizeof keys[0]; i++)
+        yes = json_object_get(v, keys[i]) != NULL;
+    json_decref(v);
+    return yes;
 }
 
 /* A snapshot from a file, a stored id, or NULL with the error reported. */
@@ -777,7 +795,14 @@ static pgw_snapshot *load_one(cli *c, const char *arg, char *label, size_t label
         }
         pgw_snapshot *s = NULL;
         int r = pgw_snapshot_from_json(&s, text, len, NULL, &err);
+        bool diff_doc = r != PGW_OK && is_diff_document(text, len);
         free(text);
+        if (diff_doc) {
+            *rc = cli_fail(c, "%s is a diff document, not a snapshot (diff takes two snapshot "
+                              "files or ids)",
+                           cli_file_name(arg));
+            return NULL;
+        }
         if (r != PGW_OK) {
             *rc = cli_fail(c, "%s is not a pgwitness snapshot: %s", arg, err.message);
             return NULL;

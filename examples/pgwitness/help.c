@@ -89,8 +89,10 @@ static const struct {
      "removed, added, retyped (synonyms such as int4/integer are not changes),\n"
      "reordered, values that changed form under the same name, and anomalous\n"
      "names (BOM, surrounding spaces, control characters). With --json prints\n"
-     "the diff document (keys schema_changed, added, removed, type_changed,\n"
-     "reordered, renamed_candidates, profile_changed, name_anomalies, ...).\n"
+     "the diff document, format 2 (keys format, from, to, schema_changed, class,\n"
+     "added, removed, type_changed, reordered, rename_method, renamed_candidates\n"
+     "(each rename's from, to, from_type, to_type, score, evidence and parts),\n"
+     "profile_changed, row_estimate, name_anomalies; docs/formats.md).\n"
      "  --threshold X   combined rename score needed, 0..1 (default 0.40)\n", NULL},
     {"report",
      "usage: pgwitness report [--since TIMESTAMP] [--resource ID] [--json]\n"

@@ -184,7 +184,10 @@ typedef struct pgw_diff_options {
     pgw_rename_method rename_method;
     /** (Version 2.) The weights of the combined score (default
      *  PGW_RENAME_WEIGHTS_INIT). Used by PGW_RENAME_COMBINED to pair, and
-     *  by both methods to fill each rename's parts. */
+     *  by both methods to fill each rename's parts. The diff document
+     *  (pgw_diff_to_json()) does not record them, nor rename_threshold:
+     *  with other weights its renames' scores cannot be recomputed from
+     *  their parts alone. */
     pgw_rename_weights rename_weights;
 } pgw_diff_options;
 
@@ -273,7 +276,10 @@ typedef struct pgw_type_change {
  * (pgw_rename_score(), and each rename of a diff). Every part is in [0, 1]
  * and rounded to 4 decimals, or -1 when it could not be computed; score is
  * computed from the rounded parts (formula on pgw_rename_weights), so it
- * can be recomputed from them. Sources: the combination of several weak
+ * can be recomputed from them and the weights. A diff document records
+ * the parts and the score but neither the weights nor the threshold: from
+ * a document alone the score can be recomputed only when the diff was
+ * made with the default weights (PGW_RENAME_WEIGHTS_INIT). Sources: the combination of several weak
  * matchers, by name and by instance, into one similarity per pair follows
  * COMA (Do & Rahm, "COMA - A system for flexible combination of schema
  * matching approaches", VLDB 2002); the instance matchers (value overlap,
@@ -490,7 +496,14 @@ PGW_API int pgw_diff_to_json(char **out, size_t *out_len, const pgw_diff *d, uns
  * format 1 as earlier releases wrote it (its renames then have every part
  * -1 and the method PGW_RENAME_PROFILE). Strict and total, like
  * pgw_snapshot_from_json(): each format's keys are required and no other
- * key is allowed.
+ * key is allowed. A document no diff can be is refused too: a class the
+ * lists contradict; with PGW_RENAME_COMBINED, a score other than
+ * parts.score or an evidence the parts contradict; a name twice among
+ * added, removed and the renames' from and to (renames are one to one and
+ * change the name, and their columns are not also added or removed); parts
+ * with shape null and values other than profile, or with a shape but no
+ * profile. The weights and the threshold the diff was made with are not
+ * in the document, so a score is not recomputed.
  *
  * @param out   receives the diff (free with pgw_diff_free()); untouched on
  *              failure.

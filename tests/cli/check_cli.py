@@ -19,6 +19,7 @@ programs; waits for their output are then ten times longer.
 """
 import json
 import os
+import re
 import resource
 import select
 import signal
@@ -486,6 +487,12 @@ def usage_errors():
                    *cli("-d", NOSERVER, "diff", "penguins", "3"), 2,
                    "'penguins' is neither a snapshot file (there is no such file) nor a stored "
                    "snapshot id")
+    # A number that is no id (not a whole number, or 0) is a mistyped id, not a file name.
+    for bad in ("1.5", "0", ".5", "2e3"):
+        exact_error(f"diff {bad} 2: neither a file nor an id",
+                    *cli("-d", NOSERVER, "diff", bad, "2"), 2,
+                    f"pgwitness diff: '{bad}' is neither a snapshot file (there is no such "
+                    "file) nor a stored snapshot id")
     # decide: files that cannot be read say why.
     one_error_line("decide --deps DIRECTORY", *cli("decide", "--deps", "/", "--write", "w.json"),
                    1, "cannot read /: it is a directory")
@@ -739,6 +746,29 @@ def diffs(tmp):
     check("diff with equal stored hashes: 'schema_hash unchanged', no claim of same names",
           rc == 0 and "schema_hash unchanged" in out and "same column names" not in out and
           "renamed (1)" in out, out + err)
+    # diff --help names every key of the document --json prints, and each
+    # rename's.
+    rc, out, err = cli("-d", NOSERVER, "diff", v3, other, "--json")
+    d = json.loads(out) if rc == 0 else {}
+    keys = list(d) + [k for r in d.get("renamed_candidates", []) for k in r]
+    rc, helptext, err = cli("diff", "--help")
+    flat = " ".join(helptext.split())
+    missing = [k for k in keys if not re.search(r"\b" + re.escape(k) + r"\b", flat)]
+    check("diff --help lists the --json keys (format, rename_method, parts, ...)",
+          rc == 0 and "parts" in keys and "format" in keys and not missing,
+          f"missing {missing} of {keys}")
+    # A diff document given as a snapshot is named for what it is.
+    diff_doc = os.path.join(tmp, "diff2.json")
+    with open(diff_doc, "w") as f:
+        f.write(out)
+    exact_error("diff DIFF-DOCUMENT FILE: a diff document, not a snapshot",
+                *cli("-d", NOSERVER, "diff", diff_doc, v3), 1,
+                f"pgwitness diff: {diff_doc} is a diff document, not a snapshot (diff takes "
+                "two snapshot files or ids)")
+    exact_error("diff FILE DIFF-DOCUMENT (standard input)",
+                *cli("-d", NOSERVER, "diff", v3, "-", stdin=out), 1,
+                "pgwitness diff: standard input is a diff document, not a snapshot (diff takes "
+                "two snapshot files or ids)")
 
 
 def failures_change_nothing():

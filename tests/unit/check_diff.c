@@ -1140,6 +1140,125 @@ START_TEST(diff_json_strict)
 }
 END_TEST
 
+/* A diff document's lists and parts must be ones a diff can have: every
+ * name of added, removed and the renames' from and to once (renames one
+ * to one, changing the name, their columns not also added or removed),
+ * and with shape null, values equal to profile (rename_score.c). */
+START_TEST(diff_json_impossible)
+{
+#define RN(from, to, values, profile, shape)                                                 \
+    "{\"from\":\"" from "\",\"to\":\"" to "\",\"from_type\":\"text\",\"to_type\":\"text\","  \
+    "\"score\":0.5,\"evidence\":\"name\",\"parts\":{\"score\":0.5,\"name\":0.6,\"values\":" \
+    values ",\"profile\":" profile ",\"shape\":" shape ",\"type\":1.0,\"position\":1.0}}"
+    static const char head[] =
+        "{\"format\":2,\"from\":{\"schema\":\"public\",\"table\":\"t\","
+        "\"resource_identity\":null,\"captured_at\":\"2025-11-30T09:10:44.123456Z\","
+        "\"schema_hash\":\"8235bd3111628395\"},\"to\":{\"schema\":\"public\",\"table\":\"t\","
+        "\"resource_identity\":null,\"captured_at\":\"2025-12-01T09:10:44.123456Z\","
+        "\"schema_hash\":\"5e8ae2a2a66b83f6\"},\"schema_changed\":true,\"class\":\"mixed\",";
+    static const char tail[] =
+        "\"profile_changed\":[],\"row_estimate\":{\"from\":100,\"to\":null},"
+        "\"name_anomalies\":[]}";
+    static const struct {
+        const char *added, *removed, *renames, *path, *msg;
+    } cases[] = {
+        /* 0: the base document, and values that mix in the shape (0.2 x 0.4 + 0.8 x 0.45),
+         * are fine */
+        {"z", "y", RN("a", "a2", "0.4", "0.4", "null") "," RN("b", "b2", "0.44", "0.4", "0.45"),
+         NULL, NULL},
+        {"z", "y", RN("a", "a2", "0.4", "0.4", "null") "," RN("b", "a2", "0.4", "0.4", "null"),
+         "$.renamed_candidates[1].to",
+         "$.renamed_candidates[1].to: \"a2\" is also $.renamed_candidates[0].to (renames are "
+         "one to one)"},
+        {"z", "y", RN("a", "a2", "0.4", "0.4", "null") "," RN("a", "b2", "0.4", "0.4", "null"),
+         "$.renamed_candidates[1].from",
+         "$.renamed_candidates[1].from: \"a\" is also $.renamed_candidates[0].from (renames are "
+         "one to one)"},
+        {"z", "y", RN("a", "a2", "0.4", "0.4", "null") "," RN("b", "b", "0.4", "0.4", "null"),
+         "$.renamed_candidates[1].to",
+         "$.renamed_candidates[1].to: \"b\" is also $.renamed_candidates[1].from (a rename "
+         "changes the name)"},
+        {"z", "a", RN("a", "a2", "0.4", "0.4", "null"), "$.renamed_candidates[0].from",
+         "$.renamed_candidates[0].from: \"a\" is also $.removed[0].column (a rename's source is "
+         "not also removed)"},
+        {"a2", "y", RN("a", "a2", "0.4", "0.4", "null"), "$.renamed_candidates[0].to",
+         "$.renamed_candidates[0].to: \"a2\" is also $.added[0].column (a rename's target is "
+         "not also added)"},
+        {"a", "y", RN("a", "a2", "0.4", "0.4", "null"), "$.renamed_candidates[0].from",
+         "$.renamed_candidates[0].from: \"a\" is also $.added[0].column (a name only the newer "
+         "snapshot has is not also one only the older has)"},
+        {"z", "a2", RN("a", "a2", "0.4", "0.4", "null"), "$.renamed_candidates[0].to",
+         "$.renamed_candidates[0].to: \"a2\" is also $.removed[0].column (a name only the "
+         "older snapshot has is not also one only the newer has)"},
+        /* a chain: a2 cannot be both a's new name and a removed name */
+        {"z", "y", RN("a", "a2", "0.4", "0.4", "null") "," RN("a2", "b2", "0.4", "0.4", "null"),
+         "$.renamed_candidates[1].from",
+         "$.renamed_candidates[1].from: \"a2\" is also $.renamed_candidates[0].to (a name only "
+         "the newer snapshot has is not also one only the older has)"},
+        {"z\",\"type\":\"int\",\"position\":3},{\"column\":\"z", "y", RN("a", "a2", "0.4", "0.4", "null"), "$.added[1].column",
+         "$.added[1].column: \"z\" is also $.added[0].column (a column is listed once)"},
+        {"z", "y", RN("a", "a2", "0.45", "0.4", "null"),
+         "$.renamed_candidates[0].parts.values",
+         "$.renamed_candidates[0].parts.values: 0.45 is not profile 0.4 (with shape null, "
+         "values is the profile)"},
+        {"z", "y", RN("a", "a2", "null", "0.4", "null"),
+         "$.renamed_candidates[0].parts.values",
+         "$.renamed_candidates[0].parts.values: null, but profile is a number (with shape "
+         "null, values is the profile)"},
+        {"z", "y", RN("a", "a2", "0.4", "null", "null"),
+         "$.renamed_candidates[0].parts.values",
+         "$.renamed_candidates[0].parts.values: a number, but profile is null (with shape "
+         "null, values is the profile)"},
+        {"z", "y", RN("a", "a2", "0.4", "null", "0.3"),
+         "$.renamed_candidates[0].parts.shape",
+         "$.renamed_candidates[0].parts.shape: 0.3, but profile is null (the shape is "
+         "computed only for columns with sampled values)"},
+    };
+#undef RN
+    for (size_t i = 0; i < N(cases); i++) {
+        char doc[4096];
+        snprintf(doc, sizeof doc,
+                 "%s\"added\":[{\"column\":\"%s\",\"type\":\"int\",\"position\":3}],"
+                 "\"removed\":[{\"column\":\"%s\",\"type\":\"int\",\"position\":3}],"
+                 "\"type_changed\":[],\"reordered\":false,\"rename_method\":\"combined\","
+                 "\"renamed_candidates\":[%s],%s",
+                 head, cases[i].added, cases[i].removed, cases[i].renames, tail);
+        pgw_diff *out = NULL;
+        pgw_error err;
+        int rc = pgw_diff_from_json(&out, doc, strlen(doc), &err);
+        if (!cases[i].msg) {
+            ck_assert_msg(rc == PGW_OK, "case %zu: %s at %s", i, err.message, err.path);
+            ck_assert_uint_eq(pgw_diff_renamed_count(out), 2);
+            ck_assert(pgw_diff_renamed(out, 1)->parts.values == 0.44);
+            pgw_diff_free(out);
+            continue;
+        }
+        ck_assert_msg(rc == PGW_EPARSE, "case %zu rc %d", i, rc);
+        ck_assert_ptr_null(out);
+        ck_assert_str_eq(err.path, cases[i].path);
+        ck_assert_str_eq(err.message, cases[i].msg);
+    }
+    /* Format 1 has no parts, but its renames are one to one too. */
+    static const char doc1[] =
+        "{\"format\":1,\"from\":{\"schema\":\"public\",\"table\":\"t\","
+        "\"resource_identity\":null,\"captured_at\":\"2025-11-30T09:10:44.123456Z\","
+        "\"schema_hash\":\"8235bd3111628395\"},\"to\":{\"schema\":\"public\",\"table\":\"t\","
+        "\"resource_identity\":null,\"captured_at\":\"2025-12-01T09:10:44.123456Z\","
+        "\"schema_hash\":\"5e8ae2a2a66b83f6\"},\"schema_changed\":true,\"class\":\"renamed\","
+        "\"added\":[],\"removed\":[],\"type_changed\":[],\"reordered\":false,"
+        "\"renamed_candidates\":[{\"from\":\"a\",\"to\":\"b\",\"from_type\":\"text\","
+        "\"to_type\":\"text\",\"score\":1.0,\"evidence\":\"values\"},{\"from\":\"c\","
+        "\"to\":\"b\",\"from_type\":\"text\",\"to_type\":\"text\",\"score\":0.9,"
+        "\"evidence\":\"values\"}],\"profile_changed\":[],"
+        "\"row_estimate\":{\"from\":100,\"to\":null},\"name_anomalies\":[]}";
+    pgw_diff *out = NULL;
+    pgw_error err;
+    ck_assert_int_eq(pgw_diff_from_json(&out, doc1, strlen(doc1), &err), PGW_EPARSE);
+    ck_assert_str_eq(err.message, "$.renamed_candidates[1].to: \"b\" is also "
+                                  "$.renamed_candidates[0].to (renames are one to one)");
+}
+END_TEST
+
 typedef struct dctx {
     pgw_snapshot *a, *b;
     pgw_diff *d;
@@ -1233,6 +1352,7 @@ static Suite *suite(void)
     tcase_add_test(tc, options_versions_and_weights);
     tcase_add_test(tc, name_anomalies);
     tcase_add_test(tc, diff_json_strict);
+    tcase_add_test(tc, diff_json_impossible);
     tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);
     return s;

@@ -4,6 +4,7 @@
  * docs/formats.md.
  * SPDX-License-Identifier: MIT
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "diff_internal.h"
@@ -301,7 +302,36 @@ static int read_parts(pgw_rename_parts *p, rd *r, const json_t *v, const char *p
         PGWI_JF_NUMBER("type", &p->type, 0.0, 1.0, 0),
         PGWI_JF_NUMBER("position", &p->position, 0.0, 1.0, 0),
     };
-    return pgwi_json_read_fields(v, path, f, PGWI_NFIELDS(f), 0, r->err);
+    int rc;
+    if ((rc = pgwi_json_read_fields(v, path, f, PGWI_NFIELDS(f), 0, r->err)) < 0)
+        return rc;
+    /* How pgwi_rename_parts_of (rename_score.c) makes values, profile and
+     * shape: all three only for a pair with sampled values, and values is
+     * the profile itself when the shape is not computed. (With the shape,
+     * values mixes the two by the shape weight, which is not recorded.) */
+    char q[PGWI_JPATH_SIZE];
+    if (p->profile < 0 && p->shape >= 0) {
+        pgwi_jpath_key(q, path, "shape");
+        return pgwi_error_at(r->err, PGW_EPARSE, q,
+                             "%s: %g, but profile is null (the shape is computed only for "
+                             "columns with sampled values)",
+                             q, p->shape);
+    }
+    if (p->shape < 0 && p->values != p->profile) {
+        pgwi_jpath_key(q, path, "values");
+        if (p->values < 0 || p->profile < 0) {
+            const char *is = p->values < 0 ? "null" : "a number";
+            return pgwi_error_at(r->err, PGW_EPARSE, q,
+                                 "%s: %s, but profile is %s (with shape null, values is the "
+                                 "profile)",
+                                 q, is, p->profile < 0 ? "null" : "a number");
+        }
+        return pgwi_error_at(r->err, PGW_EPARSE, q,
+                             "%s: %g is not profile %g (with shape null, values is the "
+                             "profile)",
+                             q, p->values, p->profile);
+    }
+    return PGW_OK;
 }
 
 static int read_rename(rd *r, void *elem, const json_t *v, const char *path)
@@ -414,6 +444,98 @@ static int read_anomaly(rd *r, void *elem, const json_t *v, const char *path)
     return PGW_OK;
 }
 
+/* One name of the diff's lists, for check_names: kind is where it is
+ * (NAME_ADDED, NAME_REMOVED, the from or the to of a rename), index its
+ * element, ord its place in the document. */
+enum { NAME_ADDED, NAME_REMOVED, NAME_FROM, NAME_TO };
+typedef struct name_use {
+    const char *name;
+    int kind;
+    size_t index, ord;
+} name_use;
+
+static int cmp_name_use(const void *pa, const void *pb)
+{
+    const name_use *a = pa, *b = pb;
+    int c = strcmp(a->name, b->name);
+    return c ? c : a->ord < b->ord ? -1 : a->ord > b->ord;
+}
+
+static void name_use_path(char out[PGWI_JPATH_SIZE], const name_use *u)
+{
+    static const char *const list[] = {"$.added", "$.removed", "$.renamed_candidates",
+                                       "$.renamed_candidates"};
+    static const char *const key[] = {"column", "column", "from", "to"};
+    char e[PGWI_JPATH_SIZE];
+    pgwi_jpath_index(e, list[u->kind], u->index);
+    pgwi_jpath_key(out, e, key[u->kind]);
+}
+
+/* Why two uses of one name cannot both be (a comes first in the
+ * document). */
+static const char *name_clash(const name_use *a, const name_use *b)
+{
+    bool older_a = a->kind == NAME_REMOVED || a->kind == NAME_FROM;
+    if (a->kind == b->kind)
+        return a->kind == NAME_FROM || a->kind == NAME_TO ? "renames are one to one"
+                                                          : "a column is listed once";
+    if (a->kind == NAME_FROM && b->kind == NAME_TO && a->index == b->index)
+        return "a rename changes the name";
+    if (a->kind == NAME_REMOVED && b->kind == NAME_FROM)
+        return "a rename's source is not also removed";
+    if (a->kind == NAME_ADDED && b->kind == NAME_TO)
+        return "a rename's target is not also added";
+    return older_a ? "a name only the older snapshot has is not also one only the newer has"
+                   : "a name only the newer snapshot has is not also one only the older has";
+}
+
+/* Every name of added, removed and the renames' from and to is one column
+ * that only one snapshot has (the older: removed, from; the newer: added,
+ * to), so it appears once among them all: renames are one to one, change
+ * the name, and their columns are not also added or removed (diff.c
+ * leaves rename sources and targets out of those lists). The error is at
+ * the first clash in document order, and names the use it clashes with. */
+static int check_names(const pgw_diff *d, pgw_error *err)
+{
+    size_t n = d->n_added + d->n_removed + 2 * d->n_renamed;
+    if (n < 2)
+        return PGW_OK;
+    name_use *u = pgwi_calloc(n, sizeof *u);
+    if (!u)
+        return pgwi_enomem(err);
+    size_t k = 0;
+    for (size_t i = 0; i < d->n_added; i++, k++)
+        u[k] = (name_use){d->added[i].column, NAME_ADDED, i, k};
+    for (size_t i = 0; i < d->n_removed; i++, k++)
+        u[k] = (name_use){d->removed[i].column, NAME_REMOVED, i, k};
+    for (size_t i = 0; i < d->n_renamed; i++, k += 2) {
+        u[k] = (name_use){d->renamed[i].from, NAME_FROM, i, k};
+        u[k + 1] = (name_use){d->renamed[i].to, NAME_TO, i, k + 1};
+    }
+    qsort(u, n, sizeof *u, cmp_name_use);
+    /* Sorted by name, then document order: the clash first in the
+     * document is the smallest second use of a run of one name. */
+    const name_use *first = NULL, *second = NULL;
+    for (size_t i = 1; i < n; i++) {
+        bool is_second = strcmp(u[i - 1].name, u[i].name) == 0 &&
+                         (i < 2 || strcmp(u[i - 2].name, u[i].name) != 0);
+        if (is_second && (!second || u[i].ord < second->ord)) {
+            first = &u[i - 1];
+            second = &u[i];
+        }
+    }
+    int rc = PGW_OK;
+    if (second) {
+        char a[PGWI_JPATH_SIZE], b[PGWI_JPATH_SIZE];
+        name_use_path(a, first);
+        name_use_path(b, second);
+        rc = pgwi_error_at(err, PGW_EPARSE, b, "%s: \"%.100s\" is also %s (%s)", b,
+                           second->name, a, name_clash(first, second));
+    }
+    pgwi_free(u);
+    return rc;
+}
+
 typedef int (*read_elem)(rd *r, void *elem, const json_t *v, const char *path);
 
 /* Reads the top-level array `key` into *out, a new array in the diff's
@@ -515,6 +637,8 @@ static int read_diff(pgw_diff *d, const json_t *v, pgw_error *err)
         (rc = pgwi_json_read_fields(m, "$.row_estimate", rows, PGWI_NFIELDS(rows), 0, err)) < 0 ||
         (rc = READ_ARRAY(anomalies, n_anom, "name_anomalies", read_anomaly)) < 0 ||
         (rc = pgwi_json_read_fields(v, "$", class_field, 1, PGWI_JSON_SUBSET, err)) < 0)
+        return rc;
+    if ((rc = check_names(d, err)) < 0)
         return rc;
     d->cls = pgwi_diff_classify(d);
     if (strcmp(cls, pgw_change_class_name(d->cls)) != 0)
