@@ -39,25 +39,61 @@ typedef struct watch_state {
     unsigned long resets;   /* scope resets: one per (re)connection */
     unsigned long listened; /* times the listener started listening or streaming */
     bool output_failed;     /* stdout could not be written */
-    /* the GAP messages said already (hashes): a reconnect reports each
-     * again, the operator needs it once */
-    uint64_t gaps_said[64];
-    size_t n_gaps_said;
+    /* the GAP messages of recent connects (gap_said) */
+    struct gap_seen {
+        uint64_t hash;      /* FNV-1a of the message */
+        bool last_connect;  /* reported at the last connect (its LISTENING or
+                               STREAMING) */
+        bool since;         /* reported since the last connect */
+        bool this_attempt;  /* reported since the last connect or LOST */
+    } gaps[64];
+    size_t n_gaps;
 } watch_state;
 
-/* Whether this GAP message was said already (and remembers it: after 64,
- * every new one is said). FNV-1a. */
+/* Every connect reports each gap still open, before its LISTENING or
+ * STREAMING; the operator needs each gap once while it stays open. A GAP
+ * is said unless it was reported at the last connect or since it (by a
+ * connect attempt that failed, or earlier in this one): a gap that closes
+ * (a connect without it) and reopens later is said again. Returns whether
+ * the message is not to be said, and remembers it (after 64 gaps, every
+ * new one is said). */
 static bool gap_said(watch_state *st, const char *msg)
 {
     uint64_t h = 1469598103934665603u;
     for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
         h = (h ^ *p) * 1099511628211u;
-    for (size_t i = 0; i < st->n_gaps_said; i++)
-        if (st->gaps_said[i] == h)
-            return true;
-    if (st->n_gaps_said < sizeof st->gaps_said / sizeof st->gaps_said[0])
-        st->gaps_said[st->n_gaps_said++] = h;
-    return false;
+    struct gap_seen *g = NULL;
+    for (size_t i = 0; i < st->n_gaps && !g; i++)
+        if (st->gaps[i].hash == h)
+            g = &st->gaps[i];
+    if (!g) {
+        if (st->n_gaps == N(st->gaps))
+            return false;
+        g = &st->gaps[st->n_gaps++];
+        *g = (struct gap_seen){.hash = h};
+    }
+    bool said = g->last_connect || g->since;
+    g->since = g->this_attempt = true;
+    return said;
+}
+
+/* A connect attempt ended: `connected` (LISTENING or STREAMING: its GAPs
+ * are those of the last connect now), or not (LOST: a failed attempt, or
+ * a connection lost, whose next attempt reports the gaps again). */
+static void gaps_attempt_ended(watch_state *st, bool connected)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < st->n_gaps; i++) {
+        struct gap_seen g = st->gaps[i];
+        if (connected) {
+            g.last_connect = g.this_attempt;
+            g.since = false;
+        }
+        g.this_attempt = false;
+        if (g.last_connect || g.since)
+            st->gaps[kept++] = g; /* the others are forgotten: said again */
+    }
+    st->n_gaps = kept;
 }
 
 /* The JSON form of a write set (one line). */
@@ -314,6 +350,7 @@ static void on_event(const pgw_pq_listener_event *ev, void *userdata)
     case PGW_PQ_LISTENER_LISTENING:
         /* NOTIFY is not durable: what happened while not listening is
          * lost, so the scope is reset. Say so in the stream too. */
+        gaps_attempt_ended(st, true);
         fprintf(stderr, "%s watch: listening%s\n", st->c->prog,
                 st->listened++ ? " again (reconnected; writes in between were not seen)" : "");
         print_reset(ev->tenant, st);
@@ -322,11 +359,13 @@ static void on_event(const pgw_pq_listener_event *ev, void *userdata)
         /* A new slot starts where it is made: the scope is reset, and
          * said in the stream too. A resumed permanent slot delivers what
          * was committed meanwhile instead. */
+        gaps_attempt_ended(st, true);
         say_streaming(st, ev);
         if (ev->reset)
             print_reset(ev->tenant, st);
         break;
     case PGW_PQ_LISTENER_LOST:
+        gaps_attempt_ended(st, false);
         fprintf(stderr, "%s watch: connection lost: %s; retrying in %u ms\n", st->c->prog,
                 ex_text(message), (unsigned)ev->retry_ms);
         break;
@@ -344,7 +383,8 @@ static void on_event(const pgw_pq_listener_event *ev, void *userdata)
                 st->c->prog, ex_text(message));
         break;
     case PGW_PQ_LISTENER_GAP:
-        /* each gap once, though every (re)connect reports it */
+        /* each gap once while it stays open, though every (re)connect
+         * reports it */
         if (!gap_said(st, message))
             fprintf(stderr, "%s watch: warning: %s\n", st->c->prog, ex_text(message));
         break;
@@ -389,35 +429,39 @@ static bool split_values(const cli *c, char *s, const char **out, size_t max, si
 /* The trigger skips value columns the table does not have; the operator
  * means columns that exist, so a name that is a column of none of the
  * watched tables is refused before any trigger changes, and one missing
- * from some of them is said. Returns 0, or the exit code. */
+ * from some of them is said. A table that does not exist is not judged
+ * here: nothing is said and the watch names it (no table ...). Returns 0,
+ * or the exit code. */
 static int check_value_columns(cli *c, PGconn *conn, char schemas[][256], char tables[][256],
                                size_t n_tables, const char *const *cols, size_t n_cols,
                                bool notes)
 {
-    unsigned found[MAX_VALUES] = {0};
-    for (size_t t = 0; t < n_tables; t++) {
+    PGresult *rs[MAX_TABLES] = {NULL};
+    int rc = 0;
+    bool missing = false;
+    for (size_t t = 0; t < n_tables && !rc && !missing; t++) {
         const char *params[2] = {schemas[t], tables[t]};
-        PGresult *r = PQexecParams(conn,
-                                   "SELECT a.attname FROM pg_attribute a JOIN pg_class k ON "
-                                   "k.oid = a.attrelid JOIN pg_namespace n ON n.oid = "
-                                   "k.relnamespace WHERE n.nspname = $1 AND k.relname = $2 "
-                                   "AND k.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT "
-                                   "a.attisdropped",
-                                   2, NULL, params, NULL, NULL, 0);
-        if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        rs[t] = PQexecParams(conn,
+                             /* a row per column; one NULL for none */
+                             "SELECT a.attname FROM pg_class k JOIN pg_namespace n ON "
+                             "n.oid = k.relnamespace LEFT JOIN pg_attribute a ON "
+                             "a.attrelid = k.oid AND a.attnum > 0 AND NOT a.attisdropped "
+                             "WHERE n.nspname = $1 AND k.relname = $2 AND k.relkind IN "
+                             "('r', 'p')",
+                             2, NULL, params, NULL, NULL, 0);
+        if (PQresultStatus(rs[t]) != PGRES_TUPLES_OK) {
             char msg[256];
-            cli_result_message(msg, sizeof msg, r);
-            PQclear(r);
-            return cli_fail(c, "reading the columns of %s.%s: %s", schemas[t], tables[t], msg);
+            rc = cli_fail(c, "reading the columns of %s.%s: %s", schemas[t], tables[t],
+                          cli_result_message(msg, sizeof msg, rs[t]));
         }
-        if (PQntuples(r) == 0) { /* no such table: pgw_pq_watch_table says so */
-            PQclear(r);
-            continue;
-        }
+        missing = PQntuples(rs[t]) == 0; /* no such table */
+    }
+    unsigned found[MAX_VALUES] = {0};
+    for (size_t t = 0; t < n_tables && !rc && !missing; t++) {
         for (size_t k = 0; k < n_cols; k++) {
             bool here = false;
-            for (int i = 0; i < PQntuples(r) && !here; i++)
-                here = strcmp(PQgetvalue(r, i, 0), cols[k]) == 0;
+            for (int i = 0; i < PQntuples(rs[t]) && !here; i++)
+                here = strcmp(PQgetvalue(rs[t], i, 0), cols[k]) == 0;
             if (here) {
                 found[k]++;
             } else if (n_tables > 1 && notes) {
@@ -428,9 +472,10 @@ static int check_value_columns(cli *c, PGconn *conn, char schemas[][256], char t
                         ex_text(cli_ident(q, sizeof q, cols[k])));
             }
         }
-        PQclear(r);
     }
-    for (size_t k = 0; k < n_cols && !notes; k++) {
+    for (size_t t = 0; t < n_tables; t++)
+        PQclear(rs[t]);
+    for (size_t k = 0; k < n_cols && !notes && !rc && !missing; k++) {
         if (found[k])
             continue;
         char q[300];
@@ -442,7 +487,7 @@ static int check_value_columns(cli *c, PGconn *conn, char schemas[][256], char t
                             "(names are taken as written)",
                          cli_ident(q, sizeof q, cols[k]), n_tables);
     }
-    return 0;
+    return rc;
 }
 
 /* The trigger arguments of the table's pgwitness_update trigger (TG_ARGV:
@@ -706,6 +751,27 @@ static int check_existing_stream(cli *c, PGconn *conn, const char *schema, const
     return rc;
 }
 
+/* After "no table S.T" for a TABLE argument with a comma in it (a guess
+ * at a list of tables, or at a table and its columns): the real syntax,
+ * as " (...)"; "" for any other argument. `values`: the command takes
+ * --values. */
+static const char *comma_hint(const char *arg, bool values)
+{
+    if (!strchr(arg, ','))
+        return "";
+    return values ? " (a comma is part of a table name: give each table as an argument of "
+                    "its own, and value columns with --values COL,...; rows are identified "
+                    "by the primary key)"
+                  : " (a comma is part of a table name: give each table as an argument of "
+                    "its own)";
+}
+
+/* Whether a watch or unwatch call failed for want of the table. */
+static bool no_table(int rc, const pgw_error *err)
+{
+    return rc == PGW_ENOTFOUND && strncmp(err->message, "no table ", 9) == 0;
+}
+
 /* The TABLE arguments, each a table name and none named twice; false
  * (usage reported) otherwise. */
 static bool table_args(const cli *c, const char *const *pos, size_t n_pos,
@@ -957,8 +1023,9 @@ int cmd_watch(cli *c, int argc, char **argv)
         if (rc != PGW_OK) {
             PQclear(PQexec(conn, "ROLLBACK"));
             char buf[CLI_ERR_MESSAGE_SIZE];
-            return cli_fail(c, "cannot watch %s.%s: %s%s", schemas[i], tables[i],
+            return cli_fail(c, "cannot watch %s.%s: %s%s%s", schemas[i], tables[i],
                             cli_err_message(c, rc, &err, buf, sizeof buf),
+                            no_table(rc, &err) ? comma_hint(pos[i], true) : "",
                             n_pos == 1               ? ""
                             : source == SOURCE_WAL ? " (nothing was changed)"
                                                      : " (no trigger was changed)");
@@ -1088,8 +1155,9 @@ int cmd_unwatch(cli *c, int argc, char **argv)
         if (rc != PGW_OK) {
             PQclear(PQexec(conn, "ROLLBACK"));
             char buf[CLI_ERR_MESSAGE_SIZE];
-            return cli_fail(c, "cannot unwatch %s.%s: %s%s", schemas[i], tables[i],
+            return cli_fail(c, "cannot unwatch %s.%s: %s%s%s", schemas[i], tables[i],
                             cli_err_message(c, rc, &err, buf, sizeof buf),
+                            no_table(rc, &err) ? comma_hint(pos[i], false) : "",
                             n_pos == 1               ? ""
                             : source == SOURCE_WAL ? " (nothing was changed)"
                                                      : " (no trigger was changed)");
@@ -1175,8 +1243,9 @@ int cmd_announce(cli *c, int argc, char **argv)
         if (PQresultStatus(r) == PGRES_TUPLES_OK && strcmp(PQgetvalue(r, 0, 0), "t") == 0)
             fprintf(stderr,
                     "%s announce: note: no table %s.%s exists now; announced by name all the "
-                    "same (subscriptions reading that name refresh)\n",
-                    c->prog, ex_text(schemas[i]), ex_text(tables[i]));
+                    "same (subscriptions reading that name refresh)%s\n",
+                    c->prog, ex_text(schemas[i]), ex_text(tables[i]),
+                    comma_hint(pos[i], false));
         PQclear(r);
     }
     if (!sql_ok(c, conn, "COMMIT"))
@@ -1195,9 +1264,7 @@ int cmd_announce(cli *c, int argc, char **argv)
 
 int cmd_ddl_trigger(cli *c, int argc, char **argv)
 {
-    const cli_opt opts[] = {{"dbname", 'd', true, &c->conninfo, NULL},
-                            {"schema", 0, true, &c->pgw_schema, NULL},
-                            {"pgw-schema", 0, true, &c->pgw_schema, NULL}};
+    const cli_opt opts[] = {COMMON_OPTS(c), SCHEMA_OPT(c)};
     const char *pos[2];
     size_t n_pos;
     if (!cli_parse(c, argc, argv, opts, N(opts), pos, 2, &n_pos))
@@ -1226,6 +1293,11 @@ int cmd_ddl_trigger(cli *c, int argc, char **argv)
     if (rc != PGW_OK)
         return cli_fail_err(c, rc, &err);
     bool nothing = install ? before == 2 : before == 0;
+    if (c->json)
+        return cli_print_json(c, json_pack("{s:s, s:[s, s], s:b}", "action",
+                                           install ? "install" : "remove", "event_triggers",
+                                           "pgwitness_ddl_command_end", "pgwitness_sql_drop",
+                                           "changed", !nothing));
     printf("event triggers pgwitness_ddl_command_end and pgwitness_sql_drop %s\n",
            install ? (nothing ? "were installed already (nothing changed)" : "installed")
                    : (nothing ? "were not installed (nothing changed)" : "removed"));

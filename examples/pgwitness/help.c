@@ -144,7 +144,9 @@ static const struct {
      "\n"
      "Installs pgwitness's statement triggers on the tables (needs install), all\n"
      "in one transaction (when one table fails, none is changed), and prints each\n"
-     "write set as it arrives, after its transaction commits. The triggers stay\n"
+     "write set as it arrives, after its transaction commits. Each TABLE is one\n"
+     "argument (a comma is part of a name): rows are keyed by the table's primary\n"
+     "key, and --values names the columns whose values to send. The triggers stay\n"
      "after watch exits (they cost nothing without listeners): a host listening\n"
      "on their channel depends on them. `pgwitness unwatch TABLE...` removes them.\n"
      "A table already watched with another channel, other value columns or\n"
@@ -161,12 +163,16 @@ static const struct {
      "its values: `  17: status \"open\" -> \"closed\"` (NULL for SQL NULL).\n"
      "Ctrl-C, SIGTERM or SIGHUP stops it, and so does output that cannot be\n"
      "written. Status lines go to stderr, the last one counting the write sets\n"
-     "and the scope resets seen.\n"
+     "and the scope resets seen. A warning line names each relation whose writes\n"
+     "are not seen (a partition or child made since the watch: watch the table\n"
+     "again), once while the gap lasts: every reconnect finds it again, and it is\n"
+     "said again only when it returns after a connect that found it closed.\n"
      "  --source S        where write sets come from: triggers (the default) or\n"
      "                    wal, the stream (below)\n"
      "  --channel C       notification channel (default pgwitness; triggers only)\n"
      "  --values COL,...  also send old/new values of these columns (each must be\n"
-     "                    a column of a watched table: the triggers skip others)\n"
+     "                    a column of a watched table: the triggers skip others;\n"
+     "                    a name that is a column of none is refused, exit 2)\n"
      "  --replace         replace triggers installed with another channel, other\n"
      "                    value columns or another firing mode (whoever listens to\n"
      "                    them then misses writes)\n"
@@ -244,7 +250,7 @@ static const struct {
      "`pgwitness ddl-trigger install`, but USAGE on the pgwitness schema.\n"
      "With --json prints [{\"schema\": ..., \"table\": ...}, ...].\n", NULL},
     {"ddl-trigger",
-     "usage: pgwitness ddl-trigger install|remove\n"
+     "usage: pgwitness ddl-trigger install|remove [--json]\n"
      "\n"
      "Installs (or removes) the event triggers pgwitness_ddl_command_end and\n"
      "pgwitness_sql_drop, which announce every definition change of a watched\n"
@@ -254,7 +260,9 @@ static const struct {
      "without one, run `pgwitness announce` after each migration. Idempotent. A\n"
      "failure inside them never fails the DDL: it is a WARNING. A dropped table\n"
      "is announced on its own channel; a table made again under a dropped\n"
-     "watched table's name is watched again as it was.\n",
+     "watched table's name is watched again as it was.\n"
+     "With --json prints {\"action\": \"install\", \"event_triggers\": [...],\n"
+     "\"changed\": true} (changed false when there was nothing to do).\n",
      NULL},
     {"slots",
      "usage: pgwitness slots [--json]\n"

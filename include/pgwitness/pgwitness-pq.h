@@ -869,7 +869,11 @@ typedef struct pgw_pq_announce_options {
  * @return PGW_OK; PGW_EINVAL on a NULL conn, a bad name or channel, or bad
  *         options; PGW_ENOTFOUND when the schema has no announce_ddl()
  *         (not installed, or older than version 5: run pgw_pq_install());
- *         PGW_EPG (err->sqlstate: 42501 without the EXECUTE privilege);
+ *         PGW_EPG with err->sqlstate 42501 when current_user has no USAGE
+ *         on the library schema, checked first ("role R has no USAGE on
+ *         schema \"S\": grant it (GRANT USAGE ON SCHEMA S TO R)", the
+ *         names quoted as SQL identifiers in the GRANT), or without the
+ *         EXECUTE privilege (the server's error), or another server error;
  *         PGW_ECONN; PGW_ENOMEM.
  */
 PGW_API int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *table,

@@ -1011,11 +1011,41 @@ def watch_and_decide(tmp):
     """watch: triggers and a listener; its JSON lines feed decide --batch."""
     psql("CREATE TABLE tasks (id int PRIMARY KEY, title text, status text, updated_at int)")
     deps = os.path.join(FIXTURES, "tasks_open.deps.json")
-    # Unknown value columns are refused before any trigger is installed.
-    one_error_line("watch --values nosuchcol", *cli("watch", "tasks", "--values",
-                                                    "status,nosuchcol", "--seconds", "1"), 2,
-                   '--values: "nosuchcol" is not a column of public.tasks')
+    # Unknown value columns are refused before any trigger is installed:
+    # a usage error (exit 2, help: --values) naming the column and the table.
+    exact_error("watch --values nosuchcol", *cli("watch", "tasks", "--values",
+                                                 "status,nosuchcol", "--seconds", "1"), 2,
+                'pgwitness watch: --values: "nosuchcol" is not a column of public.tasks '
+                '(names are taken as written)')
     check("... and no trigger was installed",
+          psql("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'tasks'::regclass") == "0")
+    # A table that does not exist is named as such, not its columns.
+    exact_error("watch nope --values status: no table (exit 1), not a missing column",
+                *cli("watch", "nope", "--values", "status", "--seconds", "1"), 1,
+                "pgwitness watch: cannot watch public.nope: no table public.nope")
+    exact_error("watch tasks nope --values nosuchcol: no table public.nope",
+                *cli("watch", "tasks", "nope", "--values", "nosuchcol", "--seconds", "1"), 1,
+                "pgwitness watch: cannot watch public.nope: no table public.nope (no trigger "
+                "was changed)")
+    # A comma in TABLE (a guess at a list, or at a table and its columns):
+    # the real syntax.
+    exact_error("watch tasks,status: the syntax of tables and value columns",
+                *cli("watch", "tasks,status", "--seconds", "1"), 1,
+                "pgwitness watch: cannot watch public.tasks,status: no table "
+                "public.tasks,status (a comma is part of a table name: give each table as an "
+                "argument of its own, and value columns with --values COL,...; rows are "
+                "identified by the primary key)")
+    exact_error("watch tasks,status --source=wal: the same",
+                *cli("watch", "tasks,status", "--source=wal", "--seconds", "1"), 1,
+                "pgwitness watch: cannot watch public.tasks,status: no table "
+                "public.tasks,status (a comma is part of a table name: give each table as an "
+                "argument of its own, and value columns with --values COL,...; rows are "
+                "identified by the primary key)")
+    exact_error("unwatch tasks,t1: the same, without --values",
+                *cli("unwatch", "tasks,t1"), 1,
+                "pgwitness unwatch: cannot unwatch public.tasks,t1: no table public.tasks,t1 "
+                "(a comma is part of a table name: give each table as an argument of its own)")
+    check("... no trigger was installed",
           psql("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'tasks'::regclass") == "0")
     rc, out, err = cli("watch", "--help")
     check("watch --help names the working pipeline",
@@ -1572,6 +1602,7 @@ def unwatch():
           [{"schema": "public", "table": "u1", "removed": False}], out + err)
 
 
+RESET_LINE = "scope reset: every subscription of this scope must refresh\n"
 DDL_LINE = ("ddl public.a_tasks: the table's definition changed: every subscription reading it "
             "must refresh\n")
 
@@ -1620,6 +1651,18 @@ def announce_ddl():
               f"event triggers pgwitness_ddl_command_end and pgwitness_sql_drop {said}\n",
               out + err)
     check("... none left", psql("SELECT count(*) FROM pg_event_trigger") == "0")
+    names = ["pgwitness_ddl_command_end", "pgwitness_sql_drop"]
+    for action, changed in [("install", True), ("install", False), ("remove", True),
+                            ("remove", False)]:
+        rc, out, err = cli("ddl-trigger", action, "--json")
+        check(f"ddl-trigger {action} --json (changed: {changed})", rc == 0 and err == "" and
+              json_or_none(out) == {"action": action, "event_triggers": names,
+                                    "changed": changed}, out + err)
+    # A role without USAGE on the pgwitness schema: told the GRANT.
+    exact_error("announce by a role without USAGE on the pgwitness schema: the GRANT",
+                *cli("-d", f"dbname={DB} user={role}", "announce", "a_tasks"), 1,
+                f"pgwitness announce: cannot announce public.a_tasks: role {role} has no USAGE "
+                f'on schema "pgwitness": grant it (GRANT USAGE ON SCHEMA pgwitness TO {role})')
     exact_error("ddl-trigger remove by a non-superuser, nothing to remove: refused",
                 *cli("-d", f"dbname={DB} user={role}", "ddl-trigger", "remove"), 1,
                 refused % "removing")
@@ -1630,6 +1673,12 @@ def announce_ddl():
           "all the same (subscriptions reading that name refresh)\n" and json_or_none(out) ==
           [{"schema": "public", "table": "a_tasks"}, {"schema": "public", "table": "gone"}],
           out + err)
+    rc, out, err = cli("announce", "a_tasks,n")
+    check("announce a_tasks,n: the note says a comma is part of the name", rc == 0 and
+          out == "public.a_tasks,n: announced\n" and
+          err == "pgwitness announce: note: no table public.a_tasks,n exists now; announced by "
+          "name all the same (subscriptions reading that name refresh) (a comma is part of a "
+          "table name: give each table as an argument of its own)\n", out + err)
     exact_error("announce --pgw-schema nope", *cli("announce", "a_tasks", "--pgw-schema",
                                                    "nope"), 1,
                 "pgwitness announce: cannot announce public.a_tasks: schema \"nope\" has no "
@@ -1756,9 +1805,13 @@ def stream_refusals():
     rc, out, err = cli("watch", "s_ok", "--source=wal", "--seconds=1")
     check("watch again adds the child", rc == 0 and published("s_okchild") == "1", out + err)
     psql("ALTER PUBLICATION pgwitness DROP TABLE ONLY s_okchild")
-    rc, out, err = cli("watch", "s_part", "--source=wal", "--seconds=2")
+    # (until it streams, which follows the gaps: making a slot can take
+    # seconds while the server is busy)
+    w = popen([CLI, "watch", "s_part", "--source=wal"])
+    streamed = read_lines(w, 1, 20).decode() == RESET_LINE
+    rc, out, err = stop(w)
     check("watch --source=wal: a gap is a warning on stderr, naming the fix",
-          rc == 0 and "\npgwitness watch: warning: public.s_okchild inherits from public.s_ok "
+          streamed and rc == 0 and "\npgwitness watch: warning: public.s_okchild inherits from public.s_ok "
           "but is not in publication pgwitness, so its writes are not sent: watch public.s_ok "
           "again (pgwitness watch --source=wal) to add it\n" in err, out + err)
     rc, out, err = cli("unwatch", "s_ok", "s_part", "--source=wal")
@@ -1839,28 +1892,49 @@ def stream_watch():
 
 
 def stream_gap_said_once():
-    """watch --source=wal says a gap once, though every reconnect reports it
-    again (here two: a configuration message each; the gap: an inheritance
-    child taken out of the publication)."""
+    """watch --source=wal says a gap once while it stays open, though every
+    reconnect reports it again (here two: a configuration message each; the
+    gap: an inheritance child taken out of the publication); a gap that
+    closes (a connect without it) and reopens is said again."""
     psql("CREATE TABLE s_gp (id int PRIMARY KEY)")
     rc, out, err = cli("watch", "s_gp", "--source=wal", "--seconds=1")
     psql("CREATE TABLE s_gpkid (PRIMARY KEY (id)) INHERITS (s_gp)")
     w = popen([CLI, "watch", "s_gp", "--source=wal"])
-    walsender = ("SELECT coalesce(max(s.active_pid), 0) FROM pg_replication_slots s "
-                 "WHERE s.database = current_database() AND s.active")
-    ready = wait_streaming()
+    # Each connect prints a scope reset on stdout once it streams, after
+    # its gaps: waiting for it, not for a new walsender, orders what
+    # follows after that connect's reading of the gaps.
+    def streamed():
+        return read_lines(w, 1, 20).decode() == RESET_LINE
+
+    def reconnect():
+        psql("SELECT pg_logical_emit_message(true, 'pgwitness.config', '')")
+        return streamed()
+    ready = streamed()
     psql("ALTER PUBLICATION pgwitness DROP TABLE ONLY s_gpkid")  # (the watch added it)
     for _ in range(2):
-        pid = psql(walsender)
-        psql("SELECT pg_logical_emit_message(true, 'pgwitness.config', '')")
-        ready = ready and wait_until(lambda: psql(walsender) not in ("0", pid), 20)
-    rc, out, err = stop(w)
+        ready = reconnect() and ready
     gap = ("pgwitness watch: warning: public.s_gpkid inherits from public.s_gp but is not in "
            "publication pgwitness, so its writes are not sent: watch public.s_gp again "
            "(pgwitness watch --source=wal) to add it\n")
-    check("watch --source=wal: a gap said once over two reconnects",
-          ready and rc == 0 and err.count(gap) == 1 and
-          err.count("from a new temporary slot") == 3, f"rc={rc}\n{err}")
+    # The gap closes (the child back in the publication: a connect without
+    # it), then reopens: said again, once over two more reconnects.
+    psql("ALTER PUBLICATION pgwitness ADD TABLE ONLY s_gpkid")
+    ready = reconnect() and ready
+    psql("ALTER PUBLICATION pgwitness DROP TABLE ONLY s_gpkid")
+    for _ in range(2):
+        ready = reconnect() and ready
+    rc, out, err = stop(w)
+    again = ("pgwitness watch: streaming again from a new temporary slot (scope reset: writes "
+             "in between were not seen)\n")
+    check("watch --source=wal: a gap said once over two reconnects, again when it reopens "
+          "after a connect without it",
+          ready and rc == 0 and err ==
+          'pgwitness watch: the stream of publication "pgwitness" for 1 table, a temporary '
+          "slot; Ctrl-C to stop\n"
+          "pgwitness watch: streaming from a new temporary slot (scope reset)\n" +
+          gap + again * 2 + again + gap + again * 2 +
+          "pgwitness watch: 0 write sets seen, 6 scope resets\n",
+          f"rc={rc} ready={ready}\n{err}")
     cli("unwatch", "s_gp", "--source=wal")
     psql("DROP TABLE s_gp CASCADE")
 

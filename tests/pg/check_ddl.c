@@ -346,16 +346,27 @@ START_TEST(announce_errors)
     ck_assert_str_eq(err.message, "schema \"nope\" has no announce_ddl(text,text,text[],boolean) "
                                   "(pgwitness schema version 5): run pgw_pq_install() to "
                                   "install or upgrade it");
-    /* Without the EXECUTE privilege: the server's error, and a caller's
-     * transaction stays usable. */
-    pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_ddl_user; "
-                 "CREATE ROLE pgwt_ddl_user; RESET client_min_messages; "
+    /* Without USAGE on the library schema: said, with the GRANT that
+     * fixes it; then with USAGE but without the EXECUTE privilege: the
+     * server's error. Each time a caller's transaction stays usable. */
+    pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS \"pgwt ddl_user\"; "
+                 "CREATE ROLE \"pgwt ddl_user\"; RESET client_min_messages; "
                  "REVOKE EXECUTE ON FUNCTION pgwitness.announce_ddl(text, text, text[], boolean) "
-                 "FROM PUBLIC; SET ROLE pgwt_ddl_user; BEGIN");
+                 "FROM PUBLIC; SET ROLE \"pgwt ddl_user\"; BEGIN");
     ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", NULL, &err), PGW_EPG);
+    ck_assert_str_eq(err.message, "role pgwt ddl_user has no USAGE on schema \"pgwitness\": "
+                                  "grant it (GRANT USAGE ON SCHEMA pgwitness TO \"pgwt "
+                                  "ddl_user\")");
     ck_assert_str_eq(err.sqlstate, "42501");
     ck_assert_int_eq(PQtransactionStatus(c), PQTRANS_INTRANS);
-    pgwt_exec(c, "COMMIT; RESET ROLE; DROP ROLE pgwt_ddl_user");
+    pgwt_exec(c, "COMMIT; RESET ROLE; GRANT USAGE ON SCHEMA pgwitness TO \"pgwt ddl_user\"; "
+                 "SET ROLE \"pgwt ddl_user\"; BEGIN");
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", NULL, &err), PGW_EPG);
+    ck_assert_str_eq(err.sqlstate, "42501");
+    ck_assert_ptr_nonnull(strstr(err.message, "permission denied for function announce_ddl"));
+    ck_assert_int_eq(PQtransactionStatus(c), PQTRANS_INTRANS);
+    pgwt_exec(c, "COMMIT; RESET ROLE; REVOKE USAGE ON SCHEMA pgwitness FROM \"pgwt ddl_user\"; "
+                 "DROP ROLE \"pgwt ddl_user\"");
     ck_assert(pgwt_no_payload(lc, 100));
     PQfinish(lc);
     PQfinish(c);

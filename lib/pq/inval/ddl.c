@@ -29,6 +29,33 @@ static int need_version_5(PGconn *conn, const char *schema, const char *signatur
     return PGW_OK;
 }
 
+/* USAGE on the library schema, which announce_ddl() needs: without it
+ * the server says only "permission denied for schema", not what to do.
+ * A schema that does not exist passes (need_version_5 says so). */
+static int need_usage(PGconn *conn, const char *schema, pgw_error *err)
+{
+    const char *params[1] = {schema};
+    PGresult *r;
+    int rc;
+    if ((rc = pgwi_pq_exec(&r, conn,
+                           "SELECT current_user, pg_catalog.format('GRANT USAGE ON SCHEMA %I "
+                           "TO %I', $1::text, current_user) FROM pg_catalog.pg_namespace n "
+                           "WHERE n.nspname = $1::text AND NOT "
+                           "pg_catalog.has_schema_privilege(n.oid, 'USAGE')",
+                           1, params, "checking the privileges on the pgwitness schema",
+                           err)) < 0)
+        return rc;
+    if (PQntuples(r) == 1) {
+        rc = pgwi_error(err, PGW_EPG,
+                        "role %.100s has no USAGE on schema \"%.100s\": grant it (%.250s)",
+                        PQgetvalue(r, 0, 0), schema, PQgetvalue(r, 0, 1));
+        if (err)
+            memcpy(err->sqlstate, "42501", 6);
+    }
+    PQclear(r);
+    return rc;
+}
+
 static int check_announce_options(const pgw_pq_announce_options *o, pgw_error *err)
 {
     int rc;
@@ -84,7 +111,8 @@ int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *table,
         goto done;
     const char *params[3] = {schema, table, chans};
     PGresult *r;
-    if ((rc = need_version_5(conn, pgw_schema, "announce_ddl(text,text,text[],boolean)", err)) < 0)
+    if ((rc = need_usage(conn, pgw_schema, err)) < 0 ||
+        (rc = need_version_5(conn, pgw_schema, "announce_ddl(text,text,text[],boolean)", err)) < 0)
         goto end;
     if ((rc = pgwi_pq_exec(&r, conn, sql, 3, params, "announcing the definition change", err)) < 0)
         goto end;
