@@ -477,6 +477,16 @@ static void collect_notice(void *arg, const PGresult *r)
     }
 }
 
+/* Runs `sql` on `c`, collecting its WARNINGs in `warnings` (one message
+ * per line, cleared first), then gives `c` its notice receiver back. */
+static void exec_collecting_warnings(PGconn *c, const char *sql)
+{
+    warnings[0] = '\0';
+    PQnoticeReceiver old = PQsetNoticeReceiver(c, collect_notice, NULL);
+    pgwt_exec(c, sql);
+    PQsetNoticeReceiver(c, old, NULL);
+}
+
 /* A failure inside the event trigger leaves the DDL committed, with a
  * WARNING: here its role may not run announce_ddl(). */
 START_TEST(failure_inside_is_a_warning)
@@ -946,10 +956,7 @@ static void made_again_published(PGconn *c, const char *table, const char *want_
     char sql[160];
     snprintf(sql, sizeof sql, "DROP TABLE %s; CREATE TABLE %s (id int PRIMARY KEY, v text)",
              table, table);
-    warnings[0] = '\0';
-    PQsetNoticeReceiver(c, collect_notice, NULL);
-    pgwt_exec(c, sql);
-    PQsetNoticeReceiver(c, NULL, NULL);
+    exec_collecting_warnings(c, sql);
     ck_assert_msg(warnings[0] == '\0', "%s", warnings);
     char *v = stream_rows(c, table);
     ck_assert_str_eq(v, want_rows);
@@ -1076,11 +1083,8 @@ START_TEST(made_again_without_usage_is_a_gap)
     pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
     pgwt_stream_until_streaming(s, 1);
     int gaps = s->gaps;
-    warnings[0] = '\0';
-    PQsetNoticeReceiver(c, collect_notice, NULL);
-    pgwt_exec(c, "SET ROLE pgwt_nousage; DROP TABLE nu; CREATE TABLE nu (id int PRIMARY KEY); "
-                 "RESET ROLE");
-    PQsetNoticeReceiver(c, NULL, NULL);
+    exec_collecting_warnings(c, "SET ROLE pgwt_nousage; DROP TABLE nu; "
+                                "CREATE TABLE nu (id int PRIMARY KEY); RESET ROLE");
     ck_assert_str_eq(warnings,
                      "pgwitness: public.nu was dropped by role pgwt_nousage, which has no USAGE "
                      "on the pgwitness schema: its drop was announced on the default channel "
@@ -1133,9 +1137,8 @@ START_TEST(made_again_without_usage_is_a_gap)
     pgwt_exec(c, "SET ROLE pgwt_nousage; DROP TABLE nu; RESET ROLE");
     pgwt_expect_write(lc, DDL("nu"));
     PGconn *c2 = pgwt_connect();
-    warnings[0] = '\0';
-    PQsetNoticeReceiver(c2, collect_notice, NULL);
-    pgwt_exec(c2, "SET ROLE pgwt_nousage; CREATE TABLE nu (id int PRIMARY KEY); RESET ROLE");
+    exec_collecting_warnings(c2, "SET ROLE pgwt_nousage; CREATE TABLE nu (id int PRIMARY KEY); "
+                                 "RESET ROLE");
     ck_assert_str_eq(warnings, "");
     PQfinish(c2);
     list = NULL;
@@ -1206,11 +1209,8 @@ START_TEST(stream_made_again_by_role_that_cannot_read_stream_tables)
     pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
     pgwt_stream_until_streaming(s, 1);
     int gaps = s->gaps;
-    warnings[0] = '\0';
-    PQsetNoticeReceiver(c, collect_notice, NULL);
-    pgwt_exec(c, "SET ROLE pgwt_usage_only; DROP TABLE su; CREATE TABLE su (id int PRIMARY KEY); "
-                 "RESET ROLE");
-    PQsetNoticeReceiver(c, NULL, NULL);
+    exec_collecting_warnings(c, "SET ROLE pgwt_usage_only; DROP TABLE su; "
+                                "CREATE TABLE su (id int PRIMARY KEY); RESET ROLE");
     ck_assert_str_eq(warnings, "pgwitness: public.su was watched for the stream (publication "
                                "pgwitness) before it was dropped, and is not published again: "
                                "must be owner of publication pgwitness\n");
@@ -1245,10 +1245,7 @@ START_TEST(disabled_stream_truncate_trigger_is_a_gap_at_once)
     long long root = pgwt_int(c, "SELECT 'sdp'::regclass::oid");
     snprintf(sql, sizeof sql, "ALTER TABLE sdp1 DISABLE TRIGGER pgwitness_stream_truncate_%lld",
              root);
-    warnings[0] = '\0';
-    PQsetNoticeReceiver(c, collect_notice, NULL);
-    pgwt_exec(c, sql);
-    PQsetNoticeReceiver(c, NULL, NULL);
+    exec_collecting_warnings(c, sql);
     snprintf(want, sizeof want, "pgwitness: trigger pgwitness_stream_truncate_%lld of public.sdp1 "
                                 "is disabled, so the writes it reports reach no subscription\n",
              root);

@@ -164,7 +164,7 @@ static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
     if (!drop && (rc = pgwi_pq_text_array(&vals, NULL, o->value_columns, o->n_value_columns,
                                           err)) < 0)
         goto done;
-    size_t len = (strlen(tbl) + strlen(shape)) * 2 + 1000;
+    size_t len = strlen(tbl) * 2 + strlen(shape) + 1000;
     if (!(sql = pgwi_malloc(len))) {
         rc = pgwi_enomem(err);
         goto done;
@@ -173,14 +173,15 @@ static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
         snprintf(sql, len, "DELETE FROM %s WHERE publication = $1 AND relid = $2::oid", tbl);
     else
         snprintf(sql, len,
-                 "WITH forgotten AS (DELETE FROM %s AS o USING %s($2::oid) sh "
+                 "WITH sh AS (SELECT * FROM %s($2::oid)), "
+                 "forgotten AS (DELETE FROM %s AS o USING sh "
                  "WHERE o.publication = $1 AND (o.schema_name, o.table_name) = "
                  "(sh.schema_name, sh.table_name) AND NOT EXISTS (SELECT FROM "
                  "pg_catalog.pg_class x WHERE x.oid = o.relid)) "
                  "INSERT INTO %s AS st (publication, relid, value_columns, schema_name, "
                  "table_name, key_columns, full_rows) SELECT $1, $2::oid, $3::text[], "
-                 "sh.schema_name, sh.table_name, sh.key_columns, sh.full_rows FROM %s($2::oid) "
-                 "sh ON CONFLICT (publication, relid) DO "
+                 "sh.schema_name, sh.table_name, sh.key_columns, sh.full_rows FROM sh "
+                 "ON CONFLICT (publication, relid) DO "
                  "UPDATE SET value_columns = EXCLUDED.value_columns, watched_at = now(), "
                  "schema_name = EXCLUDED.schema_name, table_name = EXCLUDED.table_name, "
                  "key_columns = EXCLUDED.key_columns, full_rows = EXCLUDED.full_rows "
@@ -188,7 +189,7 @@ static int record_values(bool *changed, PGconn *conn, const char *pgw_schema,
                  "st.full_rows) IS DISTINCT FROM (EXCLUDED.value_columns, "
                  "EXCLUDED.schema_name, EXCLUDED.table_name, EXCLUDED.key_columns, "
                  "EXCLUDED.full_rows)",
-                 tbl, shape, tbl, shape);
+                 shape, tbl, tbl);
     const char *params[3] = {publication, relid, vals};
     PGresult *r;
     pgw_error re;

@@ -496,41 +496,39 @@ BEGIN
                 USING HINT = 'watch it again: pgw_pq_watch_table, pgwitness watch';
         END;
     END LOOP;
-    IF EXISTS (SELECT FROM remembered_publications(rel)) THEN
-        FOR _w IN SELECT r.pub FROM remembered_publications(rel) r(pub) LOOP
-            _out := coalesce(_out, '{}');
-            IF _c.relkind NOT IN ('r', 'p') OR _c.relispartition OR NOT _c.identity THEN
-                RAISE WARNING 'pgwitness: % was watched for the stream (publication %) before '
-                              'it was dropped, and is not published again: %', rel, _w.pub,
-                              CASE WHEN _c.relispartition THEN 'it is made as a partition'
-                                   WHEN _c.relkind NOT IN ('r', 'p') THEN 'it is not a table'
-                                   ELSE 'it has no usable replica identity' END
-                    USING HINT = 'give it a primary key (or REPLICA IDENTITY FULL) and watch '
-                                 'it again: pgw_pq_stream_watch_table, pgwitness watch '
-                                 '--source=wal';
-                _unpublished := true; -- (running streams report it as a GAP)
-                CONTINUE;
-            END IF;
-            BEGIN
-                IF NOT EXISTS (SELECT FROM pg_publication_rel pr
-                                 JOIN pg_publication p ON p.oid = pr.prpubid
-                                WHERE p.pubname = _w.pub AND pr.prrelid = rel) THEN
-                    EXECUTE format('ALTER PUBLICATION %I ADD TABLE %s%s', _w.pub,
-                                   CASE WHEN _c.relkind = 'r' THEN 'ONLY ' ELSE '' END, rel);
-                END IF;
-                _pubs := _pubs + adopt_stream(rel);
-            EXCEPTION WHEN OTHERS THEN
-                RAISE WARNING 'pgwitness: % was watched for the stream (publication %) before '
-                              'it was dropped, and is not published again: %', rel, _w.pub,
-                              SQLERRM
-                    USING HINT = 'watch it again: pgw_pq_stream_watch_table, pgwitness watch '
-                                 '--source=wal';
-                _unpublished := true;
-            END;
-        END LOOP;
-        IF _pubs > 0 OR (_unpublished AND current_setting('wal_level') = 'logical') THEN
-            PERFORM pg_logical_emit_message(true, 'pgwitness.config', '');
+    FOR _w IN SELECT r.pub FROM remembered_publications(rel) r(pub) LOOP
+        _out := coalesce(_out, '{}');
+        IF _c.relkind NOT IN ('r', 'p') OR _c.relispartition OR NOT _c.identity THEN
+            RAISE WARNING 'pgwitness: % was watched for the stream (publication %) before '
+                          'it was dropped, and is not published again: %', rel, _w.pub,
+                          CASE WHEN _c.relispartition THEN 'it is made as a partition'
+                               WHEN _c.relkind NOT IN ('r', 'p') THEN 'it is not a table'
+                               ELSE 'it has no usable replica identity' END
+                USING HINT = 'give it a primary key (or REPLICA IDENTITY FULL) and watch '
+                             'it again: pgw_pq_stream_watch_table, pgwitness watch '
+                             '--source=wal';
+            _unpublished := true; -- (running streams report it as a GAP)
+            CONTINUE;
         END IF;
+        BEGIN
+            IF NOT EXISTS (SELECT FROM pg_publication_rel pr
+                             JOIN pg_publication p ON p.oid = pr.prpubid
+                            WHERE p.pubname = _w.pub AND pr.prrelid = rel) THEN
+                EXECUTE format('ALTER PUBLICATION %I ADD TABLE %s%s', _w.pub,
+                               CASE WHEN _c.relkind = 'r' THEN 'ONLY ' ELSE '' END, rel);
+            END IF;
+            _pubs := _pubs + adopt_stream(rel);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'pgwitness: % was watched for the stream (publication %) before '
+                          'it was dropped, and is not published again: %', rel, _w.pub,
+                          SQLERRM
+                USING HINT = 'watch it again: pgw_pq_stream_watch_table, pgwitness watch '
+                             '--source=wal';
+            _unpublished := true;
+        END;
+    END LOOP;
+    IF _pubs > 0 OR (_unpublished AND current_setting('wal_level') = 'logical') THEN
+        PERFORM pg_logical_emit_message(true, 'pgwitness.config', '');
     END IF;
     RETURN _out;
 END
@@ -575,16 +573,17 @@ DECLARE
     _o record;
     _again text[];
     _payload text;
-    _dropped jsonb;
-    _schema text := (SELECT p.pronamespace::regnamespace::text
-                       FROM pg_event_trigger e JOIN pg_proc p ON p.oid = e.evtfoid
-                      WHERE e.evtname IN ('pgwitness_ddl_command_end', 'pgwitness_sql_drop')
-                      LIMIT 1);
-    _usage boolean := coalesce((SELECT has_schema_privilege(p.pronamespace, 'USAGE')
-                                  FROM pg_event_trigger e JOIN pg_proc p ON p.oid = e.evtfoid
-                                 WHERE e.evtname IN ('pgwitness_ddl_command_end',
-                                                     'pgwitness_sql_drop')
-                                 LIMIT 1), true);
+    _stream_off boolean;
+    -- the watched tables this session dropped without USAGE (below)
+    _dropped jsonb := coalesce(nullif(current_setting('pgwitness.dropped_watched', true), ''),
+                               '[]')::jsonb;
+    -- this schema (the event triggers'), and whether the role may use it
+    _nsp oid := (SELECT p.pronamespace
+                   FROM pg_event_trigger e JOIN pg_proc p ON p.oid = e.evtfoid
+                  WHERE e.evtname IN ('pgwitness_ddl_command_end', 'pgwitness_sql_drop')
+                  LIMIT 1);
+    _schema text := _nsp::regnamespace::text;
+    _usage boolean := coalesce(has_schema_privilege(_nsp, 'USAGE'), true);
 BEGIN
     -- The DDL of watch_below() (migration 4) and rewatch(), pgwitness's own
     -- triggers: no definition change, and made by it while it runs.
@@ -635,12 +634,9 @@ BEGIN
                         PERFORM pg_logical_emit_message(true, 'pgwitness', _payload);
                     END IF;
                     IF _r.own THEN
-                        _dropped := coalesce(nullif(current_setting('pgwitness.dropped_watched',
-                                                                    true), ''), '[]')::jsonb;
                         IF NOT _dropped @> jsonb_build_array(jsonb_build_array(_r.s, _r.t)) THEN
-                            PERFORM set_config('pgwitness.dropped_watched',
-                                               (_dropped || jsonb_build_array(
-                                                   jsonb_build_array(_r.s, _r.t)))::text,
+                            _dropped := _dropped || jsonb_build_array(jsonb_build_array(_r.s, _r.t));
+                            PERFORM set_config('pgwitness.dropped_watched', _dropped::text,
                                                false);
                         END IF;
                         RAISE WARNING 'pgwitness: %.% was dropped by role %, which has no USAGE '
@@ -770,9 +766,7 @@ BEGIN
         IF NOT _usage THEN
             -- a table made again under the name of a watched table this
             -- session dropped (above): not watched again
-            IF _r.created AND coalesce(nullif(current_setting('pgwitness.dropped_watched', true),
-                                              ''), '[]')::jsonb
-                              @> jsonb_build_array(jsonb_build_array(_r.s, _r.t)) THEN
+            IF _r.created AND _dropped @> jsonb_build_array(jsonb_build_array(_r.s, _r.t)) THEN
                 _payload := format('{"version":1,"schema":%s,"table":%s,"op":"ddl"}',
                                    to_json(_r.s)::text, to_json(_r.t)::text);
                 PERFORM pg_notify('pgwitness', _payload);
@@ -838,22 +832,26 @@ BEGIN
             -- their configuration again, which reports it as a GAP (not
             -- at CREATE TRIGGER: a watch makes the stream's ENABLE ALWAYS
             -- by the ALTER TABLE after it)
-            FOR _o IN
-                SELECT t.tgname::text AS tg, t.tgname LIKE 'pgwitness\_stream\_%' AS stream
-                  FROM pg_trigger t
-                 WHERE _r.altered AND t.tgrelid = _r.relid AND t.tgname LIKE 'pgwitness\_%'
-                   AND (t.tgenabled = 'D'
-                        OR (t.tgenabled <> 'A' AND t.tgname LIKE 'pgwitness\_stream\_%'))
-                 ORDER BY 1
-            LOOP
-                RAISE WARNING 'pgwitness: trigger % of %.% is disabled, so the writes it '
-                              'reports reach no subscription', _o.tg, _r.s, _r.t
-                    USING HINT = 'watch the table again (pgwitness watch) to enable it; '
-                                 'pgw_pq_watch_gaps lists what is not covered';
-                IF _o.stream AND current_setting('wal_level') = 'logical' THEN
+            IF _r.altered THEN
+                _stream_off := false;
+                FOR _o IN
+                    SELECT t.tgname::text AS tg, t.tgname LIKE 'pgwitness\_stream\_%' AS stream
+                      FROM pg_trigger t
+                     WHERE t.tgrelid = _r.relid AND t.tgname LIKE 'pgwitness\_%'
+                       AND (t.tgenabled = 'D'
+                            OR (t.tgenabled <> 'A' AND t.tgname LIKE 'pgwitness\_stream\_%'))
+                     ORDER BY 1
+                LOOP
+                    RAISE WARNING 'pgwitness: trigger % of %.% is disabled, so the writes it '
+                                  'reports reach no subscription', _o.tg, _r.s, _r.t
+                        USING HINT = 'watch the table again (pgwitness watch) to enable it; '
+                                     'pgw_pq_watch_gaps lists what is not covered';
+                    _stream_off := _stream_off OR _o.stream;
+                END LOOP;
+                IF _stream_off AND current_setting('wal_level') = 'logical' THEN
                     PERFORM pg_logical_emit_message(true, 'pgwitness.config', '');
                 END IF;
-            END LOOP;
+            END IF;
             PERFORM publish_child(_r.relid::regclass);
             -- a watched table renamed: its old name too (trigger_watches
             -- and stream_tables remember it)
