@@ -119,17 +119,26 @@ static double position_evidence(const pgw_snapshot *a, size_t i, const pgw_snaps
     return 1.0 - fabs(ra - rb);
 }
 
-/* The shape of the values S: the frequency profiles when both columns keep
- * most-common values, else the value-shape score of the parts that could
- * be read (pgwi_value_evidence_of leaves freq_profile out of its score
- * exactly then), else -1. */
+/* The shape of the values S: for two numeric or two temporal columns that
+ * have values outside their most-common values (measurements rather than
+ * codes), the whole value-shape score, with the relabelling reading in it
+ * for its frequency part; else, when both columns keep most-common values,
+ * the relabelling reading alone (the frequency profiles, damped by the
+ * share deviation that a change of rows and sampling do not explain);
+ * else the value-shape score of the parts that could be read; else -1. */
 static double shape_reading(const pgw_snapshot *a, size_t i, const pgw_snapshot *b, size_t j)
 {
-    double f = pgwi_value_freq_profile(a, i, b, j);
-    if (f >= 0)
+    const pgwi_prep *pa = &a->prep[i], *pb = &b->prep[j];
+    double f = pgwi_value_relabelling(a, i, b, j, NULL);
+    bool measured = pa->n_cdf && pb->n_cdf && pa->numeric == pb->numeric &&
+                    pa->temporal == pb->temporal && (pa->numeric || pa->temporal) &&
+                    (pa->rank_tail || pb->rank_tail || !pa->n_rank || !pb->n_rank);
+    if (f >= 0 && !measured)
         return round4(f);
     pgwi_value_evidence ve;
     pgwi_value_evidence_of(&ve, a, i, b, j);
+    if (f >= 0)
+        return pgwi_value_evidence_rescore(&ve, f);
     if (ve.pattern >= 0 || ve.range >= 0)
         return ve.score;
     return -1.0;

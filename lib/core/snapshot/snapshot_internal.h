@@ -57,6 +57,9 @@ typedef struct pgwi_prep {
     /* Any mode: */
     size_t n_rank;        /* MCV frequency profile, descending: runs of n */
     pgwi_xw *rank;        /* values of share x each (x: frequency, w: count) */
+    size_t n_mcv_share;   /* the MCV shares of rank alone, descending, */
+    double *mcv_share;
+    bool rank_tail;       /* and whether values outside the MCVs remain */
 } pgwi_prep;
 
 struct pgw_snapshot {

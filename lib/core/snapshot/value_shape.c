@@ -174,6 +174,12 @@ static int store_xw(pgwi_xw **out, size_t *n_out, pgwi_arena *a, pgwi_xw *t, siz
     return PGW_OK;
 }
 
+static int cmp_double_desc(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return a < b ? 1 : a > b ? -1 : 0;
+}
+
 /* The rank-frequency profile: MCV shares descending, then the values
  * outside the list as one run of equal shares. */
 static int prepare_ranks(pgwi_prep *pr, pgwi_arena *a, const pgw_profile *p, bool has_rows,
@@ -219,6 +225,14 @@ static int prepare_ranks(pgwi_prep *pr, pgwi_arena *a, const pgw_profile *p, boo
         pr->rank[n].x = rest / tail_n / total;
         pr->rank[n++].w = tail_n;
     }
+    pr->mcv_share = pgwi_arena_calloc(a, nm, sizeof *pr->mcv_share);
+    if (!pr->mcv_share)
+        return PGW_ENOMEM;
+    for (size_t i = 0; i < nm; i++)
+        pr->mcv_share[i] = pr->rank[i].x;
+    qsort(pr->mcv_share, nm, sizeof *pr->mcv_share, cmp_double_desc);
+    pr->n_mcv_share = nm;
+    pr->rank_tail = rest > 0;
     qsort(pr->rank, n, sizeof *pr->rank, cmp_xw_desc);
     pr->n_rank = n;
     return PGW_OK;
@@ -457,6 +471,86 @@ double pgwi_value_freq_profile(const pgw_snapshot *sa, size_t ia, const pgw_snap
     if (!a->has_values || !b->has_values || !a->n_rank || !b->n_rank)
         return -1.0;
     return rank_closeness(a->rank, a->n_rank, b->rank, b->n_rank);
+}
+
+/* The relabelling reading (value_shape.h, "relabelling"). */
+#define RELABEL_SAMPLE 30000.0 /* rows ANALYZE samples at default_statistics_target 100 */
+#define RELABEL_Z 3.0          /* standard errors of sampling allowed */
+#define RELABEL_FLOOR 0.005    /* float4 frequencies, rounding of the estimate */
+#define RELABEL_SCALE 0.10     /* excess at which the reading is 0 */
+
+/* Sampling variance of a share p estimated by ANALYZE from a table of n
+ * rows: it reads min(n, RELABEL_SAMPLE) of them, without replacement. */
+static double share_variance(double p, double n)
+{
+    double m = n < RELABEL_SAMPLE ? n : RELABEL_SAMPLE;
+    double v = p * (1.0 - p) / m * (1.0 - m / n);
+    return v > 0 ? v : 0.0;
+}
+
+double pgwi_value_relabelling(const pgw_snapshot *sa, size_t ia, const pgw_snapshot *sb,
+                              size_t ib, double *excess_out)
+{
+    double f = pgwi_value_freq_profile(sa, ia, sb, ib);
+    if (excess_out)
+        *excess_out = -1.0;
+    if (f < 0)
+        return -1.0;
+    if (!sa->has_rows || !sb->has_rows || sa->rows <= 0 || sb->rows <= 0)
+        return f; /* no row counts: no tolerance can be told, no damping */
+    const pgwi_prep *a = &sa->prep[ia], *b = &sb->prep[ib];
+    double na = (double)sa->rows, nb = (double)sb->rows;
+    double lo = na < nb ? na : nb, hi = na < nb ? nb : na;
+    double moved = (hi - lo) / hi;
+    size_t n = a->n_mcv_share > b->n_mcv_share ? a->n_mcv_share : b->n_mcv_share;
+    double excess = 0;
+    for (size_t k = 0; k < n; k++) {
+        double x, y;
+        if (k < a->n_mcv_share)
+            x = a->mcv_share[k];
+        else if (a->rank_tail)
+            break; /* the share at this rank is not known */
+        else
+            x = 0;
+        if (k < b->n_mcv_share)
+            y = b->mcv_share[k];
+        else if (b->rank_tail)
+            break;
+        else
+            y = 0;
+        double p = (x + y) / 2.0;
+        double tol = RELABEL_FLOOR + moved +
+                     RELABEL_Z * sqrt(share_variance(p, na) + share_variance(p, nb));
+        double d = fabs(x - y) - tol;
+        if (d > 0)
+            excess += d;
+    }
+    if (excess_out)
+        *excess_out = excess;
+    double damp = 1.0 - excess / RELABEL_SCALE;
+    return damp > 0 ? f * damp : 0.0;
+}
+
+double pgwi_value_evidence_rescore(const pgwi_value_evidence *ve, double freq)
+{
+    double sum = 0, weight = 0;
+    if (ve->pattern >= 0) {
+        sum += W_PATTERN * ve->pattern + W_LENGTH * ve->length + W_DIGITS * ve->digits;
+        weight += W_PATTERN + W_LENGTH + W_DIGITS;
+    }
+    if (ve->range >= 0) {
+        sum += W_RANGE * ve->range + W_SHAPE * ve->shape;
+        weight += W_RANGE + W_SHAPE;
+    }
+    if (freq >= 0) {
+        sum += W_FREQ * freq;
+        weight += W_FREQ;
+    }
+    if (!(weight > 0))
+        return 0.0;
+    double score = sum / weight;
+    score = score < 0 ? 0 : score > 1 ? 1 : score;
+    return round(score * 10000.0) / 10000.0;
 }
 
 void pgwi_value_evidence_of(pgwi_value_evidence *out, const pgw_snapshot *sa, size_t ia,

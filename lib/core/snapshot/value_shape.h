@@ -118,6 +118,18 @@ void pgwi_value_evidence_of(pgwi_value_evidence *out, const pgw_snapshot *a, siz
 double pgwi_value_freq_profile(const pgw_snapshot *a, size_t ia, const pgw_snapshot *b,
                                size_t ib);
 
+/* The frequency profile as evidence that one column's categories were
+ * relabelled into the other's ("relabelling" above): freq_profile times
+ * max(0, 1 - excess / 0.10), -1 when freq_profile is. excess_out (may be
+ * NULL) receives the excess, -1 when freq_profile is -1. */
+double pgwi_value_relabelling(const pgw_snapshot *a, size_t ia, const pgw_snapshot *b,
+                              size_t ib, double *excess_out);
+
+/* The score of ve (the weighted mean of its computed parts, as
+ * pgwi_value_evidence_of computes it) with freq in place of its
+ * freq_profile (-1: left out). */
+double pgwi_value_evidence_rescore(const pgwi_value_evidence *ve, double freq);
+
 /* Prepares the value-shape fields of pr (the frequency profile in every
  * mode; patterns, lengths and digits for raw profiles; the normalised CDF
  * when prepare_profile() has built a numeric or temporal one), in the
