@@ -800,6 +800,56 @@ static void print_errors(const br_strategy *s, const br_result *r, const br_corp
         printf("  no FP, no FN\n");
 }
 
+/* The unrelated-pair probe: every ordered pair of two distinct columns of
+ * one snapshot of the corpus (old and new of each pair) is scored as a
+ * rename the way strategy `s` with `params` scores one, and those at or over
+ * its threshold are counted. Two columns of one table are never a rename,
+ * so the count is how many unrelated pairs the rule would accept if one were
+ * removed and the other added: the exposure a lower threshold buys. The
+ * value rule of (a) and (c) is the profile similarity (names of one table
+ * are distinct, so (a)'s equal-folded-names rule is not probed, and (b)
+ * gets no figure). Returns false when the strategy has no such figure;
+ * *pairs is the number of ordered pairs. */
+static bool unrelated_over(size_t *over, size_t *pairs, const br_strategy *s, const void *params,
+                           const br_corpus *c)
+{
+    bool combined = s->predict == predict_combined;
+    if (!combined && s->predict != predict_today && s->predict != predict_values)
+        return false;
+    pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
+    double threshold;
+    if (combined) {
+        o = combined_options(params);
+        threshold = o.rename_threshold;
+    } else {
+        threshold = ((const diff_params *)params)->rename_threshold;
+    }
+    *over = *pairs = 0;
+    for (size_t i = 0; i < c->n; i++)
+        for (int side = 0; side < 2; side++) {
+            const pgw_snapshot *t = side ? c->pairs[i].new : c->pairs[i].old;
+            size_t n = pgw_snapshot_column_count(t);
+            for (size_t x = 0; x < n; x++)
+                for (size_t y = 0; y < n; y++) {
+                    if (x == y)
+                        continue;
+                    pgw_error err;
+                    double v;
+                    if (combined) {
+                        pgw_rename_parts rp;
+                        if (pgw_rename_score(&v, &rp, t, x, t, y, &o, &err) < 0)
+                            die("pgw_rename_score: %s", err.message);
+                    } else if (pgw_profile_similarity(&v, NULL, t, x, t, y, &err) < 0) {
+                        die("pgw_profile_similarity: %s", err.message);
+                    }
+                    (*pairs)++;
+                    if (v > 0 && v >= threshold)
+                        (*over)++;
+                }
+        }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2 || (argc == 2 && (strcmp(argv[1], "-h") == 0 ||
@@ -816,7 +866,7 @@ int main(int argc, char **argv)
         truths += c.pairs[i].renamed.n;
         ambiguous += c.pairs[i].ambiguous.n;
     }
-    printf("pgwitness %s — rename detection on %zu published format changes (%s)\n",
+    printf("pgwitness %s — rename detection on %zu format changes of the corpus (%s)\n",
            pgw_version(), c.n, dir);
     printf("%zu true renames, %zu ambiguous pairs (predicted: counted neither way)\n\n", truths,
            ambiguous);
@@ -858,6 +908,17 @@ int main(int argc, char **argv)
             printf("\n");
         }
     }
+    size_t probed = 0;
+    printf("unrelated pairs (two distinct columns of one snapshot) at or over the threshold\n");
+    printf("  %-38s", "in-sample parameters");
+    for (size_t s = 0; s < N_STRATEGIES; s++) {
+        size_t over;
+        if (unrelated_over(&over, &probed, &strategies[s], res[s].params, &c))
+            printf(" | %12zu", over);
+        else
+            printf(" | %12s", "-");
+    }
+    printf("\n  (of %zu ordered pairs; the value rule alone for (a) and (c))\n", probed);
     for (size_t k = 0; k < N_STRATEGIES; k++)
         if (strategies[k].tune == tune_combined) {
             const combined_params *t = (const combined_params *)res[k].params;
