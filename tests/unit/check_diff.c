@@ -563,14 +563,15 @@ START_TEST(hashed_profiles_degrade)
      * the normalised distributions agree, the patterns half (-dd.dd against
      * -ddd.dd), the ranges not at all: 0.6324. The profiles share nothing
      * but null_frac and n_distinct: 0.3. values 0.2 * 0.3 + 0.8 * 0.6324 =
-     * 0.5659; name (pickup kept, lng and lon unmatched) 0.5; score 0.45 *
-     * 0.5 + 0.55 * 0.5659 = 0.5362: a rename. */
+     * 0.5659; name (pickup kept, lng and lon synonyms: one end of the
+     * lat/lon axis) 0.6 + 0.4 * 0.9 ... = 0.9; score 0.45 * 0.9 + 0.55 *
+     * 0.5659 = 0.7162. */
     double raw = rscore(&p, ra, 0, rb, 0);
-    expect_parts(&p, 0.5362, 0.5, 0.5659, 0.3, 0.6324, 1.0, 1.0);
+    expect_parts(&p, 0.7162, 0.9, 0.5659, 0.3, 0.6324, 1.0, 1.0);
     /* Hashed (either side, or both): no shape; values = the profile, 0.3;
-     * score 0.225 + 0.165 = 0.39, below the threshold: no rename. */
+     * score 0.405 + 0.165 = 0.57, a rename by its name and profile. */
     double hashed = rscore(&p, ha, 0, hb, 0);
-    expect_parts(&p, 0.39, 0.5, 0.3, 0.3, -1.0, 1.0, 1.0);
+    expect_parts(&p, 0.57, 0.9, 0.3, 0.3, -1.0, 1.0, 1.0);
     ck_assert(rscore(&p, ra, 0, hb, 0) == hashed);
     ck_assert(rscore(&p, ha, 0, rb, 0) == hashed);
     ck_assert(hashed < raw);
@@ -866,8 +867,10 @@ START_TEST(corpus_pair_scores)
         /* The counterpart: pickup against dropoff halves the name (0). */
         {"nyctaxi-tlc-seaborn", "tpep_pickup_datetime", "dropoff", 0.4712, 0.0, 0.8583, 0.2998,
          0.9979, 1.0, 0.9643},
-        /* A location ID became a zone name: only the frequency profile. */
-        {"nyctaxi-tlc-seaborn", "PULocationID", "pickup_zone", 0.4274, 0.0, 0.8353, 0.2364,
+        /* A location ID became a zone name: the frequency profile, and pu
+         * / pickup (one end of the pickup/dropoff axis: synonyms 0.8):
+         * name 0.6 * 0.8 / 2 + 0.4 * 0.8 / 2.5 = 0.368. */
+        {"nyctaxi-tlc-seaborn", "PULocationID", "pickup_zone", 0.5815, 0.368, 0.8353, 0.2364,
          0.985, 0.0, 0.6071},
         {"nyctaxi-tlc-seaborn", "PULocationID", "dropoff_zone", 0.4144, 0.0, 0.8129, 0.237,
          0.9569, 0.0, 0.5357},

@@ -44,7 +44,7 @@ static const row rows[] = {
     {"start\xC2\xA0time", "START_TIME", 1, 1, 0, 0, 0, EXACT},
     /* Abbreviations. */
     {"Quantity", "qty", 0.7, 0, 0.7, 0, 0, EXACT},     /* skeleton q|ty */
-    {"Longitude", "lng", 0.7, 0, 0.7, 0, 0, EXACT},    /* skeleton l|ng */
+    {"Longitude", "lng", 0.8, 0, 0, 0, 0.8, EXACT},    /* one end of lat/lon beats skeleton l|ng */
     {"amount", "amt", 0.7, 0, 0.7, 0, 0, EXACT},       /* skeleton am|t */
     {"Longitude", "lon", 0.8, 0, 0.8, 0, 0, EXACT},    /* prefix */
     {"Temperature", "temp", 0.8, 0, 0.8, 0, 0, EXACT}, /* prefix */
@@ -78,6 +78,14 @@ static const row rows[] = {
     {"from_date", "start_date", 1.3 / 1.5, 1.0 / 3, 0, 0, 1.6 / 3, EXACT},
     {"to_date", "end_date", 1.3 / 1.5, 1.0 / 3, 0, 0, 1.6 / 3, EXACT},
     {"customer_id", "customer_key", 1.4 / 1.5, 2.0 / 3, 0, 0, 0.8 / 3, EXACT},
+    /* Two words of one end of a role axis: pu / pickup, do / dropoff, lng /
+     * lon, src / origin; never a function word (in / inbound). */
+    {"PULocationID", "pickup_location_id", 2.3 / 2.5, 3.0 / 5, 0, 0, 1.6 / 5, EXACT},
+    {"DOLocationID", "dropoff_zone", 0.6 * 0.4 + 0.4 * 0.32, 0, 0, 0, 1.6 / 4.5, EXACT},
+    {"lng", "lon", 0.8, 0, 0, 0, 0.8, EXACT},
+    {"src_city", "origin_city", 0.9, 0.5, 0, 0, 0.4, EXACT},
+    {"in_flag", "inbound_flag", 0.6 * (1.25 / 1.5) + 0.4 * (1 / 1.5), 1.5 / 3, 0.75 / 3, 0, 0,
+     EXACT}, /* in a prefix of inbound, 2 letters */
     {"num_passengers", "passenger_count", 1.3 / 1.5, 0, 0, 0.6, 0.8 / 3, EXACT},
     /* Negatives: counterparts, a shared class word only, nothing. */
     {"start_station_id", "end_station_id", 0.5 * 0.6, 0.6, 0, 0, 0, EXACT},
@@ -94,7 +102,7 @@ static const row rows[] = {
     {"Unnamed: 0", "Unnamed: 1", 0.25, 0.5, 0, 0, 0, EXACT},
     {"sex", "species", 0, 0, 0, 0, 0, EXACT},
     {"lat", "lon", 0, 0, 0, 0, 0, EXACT},
-    {"lng", "lon", 0, 0, 0, 0, 0, EXACT},
+    {"lat", "lng", 0, 0, 0, 0, 0, EXACT},
     {"age", "weight", 0, 0, 0, 0, 0, EXACT},
     /* Non-ASCII: letters, never split, not case-folded. */
     {"température", "temperature", 10.0 / 11, 0, 0, 10.0 / 11, 0, EXACT},

@@ -49,13 +49,16 @@
  *                have 9 or more; L the longer length                  1 - d/L
  *                and when each name is a single token, at any
  *                distance, each edit counted twice (id / uid: 1/3)    1 - 2d/L, if > 0
- *      SYNONYM   two tokens of one group of the table below           0.8
+ *      SYNONYM   two tokens of one group of the table below, or two
+ *                words of one end of a role axis below (pu / pickup,
+ *                do / dropoff, lng / lon, src / origin), unless one is
+ *                a stop word (in / inbound), where no abbreviation
+ *                above scores as much                                 0.8
  *      PREFIX    the shorter token begins the longer
  *                (temp / temperature, glu / glucose)                  0.8, 0.5 if 2 letters
  *      SKELETON  the shorter token is the longer's first letters,
  *                then only consonants found in order in the rest of
- *                the longer (qty / quantity, lng / longitude,
- *                amt / amount)                                        0.7, 0.4 if 2 letters
+ *                the longer (qty / quantity, amt / amount)            0.7, 0.4 if 2 letters
  *      ACRONYM   a 2- or 3-letter token, the initials of as many
  *                adjacent tokens (bp / blood|pressure,
  *                dob / date|of|birth)                                 0.8, 0.6 if 2 letters
@@ -124,7 +127,9 @@
  * id ~ num and num ~ count but not id ~ count. quantity is not a synonym
  * of count (a quantity may be a measure, kg of rice); qty is its skeleton.
  *
- * Role axes: start/end (begin from start | end stop to until), first/last,
+ * Role axes (the words of one end name one role, so they are synonyms
+ * too: they are how one role is spelt in different formats): start/end
+ * (begin from start | end stop to until), first/last,
  * pickup/dropoff (pickup pu | dropoff do, as trip records name them),
  * origin/destination (origin orig source src | destination dest dst
  * target), min/max (min minimum low lo lowest | max maximum high hi
@@ -585,7 +590,13 @@ static double pair_sim(const ns_name *a, const ns_token *ta, const ns_name *b,
 {
     bool letters = ta->kind == TK_LETTERS && tb->kind == TK_LETTERS;
     bool first = ta->first == tb->first;
-    if (!first && !one && !(letters && (ta->syn & tb->syn)))
+    /* Two words of one end of a role axis name one role (pu / pickup,
+     * lng / lon, src / origin): synonyms, unless a function word (in). */
+    bool pole = letters && ta->axis != AX_NONE && ta->axis < AX_NUMBER &&
+                ta->axis == tb->axis && ta->pole == tb->pole && ta->wclass != WC_STOP &&
+                tb->wclass != WC_STOP;
+    bool syn = letters && (ta->syn & tb->syn);
+    if (!first && !one && !syn && !pole)
         return 0; /* the common case: nothing below can match */
     const uint32_t *s = a->ch + ta->start, *t = b->ch + tb->start;
     size_t m = ta->len, n = tb->len;
@@ -621,7 +632,7 @@ static double pair_sim(const ns_name *a, const ns_token *ta, const ns_name *b,
             }
         }
     }
-    if (letters && (ta->syn & tb->syn) && SIM_SYNONYM > best) {
+    if (syn && SIM_SYNONYM > best) {
         best = SIM_SYNONYM;
         bk = K_SYNONYM;
     }
@@ -657,6 +668,12 @@ static double pair_sim(const ns_name *a, const ns_token *ta, const ns_name *b,
                 bk = K_SKELETON;
             }
         }
+    }
+    /* After the abbreviations, which win a tie (lon is a prefix of
+     * longitude). */
+    if (pole && SIM_SYNONYM > best) {
+        best = SIM_SYNONYM;
+        bk = K_SYNONYM;
     }
     *kind = bk;
     return best;

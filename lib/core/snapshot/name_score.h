@@ -48,7 +48,9 @@ typedef struct pgwi_name_evidence {
                        (id / uid) */
     double synonym; /* the built-in synonym table: from / start / begin,
                        to / end / stop / until, id / key / no / num / number,
-                       count / cnt / num / number, sex / gender, ... */
+                       count / cnt / num / number, sex / gender, ...; and two
+                       words of one end of a role axis (pu / pickup,
+                       lng / lon, src / origin) */
 } pgwi_name_evidence;
 
 /* The similarity of two column names as names, in [0, 1], from their text
