@@ -62,6 +62,13 @@
  *      ACRONYM   a 2- or 3-letter token, the initials of as many
  *                adjacent tokens (bp / blood|pressure,
  *                dob / date|of|birth)                                 0.8, 0.6 if 2 letters
+ *    A name of 63 bytes (NAMEDATALEN - 1) that ends in a letter or digit
+ *    is taken as cut there by PostgreSQL, which truncates longer
+ *    identifiers to 63 bytes: its last token, when a letter token of 3 or
+ *    more characters that begins the other token, is that word cut short
+ *    and matches it as EXACT (1), not as PREFIX ("... Who Were Spe" /
+ *    speeding). A cut before a multi-byte character leaves 61 or 62 bytes
+ *    and is not seen.
  *    The kinds are those of COMA's name matchers (Do & Rahm, "COMA - A
  *    system for flexible combination of schema matching approaches",
  *    VLDB 2002: tokenization, abbreviation and acronym expansion,
@@ -459,6 +466,11 @@ bool pgwi_name_prepare(pgwi_name_prep *nm, const char *s)
     nm->n = (unsigned short)n;
     if (n == 0)
         return false;
+    /* A name of NAMEDATALEN - 1 bytes that ends in a letter or digit was
+     * probably cut there by PostgreSQL: its last word may be cut too. */
+    size_t bytes = strlen(s);
+    unsigned char last = bytes ? p[bytes - 1] : 0;
+    bool cut_name = bytes == PGWI_NAME_CUT_BYTES && (last >= 0x80 || ascii_class[last] != 0);
 
     /* Tokens: a new one after a separator, between a digit and a
      * non-digit, between an ASCII lower-case and an upper-case letter
@@ -494,6 +506,7 @@ bool pgwi_name_prepare(pgwi_name_prep *nm, const char *s)
         t->len = (unsigned char)(k - start);
         t->kind = version ? TK_VERSION : (cc[start] & CC_MASK) == CC_DIGIT ? TK_DIGITS : TK_LETTERS;
         t->ascii = 1;
+        t->cut = cut_name && k == n && t->kind == TK_LETTERS;
         for (size_t i = start; any_other && i < k; i++)
             if ((cc[i] & CC_MASK) == CC_OTHER)
                 t->ascii = 0;
@@ -643,10 +656,12 @@ static double pair_sim(const ns_name *a, const ns_token *ta, const ns_name *b,
         while (k < xn && x[k] == y[k])
             k++;
         if (k == xn) {
-            double v = xn >= 3 ? SIM_PREFIX : SIM_PREFIX2;
+            /* The start of the word whose end PostgreSQL cut: the word. */
+            bool cut = (m < n ? ta : tb)->cut && xn >= 3;
+            double v = cut ? SIM_EXACT : xn >= 3 ? SIM_PREFIX : SIM_PREFIX2;
             if (v > best) {
                 best = v;
-                bk = K_PREFIX;
+                bk = cut ? K_EXACT : K_PREFIX;
             }
         } else {
             /* x = a prefix of y, then only consonants, found in order in

@@ -16,6 +16,9 @@
 /* Tokens of a name that are compared: the rest is ignored (and weighs
  * nothing). */
 #define PGWI_NAME_MAX_TOKENS 16
+/* The length of a name PostgreSQL cut: identifiers longer than
+ * NAMEDATALEN - 1 bytes are truncated to it. */
+#define PGWI_NAME_CUT_BYTES 63
 
 /* How much of the two names each kind of token match explains.
  *
@@ -36,8 +39,10 @@
 typedef struct pgwi_name_evidence {
     double score;   /* the graded name similarity, in [0, 1] */
     double tokens;  /* the same word on both sides: equal tokens (in any
-                       order), or a word run together on one side and split
-                       into 2 or 3 tokens on the other (starttime / start_time) */
+                       order), a word run together on one side and split
+                       into 2 or 3 tokens on the other (starttime / start_time),
+                       or a word and its start ending a 63-byte name that
+                       PostgreSQL cut (name_score.c, 4.) */
     double abbrev;  /* abbreviations: a token that is a prefix of the other
                        (temp / temperature), its consonant skeleton
                        (qty / quantity), or the initials of 2 or 3 adjacent
@@ -75,6 +80,7 @@ typedef struct pgwi_name_token {
     unsigned char syn;     /* synonym groups, one bit each */
     unsigned char axis;    /* role axis, 0 for none */
     unsigned char pole;    /* which end of that axis */
+    unsigned char cut;     /* the last word of a name PostgreSQL cut */
     double w;              /* weight, relative to the name's heaviest token */
 } pgwi_name_token;
 
