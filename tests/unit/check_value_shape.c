@@ -326,6 +326,141 @@ START_TEST(recoded_categories)
 }
 END_TEST
 
+/* The relabelling reading, both ways round (it is symmetric bit for bit),
+ * with its excess. */
+static double relab(const pgw_snapshot *a, size_t i, const pgw_snapshot *b, size_t j,
+                    double *excess)
+{
+    double ex, ey;
+    double x = pgwi_value_relabelling(a, i, b, j, &ex);
+    double y = pgwi_value_relabelling(b, j, a, i, &ey);
+    ck_assert_msg(x == y && ex == ey, "relabelling not symmetric: %.17g %.17g", x, y);
+    ck_assert(pgwi_value_relabelling(a, i, b, j, NULL) == x);
+    *excess = ex;
+    return x;
+}
+
+/* One categorical column "c" of `rows` rows with these MCVs. */
+static pgw_snapshot *cat(double rows, double null_frac, double n_distinct,
+                         const char *const *mcv, const double *freqs)
+{
+    pgwt_col c[] = {{"c", "text", true, null_frac, n_distinct, mcv, freqs, NULL}};
+    return pgwt_snapshot("t", T0, rows, c, 1);
+}
+
+/* The sampling variance of a share p read from n rows, as value_shape.h
+ * writes it: p (1 - p) / m (1 - m / n), m = min(n, 30000). */
+static double share_var(double p, double n)
+{
+    double m = n < 30000 ? n : 30000;
+    return p * (1 - p) / m * (1 - m / n);
+}
+
+START_TEST(relabelling_reading)
+{
+    static const char *const ab[] = {"a", "b", NULL}, *const xy[] = {"x", "y", NULL};
+    static const char *const abc[] = {"a", "b", "c", NULL}, *const pqr[] = {"p", "q", "r", NULL};
+    static const double f5545[] = {0.55, 0.45}, f4555[] = {0.45, 0.55}, f5248[] = {0.52, 0.48};
+    static const double f53[] = {0.5, 0.3}, f532[] = {0.5, 0.3, 0.2};
+    static const double f_half[] = {0.275, 0.225}; /* 0.55, 0.45 of half the rows */
+    double ex;
+
+    /* The same shares under new labels, over the same rows: the reading is
+     * the frequency profile, 1, with no excess. The order of the MCVs does
+     * not matter (shares are sorted), nor does null_frac (shares of the
+     * non-null rows): M/F 0.52/0.45 of 97% against male/female. */
+    pgw_snapshot *s = snap(PGW_PROFILE_RAW);
+    ck_assert(relab(s, MF, s, MALE, &ex) == 1.0 && ex == 0.0);
+    pgw_snapshot *a = cat(1000, 0, 2, ab, f5545), *b = cat(1000, 0.5, 2, xy, f_half);
+    ck_assert(relab(a, 0, b, 0, &ex) == 1.0 && ex == 0.0);
+    pgw_snapshot_free(b);
+    b = cat(1000, 0, 2, xy, f4555);
+    ck_assert(relab(a, 0, b, 0, &ex) == 1.0 && ex == 0.0);
+    pgw_snapshot_free(b);
+
+    /* Different shares over the same 1000 rows: ANALYZE read every row, so
+     * sampling allows nothing and only the 0.005 floor is tolerated:
+     * excess 2 * (0.03 - 0.005) = 0.05; the profile 1 - 0.06 / 2 = 0.97,
+     * damped by 1 - 0.05 / 0.10: 0.485. */
+    b = cat(1000, 0, 2, xy, f5248);
+    NEAR(relab(a, 0, b, 0, &ex), 0.97 * 0.5);
+    NEAR(ex, 0.05);
+    pgw_snapshot_free(a);
+    pgw_snapshot_free(b);
+
+    /* The same shares from 1,000,000 rows: ANALYZE samples 30,000, and 3
+     * standard errors of each share are allowed besides the floor. */
+    a = cat(1e6, 0, 2, ab, f5545);
+    b = cat(1e6, 0, 2, xy, f5248);
+    double tol0 = 0.005 + 3 * sqrt(2 * share_var(0.535, 1e6));
+    double tol1 = 0.005 + 3 * sqrt(2 * share_var(0.465, 1e6));
+    double want = (0.03 - tol0) + (0.03 - tol1);
+    NEAR(relab(a, 0, b, 0, &ex), 0.97 * (1 - want / 0.10));
+    NEAR(ex, want);
+    ck_assert(ex > 0.025 && ex < 0.026); /* 0.0259: damped to 0.7184 */
+    pgw_snapshot_free(a);
+    pgw_snapshot_free(b);
+
+    /* Shares far apart (M/F 0.536/0.464 against Y/N 0.7/0.3 of 100,000
+     * rows): the excess passes 0.10 and the reading is 0, though the
+     * frequency profile alone says 0.836. */
+    ck_assert(relab(s, MF, s, YN, &ex) == 0.0);
+    ck_assert(ex > 0.10);
+    NEAR(pgwi_value_freq_profile(s, MF, s, YN), 1.0 - (0.7 - 52.0 / 97.0));
+
+    /* A change of row count: the shares may move by the relative change,
+     * (1200 - 1000) / 1200 = 1/6, so 0.55/0.45 against 0.52/0.48 is
+     * undamped (0.97); from 1000 to 1010 rows only 0.005 + 10/1010 is
+     * allowed: excess 2 * (0.03 - 0.005 - 10/1010). */
+    a = cat(1000, 0, 2, ab, f5545);
+    b = cat(1200, 0, 2, xy, f5248);
+    NEAR(relab(a, 0, b, 0, &ex), 0.97);
+    ck_assert(ex == 0.0);
+    pgw_snapshot_free(b);
+    b = cat(1010, 0, 2, xy, f5248);
+    want = 2 * (0.03 - 0.005 - 10.0 / 1010.0);
+    NEAR(relab(a, 0, b, 0, &ex), 0.97 * (1 - want / 0.10));
+    NEAR(ex, want);
+    pgw_snapshot_free(b);
+    pgw_snapshot_free(a);
+
+    /* Values outside the MCV list (0.2 of the rows over 8 more values): the
+     * shares past the list are not known, so the comparison stops there;
+     * the frequency profile still counts the tail: 0.5/0.3 and 8 x 0.025
+     * against 0.5/0.3/0.2: 1 - (0.175 + 7 * 0.025) / 2 = 0.825. */
+    a = cat(1000, 0, 10, ab, f53);
+    b = cat(1000, 0, 3, pqr, f532);
+    NEAR(relab(a, 0, b, 0, &ex), 0.825);
+    ck_assert(ex == 0.0);
+    pgw_snapshot_free(b);
+    /* Both lists complete, a third value only on one side: its share is
+     * compared with 0 (0.2 - 0.005 beyond the floor, with 0.05 - 0.005 and
+     * 0.15 - 0.005 at the first two ranks): the reading is 0. */
+    pgw_snapshot_free(a);
+    a = cat(1000, 0, 2, ab, f5545);
+    b = cat(1000, 0, 3, abc, f532);
+    ck_assert(relab(a, 0, b, 0, &ex) == 0.0);
+    NEAR(ex, (0.05 - 0.005) + (0.15 - 0.005) + (0.2 - 0.005));
+    pgw_snapshot_free(b);
+    pgw_snapshot_free(a);
+
+    /* Without a row count on either side no tolerance can be told: the
+     * frequency profile, undamped, and the excess -1. */
+    a = cat(-1, 0, 2, ab, f5545);
+    b = cat(1000, 0, 2, xy, f5248);
+    NEAR(relab(a, 0, b, 0, &ex), 0.97);
+    ck_assert(ex == -1.0);
+    pgw_snapshot_free(b);
+    pgw_snapshot_free(a);
+
+    /* No MCVs on a side (a histogram only, or no sampled values): -1. */
+    ck_assert(relab(s, LON_NYC, s, MF, &ex) == -1.0 && ex == -1.0);
+    ck_assert(relab(s, EMPTY, s, MF, &ex) == -1.0 && ex == -1.0);
+    ck_assert(relab(s, UNSEEN, s, MF, &ex) == -1.0 && ex == -1.0);
+    pgw_snapshot_free(s);
+}
+END_TEST
+
 START_TEST(station_ids_start_and_end)
 {
     /* One value set, two roles. The value evidence cannot tell them apart,
@@ -497,6 +632,7 @@ static Suite *suite(void)
     tcase_add_test(tc, temporal_values);
     tcase_add_test(tc, constant_columns);
     tcase_add_test(tc, recoded_categories);
+    tcase_add_test(tc, relabelling_reading);
     tcase_add_test(tc, station_ids_start_and_end);
     tcase_add_test(tc, frequency_profile_counts_distinct_values);
     tcase_add_test(tc, pattern_signatures);

@@ -66,6 +66,45 @@
  *   counts: a tail over 10 values against one over 1000 differs. -1 when
  *   either side keeps no MCVs.
  *
+ * relabelling (pgwi_value_relabelling; the rename score's shape of two
+ *   columns of codes or labels, rename_score.c): freq_profile read as
+ *   evidence that one column's categories were relabelled into the
+ *   other's, which only holds when each category kept its share:
+ *     relabelling = freq_profile * max(0, 1 - excess / 0.10)
+ *   Units: every share is a fraction of the non-null rows (an MCV
+ *   frequency over 1 - null_frac, as freq_profile reads it); rows are the
+ *   snapshots' row estimates (pg_class.reltuples). Let n_a and n_b be the
+ *   two row estimates, moved = |n_a - n_b| / max(n_a, n_b) the relative
+ *   change of rows, and x_k, y_k the two sides' MCV shares sorted
+ *   descending (k = 1, 2, ...). For each rank k up to the longer list:
+ *   a side whose list has ended counts 0 there when its MCVs cover all its
+ *   non-null rows, and ends the comparison when values outside its list
+ *   remain (their shares are not known). With p = (x_k + y_k) / 2,
+ *     tol_k = 0.005 + moved + 3 * sqrt(V(p, n_a) + V(p, n_b)),
+ *     V(p, n) = p (1 - p) / m * (1 - m / n),   m = min(n, 30000),
+ *   and excess = sum over k of max(0, |x_k - y_k| - tol_k). So excess is
+ *   how far, in shares, the aligned categories differ beyond what a change
+ *   of rows and ANALYZE's sampling explain; at 0.10 the reading is 0.
+ *   Sources: ANALYZE samples 300 x default_statistics_target rows (30,000
+ *   at the default 100) and estimates each MCV frequency as its share of
+ *   that sample (PostgreSQL, src/backend/commands/analyze.c,
+ *   std_typanalyze and compute_scalar_stats); V is the variance of a
+ *   share of a simple random sample of m of n rows drawn without
+ *   replacement, with the finite population correction 1 - m / n
+ *   (Cochran, Sampling Techniques, 3rd ed., 1977, ch. 3), so a table
+ *   ANALYZE read whole allows no sampling error; a share of a true
+ *   relabelling strays beyond 3 standard errors by chance about 0.3% of
+ *   the time (normal approximation); 0.005 covers frequencies kept as
+ *   float4 and the rounding of the estimate; 0.10 is the scale: an excess
+ *   of a tenth of the rows leaves no evidence of a relabelling. When
+ *   either snapshot has no row estimate, no tolerance can be told: the
+ *   reading is freq_profile undamped, and the excess is reported as -1.
+ *   -1 when freq_profile is. Examples (tests/unit/check_value_shape.c,
+ *   relabelling_reading): M/F and male/female in the same shares, 1;
+ *   0.55/0.45 against 0.52/0.48 over the same 1000 rows, excess 0.05,
+ *   0.97 * 0.5 = 0.485; the same over 1,000,000 rows (30,000 sampled),
+ *   excess 0.0259, 0.7184; over 1000 and 1200 rows (moved 1/6), 0.97.
+ *
  * score: the weighted mean of the parts that could be computed, with
  *   weights pattern 0.25, length 0.10, digits 0.10, shape 0.20, range 0.15,
  *   freq_profile 0.20, rounded to 4 decimals as pgw_similarity is.
@@ -120,8 +159,10 @@ double pgwi_value_freq_profile(const pgw_snapshot *a, size_t ia, const pgw_snaps
 
 /* The frequency profile as evidence that one column's categories were
  * relabelled into the other's ("relabelling" above): freq_profile times
- * max(0, 1 - excess / 0.10), -1 when freq_profile is. excess_out (may be
- * NULL) receives the excess, -1 when freq_profile is -1. */
+ * max(0, 1 - excess / 0.10), in [0, 1]; freq_profile undamped when either
+ * snapshot has no row estimate; -1 when freq_profile is. Symmetric, bit
+ * for bit. excess_out (may be NULL) receives the excess, a sum of shares
+ * (>= 0), or -1 when freq_profile is -1 or there is no row estimate. */
 double pgwi_value_relabelling(const pgw_snapshot *a, size_t ia, const pgw_snapshot *b,
                               size_t ib, double *excess_out);
 
