@@ -67,7 +67,7 @@ PGW_API int pgw_pq_check(int *out, PGconn *conn, pgw_error *err);
 #define PGW_PQ_DEFAULT_SCHEMA "pgwitness"
 
 /** The schema version this release installs (its newest migration). */
-#define PGW_PQ_SCHEMA_VERSION 7
+#define PGW_PQ_SCHEMA_VERSION 8
 
 /**
  * Creates or upgrades the library's schema: the snapshots table, the drop
@@ -82,7 +82,10 @@ PGW_API int pgw_pq_check(int *out, PGconn *conn, pgw_error *err);
  * primary key (migration 6: it applies migrations 4 and 5 again, and
  * stream_tables keeps each table's key), and the event trigger's
  * announcements for a role without USAGE on the schema (migration 7: it
- * applies migrations 4 and 5 again), through versioned migrations recorded in
+ * applies migrations 4 and 5 again), and what keeps a table published for
+ * the stream from being left without a usable replica identity by a DDL
+ * (migration 8: keep_replica_identity(); it applies migration 5 again),
+ * through versioned migrations recorded in
  * `<schema>.schema_version` (lib/pq/sql/). Idempotent: running it again
  * does nothing; running it from two sessions at once is safe (the second
  * waits on a transaction-level advisory lock, then finds nothing to do).
@@ -855,6 +858,16 @@ typedef struct pgw_pq_announce_options {
  * on success) the announcement goes out when it commits, and not if it
  * rolls back; on an idle connection, in a transaction of its own. On
  * failure nothing is sent and a caller's transaction stays usable.
+ * A table at or below schema.table that a publication of the stream's
+ * publishes and that the DDL left without a usable replica identity (its
+ * primary key or REPLICA IDENTITY index dropped, REPLICA IDENTITY
+ * NOTHING), whose writers' UPDATE and DELETE PostgreSQL then fails, is
+ * given REPLICA IDENTITY FULL first, with a WARNING (the connection's
+ * notice receiver); when current_user does not own it, the WARNING gives
+ * the ALTER TABLE to run and the table is left as it is
+ * (`<pgw_schema>.keep_replica_identity()`, migration 8; docs/stream.md,
+ * "Writers never fail"). That step's failure is a WARNING too: the
+ * announcement still goes out.
  * Needs the library schema at version 5, USAGE on that schema and the
  * EXECUTE privilege on `<pgw_schema>.announce_ddl()` (granted to PUBLIC
  * by default); no privilege on the table.
@@ -908,7 +921,11 @@ PGW_API int pgw_pq_announce_ddl(PGconn *conn, const char *schema, const char *ta
  * (PREPARE TRANSACTION refuses one that sent a NOTIFY; the DDL of a
  * watched table does send one, as its writes do). Temporary tables are
  * left out. A dropped partition or child announces the watched table
- * above it. A failure inside
+ * above it. A DDL that leaves a table published for the stream without a
+ * usable replica identity gets REPLICA IDENTITY FULL for it at once, with
+ * a WARNING, as pgw_pq_announce_ddl() does (including the index drop of
+ * REPLICA IDENTITY USING INDEX, which names no table: then every table
+ * the stream watches is checked). A failure inside
  * them never fails the DDL: it is raised as a WARNING and that
  * announcement is lost. They run as the user running the DDL (SECURITY
  * INVOKER: a definer's rights would create triggers and send for any role),

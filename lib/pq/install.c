@@ -32,6 +32,8 @@ static const migration migrations[] = {
      {4, 5}, pgwi_sql_migration_006},
     {7, "DDL by a role without USAGE announced from the catalog; stale stream rows adopted",
      {4, 5}, pgwi_sql_migration_007},
+    {8, "a table published for the stream is never left without a usable replica identity",
+     {5}, pgwi_sql_migration_008},
 };
 #define N_MIGRATIONS (sizeof migrations / sizeof migrations[0])
 

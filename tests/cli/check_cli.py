@@ -328,10 +328,10 @@ def body_snapshots(tmp):
                 "`pgwitness --pgw-schema nope install` first")
 
     rc, out, err = cli("install")
-    check("install", rc == 0 and out == 'installed pgwitness schema "pgwitness" (version 7)\n',
+    check("install", rc == 0 and out == 'installed pgwitness schema "pgwitness" (version 8)\n',
           out + err)
     rc, out, err = cli("install")
-    check("install again is a no-op", rc == 0 and "is up to date (version 7)" in out, out + err)
+    check("install again is a no-op", rc == 0 and "is up to date (version 8)" in out, out + err)
 
     real_data(tmp)
     diffs(tmp)

@@ -1427,6 +1427,136 @@ START_TEST(remembered_watches)
 }
 END_TEST
 
+#define KEPT(t, was)                                                                           \
+    "pgwitness: public." t " was left without a usable replica identity (REPLICA IDENTITY " was \
+    ") while published for the stream (publication pgwitness), which would fail its writers' " \
+    "UPDATE and DELETE: it is REPLICA IDENTITY FULL now\n"
+
+static char *replica_identities(PGconn *c, const char *like)
+{
+    char q[256];
+    snprintf(q, sizeof q,
+             "SELECT string_agg(relname || '=' || relreplident::text, ' ' ORDER BY relname) "
+             "FROM pg_class WHERE relkind = 'r' AND relname LIKE '%s'",
+             like);
+    return pgwt_value(c, q);
+}
+
+/* A DDL that leaves a table published for the stream without a usable
+ * replica identity would fail every writer's UPDATE and DELETE of it
+ * (PostgreSQL documentation, "Logical Replication", "Publication"): the
+ * event trigger gives it REPLICA IDENTITY FULL with a WARNING, running
+ * streams read their configuration again, and the writers' UPDATEs then
+ * succeed and reach the stream. Each way there: the primary key dropped,
+ * the index of REPLICA IDENTITY USING INDEX dropped (sql_drop, which does
+ * not name the table), REPLICA IDENTITY NOTHING, a partitioned root's key
+ * dropped (every partition); without the event triggers,
+ * pgw_pq_announce_ddl() does it; a role that does not own the table is
+ * told the ALTER TABLE to run, and the table is left as it is. */
+START_TEST(stream_table_keeps_a_replica_identity)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE ki (id int CONSTRAINT ki_pk PRIMARY KEY, v int); "
+                 "INSERT INTO ki VALUES (1, 1); "
+                 "CREATE TABLE kp (id int PRIMARY KEY, v int) PARTITION BY RANGE (id); "
+                 "CREATE TABLE kp1 PARTITION OF kp FOR VALUES FROM (0) TO (10); "
+                 "CREATE TABLE kp2 PARTITION OF kp FOR VALUES FROM (10) TO (20); "
+                 "INSERT INTO kp VALUES (1, 1), (11, 1); "
+                 "CREATE TABLE other (id int, v int); "
+                 "CREATE PUBLICATION pgwt_theirs FOR TABLE other");
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "ki", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "kp", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_stream *s = pgwt_stream_open(NULL, NULL, NULL);
+    pgwt_stream_until_streaming(s, 1);
+
+    /* The primary key dropped: FULL at once, in the DDL's transaction,
+     * so an UPDATE after it in that transaction succeeds. */
+    exec_collecting_warnings(c, "BEGIN; ALTER TABLE ki DROP CONSTRAINT ki_pk; "
+                                "UPDATE ki SET v = 2 WHERE id = 1; COMMIT");
+    ck_assert_str_eq(warnings, KEPT("ki", "DEFAULT"));
+    char *v = replica_identities(c, "k%");
+    ck_assert_str_eq(v, "ki=f kp1=d kp2=d");
+    free(v);
+    v = pgwt_value(c, "SELECT key_columns::text || full_rows FROM pgwitness.stream_tables "
+                      "WHERE table_name = 'ki'");
+    ck_assert_str_eq(v, "{}true");
+    free(v);
+    pgwt_stream_sync(s, c);
+    ck_assert_str_eq(pgwt_stream_take(s, NULL), "{" DDL("ki"));
+    const char *w = pgwt_stream_take(s, NULL);
+    ck_assert_msg(w && strstr(w, "\"table\":\"ki\",\"op\":\"update\""), "%s", w ? w : "none");
+    ck_assert_ptr_null(pgwt_stream_take(s, NULL));
+    pgwt_stream_until_streaming(s, 2); /* its targets went stale: read again */
+
+    /* REPLICA IDENTITY USING INDEX, then the index dropped. */
+    exec_collecting_warnings(c, "ALTER TABLE ki ALTER id SET NOT NULL; "
+                                "CREATE UNIQUE INDEX ki_u ON ki (id); "
+                                "ALTER TABLE ki REPLICA IDENTITY USING INDEX ki_u");
+    ck_assert_str_eq(warnings, "");
+    exec_collecting_warnings(c, "DROP INDEX ki_u");
+    ck_assert_str_eq(warnings, KEPT("ki", "USING INDEX"));
+    /* NOTHING, asked for: still FULL, and said so. */
+    exec_collecting_warnings(c, "ALTER TABLE ki REPLICA IDENTITY NOTHING");
+    ck_assert_str_eq(warnings, KEPT("ki", "NOTHING"));
+    v = replica_identities(c, "ki");
+    ck_assert_str_eq(v, "ki=f");
+    free(v);
+    pgwt_exec(c, "DELETE FROM ki WHERE id = 1");
+
+    /* A partitioned root's key dropped: each partition loses its own. */
+    exec_collecting_warnings(c, "ALTER TABLE kp DROP CONSTRAINT kp_pkey");
+    ck_assert_str_eq(warnings, KEPT("kp1", "DEFAULT") KEPT("kp2", "DEFAULT"));
+    v = replica_identities(c, "kp%");
+    ck_assert_str_eq(v, "kp1=f kp2=f");
+    free(v);
+    pgwt_exec(c, "UPDATE kp SET v = 3");
+    /* A table in a publication of someone else's is not ours to change. */
+    exec_collecting_warnings(c, "ALTER TABLE other REPLICA IDENTITY NOTHING");
+    ck_assert_str_eq(warnings, "");
+
+    /* Without the event triggers: the announcement does it. */
+    ck_assert_int_eq(pgw_pq_remove_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_exec(c, "ALTER TABLE ki ADD PRIMARY KEY (id), REPLICA IDENTITY DEFAULT; "
+                 "ALTER TABLE ki DROP CONSTRAINT ki_pkey");
+    v = replica_identities(c, "ki");
+    ck_assert_str_eq(v, "ki=d");
+    free(v);
+    warnings[0] = '\0';
+    PQnoticeReceiver old = PQsetNoticeReceiver(c, collect_notice, NULL);
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "ki", NULL, &err), PGW_OK);
+    PQsetNoticeReceiver(c, old, NULL);
+    ck_assert_str_eq(warnings, KEPT("ki", "DEFAULT"));
+    v = replica_identities(c, "ki");
+    ck_assert_str_eq(v, "ki=f");
+    free(v);
+
+    /* A role that does not own it: told what to run; nothing changes. */
+    pgwt_exec(c, "ALTER TABLE ki REPLICA IDENTITY NOTHING; "
+                 "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_announcer; "
+                 "CREATE ROLE pgwt_announcer; RESET client_min_messages; "
+                 "GRANT USAGE ON SCHEMA pgwitness TO pgwt_announcer");
+    warnings[0] = '\0';
+    old = PQsetNoticeReceiver(c, collect_notice, NULL);
+    pgwt_exec(c, "SET ROLE pgwt_announcer");
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "ki", NULL, &err), PGW_OK);
+    pgwt_exec(c, "RESET ROLE");
+    PQsetNoticeReceiver(c, old, NULL);
+    ck_assert_str_eq(warnings, "pgwitness: public.ki has no usable replica identity (REPLICA "
+                               "IDENTITY NOTHING) and is published for the stream (publication "
+                               "pgwitness), so PostgreSQL fails its writers' UPDATE and DELETE; "
+                               "role pgwt_announcer does not own it\n");
+    v = replica_identities(c, "ki");
+    ck_assert_str_eq(v, "ki=n");
+    free(v);
+    pgwt_exec(c, "REVOKE USAGE ON SCHEMA pgwitness FROM pgwt_announcer; "
+                 "DROP ROLE pgwt_announcer");
+    pgwt_stream_close(s);
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(install_upgrades_version_4)
 {
     PGconn *c = setup();
@@ -1448,14 +1578,39 @@ START_TEST(install_upgrades_version_4)
     ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "t", NULL, &err), PGW_OK);
     pgwt_expect_write(lc, DDL("t"));
     PQfinish(lc);
-    /* From version 6: migrations 4 and 5 again, then 7. */
+    /* From version 6: migrations 4 and 5 again, then 7 and 8. */
     pgwt_exec(c, "DROP FUNCTION pgwitness.remembered_publications(regclass); "
                  "DELETE FROM pgwitness.schema_version WHERE version >= 7");
     ck_assert_int_eq(pgw_pq_install(&v, c, NULL, &err), PGW_OK);
-    ck_assert_int_eq(v, 7);
+    ck_assert_int_eq(v, PGW_PQ_SCHEMA_VERSION);
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_proc "
                                  "WHERE proname = 'remembered_publications' AND prosecdef"),
                      1);
+    /* From version 7: migration 5 again (on_ddl_event() and announce_ddl()
+     * as they are now, from migration 7's), then 8. */
+    pgwt_exec(c, "DROP FUNCTION pgwitness.keep_replica_identity(oid[]), "
+                 "pgwitness.identity_gaps(oid[]); "
+                 "CREATE OR REPLACE FUNCTION pgwitness.on_ddl_event() RETURNS event_trigger "
+                 "LANGUAGE plpgsql AS $$BEGIN END$$; "
+                 "DELETE FROM pgwitness.schema_version WHERE version >= 8");
+    ck_assert_int_eq(pgw_pq_schema_version(&v, c, NULL, &err), PGW_OK);
+    ck_assert_int_eq(v, 7);
+    ck_assert_int_eq(pgw_pq_install(&v, c, NULL, &err), PGW_OK);
+    ck_assert_int_eq(v, 8);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_proc WHERE proname = 'on_ddl_event' "
+                                 "AND prosrc LIKE '%keep_replica_identity(NULL)%'"),
+                     1);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_proc "
+                                 "WHERE proname = 'identity_gaps' AND prosecdef"),
+                     1);
+    pgwt_exec(c, "CREATE TABLE up8 (id int PRIMARY KEY); "
+                 "CREATE PUBLICATION pgwt_up8 FOR TABLE up8; "
+                 "INSERT INTO pgwitness.stream_tables (publication, relid, value_columns) "
+                 "SELECT 'pgwt_up8', 'up8'::regclass, '{}'");
+    ck_assert_int_eq(pgwt_int(c, "SELECT pgwitness.keep_replica_identity(NULL)"), 0);
+    pgwt_exec(c, "SET client_min_messages = error; ALTER TABLE up8 DROP CONSTRAINT up8_pkey; "
+                 "RESET client_min_messages");
+    ck_assert_int_eq(pgwt_int(c, "SELECT pgwitness.keep_replica_identity(NULL)"), 1);
     PQfinish(c);
 }
 END_TEST
@@ -1530,6 +1685,7 @@ static Suite *suite(void)
     tcase_add_test(tc, stream_made_again_by_role_that_cannot_read_stream_tables);
     tcase_add_test(tc, disabled_stream_truncate_trigger_is_a_gap_at_once);
     tcase_add_test(tc, disabled_partition_trigger_stays_disabled);
+    tcase_add_test(tc, stream_table_keeps_a_replica_identity);
     tcase_add_test(tc, install_upgrades_version_4);
     tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);

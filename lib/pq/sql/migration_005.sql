@@ -171,6 +171,20 @@ DECLARE
 BEGIN
     -- (a definition change may make running streams' targets stale; the
     -- DDL event trigger syncs each relation itself, through sync_watch())
+    -- (a DDL that left it, or a table below it, published for the stream
+    -- without a usable replica identity would fail its writers' UPDATE
+    -- and DELETE: REPLICA IDENTITY FULL, with a WARNING; migration 8)
+    IF _rel IS NOT NULL THEN
+        BEGIN
+            PERFORM keep_replica_identity(ARRAY[_rel::oid]);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'pgwitness: the replica identity of %.% was not checked: %',
+                rel_schema, rel_name, SQLERRM
+                USING HINT = 'a table published without a usable replica identity fails its '
+                             'writers'' UPDATE and DELETE: give it a primary key or REPLICA '
+                             'IDENTITY FULL';
+        END;
+    END IF;
     IF _rel IS NOT NULL
        AND coalesce(current_setting('pgwitness.in_ddl_event', true), '') <> 'on' THEN
         PERFORM sync_stream(_rel);
@@ -714,6 +728,21 @@ BEGIN
                     USING HINT = 'call pgw_pq_announce_ddl() (pgwitness announce) for it';
             END;
         END LOOP;
+        -- an index or constraint dropped (a primary key, a REPLICA
+        -- IDENTITY USING INDEX index): a table published for the stream
+        -- left without a usable replica identity gets REPLICA IDENTITY
+        -- FULL (migration 8; the table is not named here, so every one)
+        IF EXISTS (SELECT FROM pg_event_trigger_dropped_objects() g
+                    WHERE g.object_type IN ('index', 'table constraint')) THEN
+            BEGIN
+                PERFORM keep_replica_identity(NULL);
+            EXCEPTION WHEN OTHERS THEN
+                RAISE WARNING 'pgwitness: replica identities were not checked: %', SQLERRM
+                    USING HINT = 'a table published without a usable replica identity fails '
+                                 'its writers'' UPDATE and DELETE: give it a primary key or '
+                                 'REPLICA IDENTITY FULL';
+            END;
+        END IF;
         -- a watch removed (pgw_pq_unwatch_table: its triggers dropped, the
         -- table stays): forgotten
         BEGIN
