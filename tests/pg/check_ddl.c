@@ -1598,7 +1598,7 @@ START_TEST(install_upgrades_version_4)
     ck_assert_int_eq(pgw_pq_install(&v, c, NULL, &err), PGW_OK);
     ck_assert_int_eq(v, 8);
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_proc WHERE proname = 'on_ddl_event' "
-                                 "AND prosrc LIKE '%keep_replica_identity(NULL)%'"),
+                                 "AND prosrc LIKE '%keep_replica_identity(_again::oid[])%'"),
                      1);
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pg_proc "
                                  "WHERE proname = 'identity_gaps' AND prosecdef"),

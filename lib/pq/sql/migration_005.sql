@@ -729,13 +729,27 @@ BEGIN
             END;
         END LOOP;
         -- an index or constraint dropped (a primary key, a REPLICA
-        -- IDENTITY USING INDEX index): a table published for the stream
-        -- left without a usable replica identity gets REPLICA IDENTITY
-        -- FULL (migration 8; the table is not named here, so every one)
+        -- IDENTITY USING INDEX index) while its table stays: a table
+        -- published for the stream left without a usable replica identity
+        -- gets REPLICA IDENTITY FULL (migration 8). A constraint names its
+        -- table; an index does not, so DROP INDEX checks every table the
+        -- stream watches. The indexes of a table dropped with it (DROP
+        -- TABLE, DROP SCHEMA) need nothing.
+        _again := ARRAY(SELECT DISTINCT c.oid::text
+                          FROM pg_event_trigger_dropped_objects() g
+                          JOIN pg_namespace n ON n.nspname = g.address_names[1]
+                          JOIN pg_class c ON c.relnamespace = n.oid
+                                         AND c.relname = g.address_names[2]
+                         WHERE g.object_type = 'table constraint');
         IF EXISTS (SELECT FROM pg_event_trigger_dropped_objects() g
-                    WHERE g.object_type IN ('index', 'table constraint')) THEN
+                    WHERE g.object_type = 'index')
+           AND NOT EXISTS (SELECT FROM pg_event_trigger_dropped_objects() g
+                            WHERE g.object_type IN ('table', 'materialized view')) THEN
+            _again := NULL; -- every table
+        END IF;
+        IF _again IS NULL OR cardinality(_again) > 0 THEN
             BEGIN
-                PERFORM keep_replica_identity(NULL);
+                PERFORM keep_replica_identity(_again::oid[]);
             EXCEPTION WHEN OTHERS THEN
                 RAISE WARNING 'pgwitness: replica identities were not checked: %', SQLERRM
                     USING HINT = 'a table published without a usable replica identity fails '

@@ -33,41 +33,52 @@
 CREATE OR REPLACE FUNCTION :"schema".identity_gaps(rels oid[])
 RETURNS TABLE (relid oid, schema_name text, table_name text, replica_identity text,
                publications text)
-LANGUAGE sql STABLE SECURITY DEFINER
+LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, :"schema", pg_temp
+SET plan_cache_mode = force_generic_plan
 AS $fn$
-WITH RECURSIVE tree(relid) AS (
-    SELECT r FROM unnest(rels) r
-    UNION
-    SELECT st.relid FROM stream_tables st WHERE rels IS NULL
-    UNION
-    SELECT i.inhrelid FROM pg_inherits i JOIN tree t ON i.inhparent = t.relid
-),
-pubs AS (
-    SELECT p.oid, p.pubname FROM pg_publication p
+BEGIN
+    -- (PL/pgSQL, not SQL, and one generic plan: planned once per session,
+    -- not at each call; the event triggers call it at DDL of watched
+    -- tables, and its planning costs more than its run)
+    IF rels IS NULL THEN
+        rels := ARRAY(SELECT DISTINCT st.relid FROM stream_tables st);
+    END IF;
+    RETURN QUERY
+    WITH RECURSIVE tree(relid) AS (
+        SELECT r FROM unnest(rels) r
+        UNION
+        SELECT i.inhrelid FROM pg_inherits i JOIN tree t ON i.inhparent = t.relid
+    ),
+    bad AS (
+        SELECT c.oid, c.relnamespace, c.relname, c.relreplident, c.relispartition
+          FROM (SELECT DISTINCT t.relid FROM tree t) t
+          JOIN pg_class c ON c.oid = t.relid AND c.relkind = 'r'
+         WHERE NOT (c.relreplident = 'f'
+                    OR (c.relreplident = 'd'
+                        AND EXISTS (SELECT FROM pg_index x
+                                     WHERE x.indrelid = c.oid AND x.indisprimary))
+                    OR (c.relreplident = 'i'
+                        AND EXISTS (SELECT FROM pg_index x
+                                     WHERE x.indrelid = c.oid AND x.indisreplident)))
+    )
+    SELECT b.oid, n.nspname::text, b.relname::text,
+           CASE b.relreplident WHEN 'n' THEN 'NOTHING' WHEN 'i' THEN 'USING INDEX'
+                               ELSE 'DEFAULT' END,
+           string_agg(DISTINCT p.pubname::text, ', ' ORDER BY p.pubname::text)
+      FROM bad b
+      JOIN pg_namespace n ON n.oid = b.relnamespace
+      CROSS JOIN LATERAL (SELECT b.oid AS relid
+                          UNION ALL
+                          SELECT a.relid FROM pg_partition_ancestors(b.oid) a
+                           WHERE b.relispartition) up
+      JOIN pg_publication_rel pr ON pr.prrelid = up.relid
+      JOIN pg_publication p ON p.oid = pr.prpubid
      WHERE (p.pubupdate OR p.pubdelete)
        AND p.pubname IN (SELECT st.publication FROM stream_tables st)
-)
-SELECT c.oid, n.nspname::text, c.relname::text,
-       CASE c.relreplident WHEN 'n' THEN 'NOTHING' WHEN 'i' THEN 'USING INDEX'
-                           ELSE 'DEFAULT' END,
-       string_agg(DISTINCT p.pubname::text, ', ' ORDER BY p.pubname::text)
-  FROM (SELECT DISTINCT t.relid FROM tree t) t
-  JOIN pg_class c ON c.oid = t.relid AND c.relkind = 'r'
-  JOIN pg_namespace n ON n.oid = c.relnamespace
-  JOIN pg_publication_rel pr
-    ON pr.prrelid = c.oid
-       OR (c.relispartition
-           AND pr.prrelid IN (SELECT a.relid FROM pg_partition_ancestors(c.oid) a))
-  JOIN pubs p ON p.oid = pr.prpubid
- WHERE NOT (c.relreplident = 'f'
-            OR (c.relreplident = 'd' AND EXISTS (SELECT FROM pg_index x
-                                                  WHERE x.indrelid = c.oid AND x.indisprimary))
-            OR (c.relreplident = 'i' AND EXISTS (SELECT FROM pg_index x
-                                                  WHERE x.indrelid = c.oid
-                                                    AND x.indisreplident)))
- GROUP BY c.oid, n.nspname, c.relname, c.relreplident
- ORDER BY 2, 3
+     GROUP BY b.oid, n.nspname, b.relname, b.relreplident
+     ORDER BY 2, 3;
+END
 $fn$;
 
 -- Gives each table of identity_gaps(rels) REPLICA IDENTITY FULL, as the
@@ -84,12 +95,29 @@ CREATE OR REPLACE FUNCTION :"schema".keep_replica_identity(rels oid[])
 RETURNS integer
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, :"schema", pg_temp
+SET plan_cache_mode = force_generic_plan
 AS $fn$
 DECLARE
     _g record;
     _n integer := 0;
     _guard text := coalesce(current_setting('pgwitness.watch_below', true), '');
 BEGIN
+    -- (most DDL: tables that hold rows, have no descendants and keep a
+    -- usable replica identity; nothing more to read)
+    IF rels IS NOT NULL AND NOT EXISTS (
+           SELECT FROM unnest(rels) r(relid)
+             LEFT JOIN pg_class c ON c.oid = r.relid
+            WHERE c.relkind IS DISTINCT FROM 'r'
+               OR EXISTS (SELECT FROM pg_inherits i WHERE i.inhparent = r.relid)
+               OR NOT (c.relreplident = 'f'
+                       OR (c.relreplident = 'd'
+                           AND EXISTS (SELECT FROM pg_index x
+                                        WHERE x.indrelid = c.oid AND x.indisprimary))
+                       OR (c.relreplident = 'i'
+                           AND EXISTS (SELECT FROM pg_index x
+                                        WHERE x.indrelid = c.oid AND x.indisreplident)))) THEN
+        RETURN 0;
+    END IF;
     FOR _g IN SELECT g.*, pg_has_role(c.relowner, 'USAGE') AS owner
                 FROM identity_gaps(rels) g JOIN pg_class c ON c.oid = g.relid
     LOOP
