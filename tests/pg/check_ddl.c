@@ -1552,7 +1552,64 @@ START_TEST(stream_table_keeps_a_replica_identity)
     free(v);
     pgwt_exec(c, "REVOKE USAGE ON SCHEMA pgwitness FROM pgwt_announcer; "
                  "DROP ROLE pgwt_announcer");
+
+    /* The owner has no USAGE on the library schema: nothing of it can be
+     * called, so the WARNING says what its writers meet and what to run. */
+    ck_assert_int_eq(pgw_pq_install_ddl_trigger(c, NULL, &err), PGW_OK);
+    pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_nousage_ri; "
+                 "CREATE ROLE pgwt_nousage_ri; RESET client_min_messages; "
+                 "ALTER TABLE ki ADD PRIMARY KEY (id), REPLICA IDENTITY DEFAULT; "
+                 "ALTER TABLE ki OWNER TO pgwt_nousage_ri");
+    exec_collecting_warnings(c, "SET ROLE pgwt_nousage_ri; ALTER TABLE ki DROP CONSTRAINT "
+                                "ki_pkey; RESET ROLE");
+    ck_assert_str_eq(warnings,
+                     "pgwitness: the definition change of public.ki was not announced: role "
+                     "pgwt_nousage_ri has no USAGE on the pgwitness schema\n"
+                     "pgwitness: public.ki is published without a usable replica identity "
+                     "(REPLICA IDENTITY DEFAULT), so PostgreSQL fails its writers' UPDATE and "
+                     "DELETE; role pgwt_nousage_ri has no USAGE on the pgwitness schema, so it "
+                     "was not made REPLICA IDENTITY FULL\n");
+    v = replica_identities(c, "ki");
+    ck_assert_str_eq(v, "ki=d");
+    free(v);
+    pgwt_exec(c, "DROP TABLE ki; DROP ROLE pgwt_nousage_ri");
     pgwt_stream_close(s);
+    PQfinish(c);
+}
+END_TEST
+
+/* Without the event triggers, a watch is remembered all the same
+ * (trigger_watches, at pgw_pq_watch_table()), so a table watched by the
+ * triggers, dropped and made again without them, is listed as a gap. */
+START_TEST(watch_remembered_without_the_event_triggers)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE rw (id int PRIMARY KEY)");
+    ck_assert_int_eq(n_event_triggers(c), 0);
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "rw", NULL, &err), PGW_OK);
+    char *v = pgwt_value(c, "SELECT string_agg(concat_ws('|', schema_name, table_name, channel, "
+                            "relid = 'rw'::regclass::oid, dropped_at IS NULL), ' ') "
+                            "FROM pgwitness.trigger_watches");
+    ck_assert_str_eq(v, "public|rw|pgwitness|t|t");
+    free(v);
+    /* watching again changes nothing there */
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "rw", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.trigger_watches"), 1);
+    pgwt_exec(c, "DROP TABLE rw; CREATE TABLE rw (id int PRIMARY KEY)");
+    pgw_pq_watch_gap *list = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(pgw_pq_watch_gaps(&list, &n, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_str_eq(list[0].table, "rw");
+    ck_assert_str_eq(list[0].watched_table, "rw");
+    ck_assert_str_eq(list[0].source, "triggers");
+    pgw_free(list);
+    /* watched again: no gap */
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "rw", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_watch_gaps(&list, &n, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(n, 0);
+    pgw_free(list);
     PQfinish(c);
 }
 END_TEST
@@ -1686,6 +1743,7 @@ static Suite *suite(void)
     tcase_add_test(tc, disabled_stream_truncate_trigger_is_a_gap_at_once);
     tcase_add_test(tc, disabled_partition_trigger_stays_disabled);
     tcase_add_test(tc, stream_table_keeps_a_replica_identity);
+    tcase_add_test(tc, watch_remembered_without_the_event_triggers);
     tcase_add_test(tc, install_upgrades_version_4);
     tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);

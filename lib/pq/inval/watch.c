@@ -167,6 +167,38 @@ static int watch_table_below(PGconn *conn, PGresult *r, const char *schema, cons
     return rc;
 }
 
+/* Last: the watch remembered in <schema>.trigger_watches (sync_watch(),
+ * migration 5), as the event triggers remember it when they are installed,
+ * so that the table dropped and made again without its triggers is a gap
+ * (remembered_gaps(): pgw_pq_watch_gaps(), a listener's GAP at connect)
+ * also when they are not. A schema older than version 5 has no memory of
+ * watches: nothing to do. */
+static int remember_watch(PGconn *conn, const char *relid, const char *pgw_schema,
+                          pgw_error *err)
+{
+    bool installed;
+    int rc;
+    if ((rc = pgwi_pq_has_function(&installed, conn, pgw_schema, "sync_watch(oid)", err)) < 0 ||
+        !installed)
+        return rc;
+    char *fn = NULL, *sql = NULL;
+    if ((rc = pgwi_pq_ident(&fn, conn, pgw_schema, "sync_watch", err)) < 0)
+        return rc;
+    size_t len = strlen(fn) + 32;
+    if (!(sql = pgwi_malloc(len))) {
+        pgwi_free(fn);
+        return pgwi_enomem(err);
+    }
+    snprintf(sql, len, "SELECT %s($1::oid)", fn);
+    const char *params[1] = {relid};
+    PGresult *r = NULL;
+    if ((rc = pgwi_pq_exec(&r, conn, sql, 1, params, "remembering the watch", err)) >= 0)
+        PQclear(r);
+    pgwi_free(sql);
+    pgwi_free(fn);
+    return rc;
+}
+
 int pgw_pq_watch_gaps(pgw_pq_watch_gap **out, size_t *n_out, PGconn *conn,
                       const char *pgw_schema, pgw_error *err)
 {
@@ -335,7 +367,8 @@ int pgw_pq_watch_table(PGconn *conn, const char *schema, const char *table,
         /* rc set */
     } else {
         /* After the mode: the descendants' triggers take the table's. */
-        rc = watch_table_below(conn, r, schema, table, pgw_schema, err);
+        if ((rc = watch_table_below(conn, r, schema, table, pgw_schema, err)) >= 0)
+            rc = remember_watch(conn, PQgetvalue(r, 0, 5), pgw_schema, err);
     }
     PQclear(r);
     if (rc < 0)

@@ -847,9 +847,45 @@ BEGIN
                     RAISE WARNING 'pgwitness: the definition change of %.% was not announced: '
                                   'role % has no USAGE on the pgwitness schema', _r.s, _r.t,
                                   current_user
-                        USING HINT = 'grant it USAGE, or call pgw_pq_announce_ddl() (pgwitness '
-                                     'announce) for the table';
+                        USING HINT = 'grant it USAGE, or have a role with USAGE call '
+                                     'pgw_pq_announce_ddl() (pgwitness announce) for the table';
                 END IF;
+                -- a published table (it, or a partition below it) left
+                -- without a usable replica identity: keep_replica_identity()
+                -- cannot be called, so say what its writers meet and what
+                -- to run (the catalog: any publication of updates or deletes)
+                FOR _o IN
+                    SELECT n.nspname::text AS s, l.relname::text AS t,
+                           CASE l.relreplident WHEN 'n' THEN 'NOTHING' WHEN 'i' THEN 'USING INDEX'
+                                               ELSE 'DEFAULT' END AS ident
+                      FROM (SELECT _r.relid AS relid
+                            UNION
+                            SELECT t.relid FROM pg_partition_tree(_r.relid) t) pt
+                      JOIN pg_class l ON l.oid = pt.relid AND l.relkind = 'r'
+                      JOIN pg_namespace n ON n.oid = l.relnamespace
+                     WHERE NOT (l.relreplident = 'f'
+                                OR (l.relreplident = 'd'
+                                    AND EXISTS (SELECT FROM pg_index x
+                                                 WHERE x.indrelid = l.oid AND x.indisprimary))
+                                OR (l.relreplident = 'i'
+                                    AND EXISTS (SELECT FROM pg_index x
+                                                 WHERE x.indrelid = l.oid AND x.indisreplident)))
+                       AND EXISTS (SELECT FROM pg_publication_rel pr
+                                     JOIN pg_publication p ON p.oid = pr.prpubid
+                                    WHERE (p.pubupdate OR p.pubdelete)
+                                      AND (pr.prrelid = l.oid
+                                           OR pr.prrelid IN (SELECT a.relid
+                                                               FROM pg_partition_ancestors(l.oid) a)))
+                     ORDER BY 1, 2
+                LOOP
+                    RAISE WARNING 'pgwitness: %.% is published without a usable replica identity '
+                                  '(REPLICA IDENTITY %), so PostgreSQL fails its writers'' UPDATE '
+                                  'and DELETE; role % has no USAGE on the pgwitness schema, so it '
+                                  'was not made REPLICA IDENTITY FULL', _o.s, _o.t, _o.ident,
+                                  current_user
+                        USING HINT = format('ALTER TABLE %I.%I REPLICA IDENTITY FULL (or give it '
+                                            'a primary key)', _o.s, _o.t);
+                END LOOP;
             END IF;
             CONTINUE;
         END IF;

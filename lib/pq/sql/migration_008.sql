@@ -118,7 +118,9 @@ BEGIN
                                         WHERE x.indrelid = c.oid AND x.indisreplident)))) THEN
         RETURN 0;
     END IF;
-    FOR _g IN SELECT g.*, pg_has_role(c.relowner, 'USAGE') AS owner
+    FOR _g IN SELECT g.*, pg_has_role(c.relowner, 'USAGE') AS owner,
+                     EXISTS (SELECT FROM pg_index x
+                              WHERE x.indrelid = c.oid AND x.indisprimary) AS has_key
                 FROM identity_gaps(rels) g JOIN pg_class c ON c.oid = g.relid
     LOOP
         IF NOT _g.owner THEN
@@ -142,10 +144,13 @@ BEGIN
                       'would fail its writers'' UPDATE and DELETE: it is REPLICA IDENTITY '
                       'FULL now', _g.schema_name, _g.table_name, _g.replica_identity,
                       _g.publications
-            USING HINT = format('give it a primary key (then ALTER TABLE %I.%I REPLICA '
-                                'IDENTITY DEFAULT), or unwatch it (pgwitness unwatch '
-                                '--source=wal) before taking its key away', _g.schema_name,
-                                _g.table_name);
+            USING HINT = format('%s ALTER TABLE %I.%I REPLICA IDENTITY DEFAULT); to leave '
+                                'it without one, unwatch it first (pgwitness unwatch '
+                                '--source=wal)',
+                                CASE WHEN _g.has_key
+                                     THEN 'its primary key can be its replica identity ('
+                                     ELSE 'give it a primary key (then' END,
+                                _g.schema_name, _g.table_name);
         PERFORM sync_stream(_g.relid);
     END LOOP;
     RETURN _n;
