@@ -626,7 +626,12 @@ typedef struct pgw_pq_watch_options {
  * (a transaction-level advisory lock, key PGW_PQ_WATCH_LOCK_BASE + the
  * table's OID, held to the end of the transaction) before it reads the
  * triggers; a host that reads what is installed before deciding to watch
- * can take the same lock first (pg_advisory_xact_lock).
+ * can take the same lock first (pg_advisory_xact_lock). The watch is
+ * remembered in `<pgw_schema>.trigger_watches` (`sync_watch()`, schema
+ * version 5 and later; a row per table: name, channel, value columns,
+ * firing mode), so that the table dropped and made again without its
+ * triggers is listed by pgw_pq_watch_gaps() and reported as a GAP at a
+ * listener's connect, with or without the event triggers.
  *
  * Partitions and inheritance children. Statement triggers fire for the
  * table a statement names: a statement that names the watched table
