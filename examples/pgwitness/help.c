@@ -245,7 +245,11 @@ static const struct {
      "on the channel of each watched table's triggers (a partition or child\n"
      "names the watched table above it) and, when wal_level is logical, to the\n"
      "stream as a logical message. A dropped or unwatched table is announced\n"
-     "by name on --channel, else pgwitness. --channel adds a channel. All\n"
+     "by name on --channel, else pgwitness. --channel adds a channel. It also\n"
+     "does what the event triggers would have: partitions and inheritance\n"
+     "children made since the watch get their triggers (announce the table\n"
+     "above them), and a table left published for the stream without a usable\n"
+     "replica identity is made REPLICA IDENTITY FULL (a WARNING says so). All\n"
      "tables in one transaction, or none. Needs no superuser, unlike\n"
      "`pgwitness ddl-trigger install`, but USAGE on the pgwitness schema.\n"
      "With --json prints [{\"schema\": ..., \"table\": ...}, ...].\n", NULL},

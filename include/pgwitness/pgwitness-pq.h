@@ -863,6 +863,17 @@ typedef struct pgw_pq_announce_options {
  * on success) the announcement goes out when it commits, and not if it
  * rolls back; on an idle connection, in a transaction of its own. On
  * failure nothing is sent and a caller's transaction stays usable.
+ * It first does what the event triggers of pgw_pq_install_ddl_trigger()
+ * would have done at the DDL: the partitions and inheritance children made,
+ * attached or made children of schema.table (or of a table below it)
+ * since the watch get the triggers of every watched table above them
+ * (`watch_descendant()` and `watch_below()`, migration 4; a trigger
+ * disabled on purpose stays disabled), and inheritance children join the
+ * stream's publications (`publish_child()`), so that pgw_pq_watch_gaps()
+ * has nothing left to list for them. A migration that makes partitions
+ * announces their parent (or the partitions). When that fails (a role
+ * that may not create triggers on them) it is a WARNING, and the
+ * announcement still goes out.
  * A table at or below schema.table that a publication of the stream's
  * publishes and that the DDL left without a usable replica identity (its
  * primary key or REPLICA IDENTITY index dropped, REPLICA IDENTITY

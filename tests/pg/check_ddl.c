@@ -1614,6 +1614,65 @@ START_TEST(watch_remembered_without_the_event_triggers)
 }
 END_TEST
 
+/* Without the event triggers, pgw_pq_announce_ddl() after a migration
+ * does what they would have done at its DDL: a partition made and an
+ * inheritance child made since the watch get their triggers (both
+ * sources), the child joins the stream's publication, and nothing is
+ * left in pgw_pq_watch_gaps(); the partition's writes then reach the
+ * listener as the root's. */
+START_TEST(announce_covers_new_descendants)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    pgwt_exec(c, "CREATE TABLE pt (id int PRIMARY KEY) PARTITION BY RANGE (id); "
+                 "CREATE TABLE pt1 PARTITION OF pt FOR VALUES FROM (0) TO (10); "
+                 "CREATE TABLE pw (id int PRIMARY KEY) PARTITION BY RANGE (id); "
+                 "CREATE TABLE pw1 PARTITION OF pw FOR VALUES FROM (0) TO (10); "
+                 "CREATE TABLE par (id int PRIMARY KEY)");
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "pt", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_watch_table(c, "public", "par", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "pw", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "par", NULL, &err), PGW_OK);
+    pgwt_exec(c, "CREATE TABLE pt5 PARTITION OF pt FOR VALUES FROM (10) TO (20); "
+                 "CREATE TABLE pw5 PARTITION OF pw FOR VALUES FROM (10) TO (20); "
+                 "SET client_min_messages = warning; "
+                 "CREATE TABLE c1 (id int PRIMARY KEY) INHERITS (par); "
+                 "RESET client_min_messages");
+    pgw_pq_watch_gap *gaps = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(pgw_pq_watch_gaps(&gaps, &n, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_str_eq(gaps[0].table, "c1");
+    ck_assert_str_eq(gaps[0].source, "triggers");
+    ck_assert_str_eq(gaps[1].table, "pt5");
+    ck_assert_str_eq(gaps[1].source, "triggers");
+    ck_assert_str_eq(gaps[2].table, "pw5");
+    ck_assert_str_eq(gaps[2].source, "stream");
+    pgw_free(gaps);
+    PGconn *lc = pgwt_listen(CH);
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "pt", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "pw", NULL, &err), PGW_OK);
+    ck_assert_int_eq(pgw_pq_announce_ddl(c, "public", "par", NULL, &err), PGW_OK);
+    pgwt_expect_write(lc, DDL("pt"));
+    pgwt_expect_write(lc, DDL("par"));
+    ck_assert(pgwt_no_payload(lc, 100));
+    ck_assert_int_eq(pgw_pq_watch_gaps(&gaps, &n, c, NULL, &err), PGW_OK);
+    ck_assert_uint_eq(n, 0);
+    pgw_free(gaps);
+    char *v = pgwt_value(c, "SELECT string_agg(prrelid::regclass::text, ' ' ORDER BY "
+                            "prrelid::regclass::text) FROM pg_publication_rel");
+    ck_assert_str_eq(v, "c1 par pw");
+    free(v);
+    pgwt_exec(c, "INSERT INTO pt5 VALUES (15)");
+    pgwt_expect_write(lc, "\"schema\":\"public\",\"table\":\"pt\",\"op\":\"insert\",\"ids\":"
+                          "[\"15\"],\"ids_truncated\":false,\"columns\":null,"
+                          "\"columns_truncated\":false,\"pk_changed\":false}");
+    ck_assert(pgwt_no_payload(lc, 100));
+    PQfinish(lc);
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(install_upgrades_version_4)
 {
     PGconn *c = setup();
@@ -1744,6 +1803,7 @@ static Suite *suite(void)
     tcase_add_test(tc, disabled_partition_trigger_stays_disabled);
     tcase_add_test(tc, stream_table_keeps_a_replica_identity);
     tcase_add_test(tc, watch_remembered_without_the_event_triggers);
+    tcase_add_test(tc, announce_covers_new_descendants);
     tcase_add_test(tc, install_upgrades_version_4);
     tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);

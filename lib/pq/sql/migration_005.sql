@@ -185,8 +185,36 @@ BEGIN
                              'IDENTITY FULL';
         END;
     END IF;
+    -- Called by hand (not by the event trigger, which does this itself):
+    -- what the event trigger would have done at the DDL. The descendants
+    -- of `rel` made, attached or made children since the watch get the
+    -- triggers of every watched table above them (watch_descendant() for
+    -- rel and the tables above it, watch_below() for those below it;
+    -- firing modes as they are), and inheritance children join the
+    -- stream's publications (publish_child()). A failure (a role that may
+    -- not create the triggers) is a WARNING: the announcement still goes
+    -- out, and pgw_pq_watch_gaps() lists what stays uncovered.
     IF _rel IS NOT NULL
        AND coalesce(current_setting('pgwitness.in_ddl_event', true), '') <> 'on' THEN
+        BEGIN
+            PERFORM set_config('pgwitness.keep_firing_modes', 'on', true);
+            PERFORM watch_descendant(_rel);
+            IF EXISTS (SELECT FROM pg_inherits i WHERE i.inhparent = _rel) THEN
+                PERFORM watch_below(_rel, _rel);
+            END IF;
+            PERFORM set_config('pgwitness.keep_firing_modes', '', true);
+            PERFORM publish_child(d.relid::regclass)
+               FROM (WITH RECURSIVE down(relid) AS (
+                         SELECT _rel::oid
+                         UNION
+                         SELECT i.inhrelid FROM pg_inherits i JOIN down ON i.inhparent = down.relid)
+                     SELECT down.relid FROM down) d;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'pgwitness: the partitions and inheritance children of %.% were not '
+                          'given their triggers: %', rel_schema, rel_name, SQLERRM
+                USING HINT = 'watch the table again (pgw_pq_watch_table, pgwitness watch); '
+                             'pgw_pq_watch_gaps lists what is not covered';
+        END;
         PERFORM sync_stream(_rel);
     END IF;
     FOR _t IN
