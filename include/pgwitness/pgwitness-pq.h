@@ -790,7 +790,10 @@ typedef struct pgw_pq_watch_gap {
  * made, so until the watched table is watched again (or
  * `<pgw_schema>.watch_descendant(rel)` is called, e.g. from a
  * ddl_command_end event trigger) such a descendant's writes are silent:
- * watch the named tables again. A listener's triggers tenant reports the
+ * watch the named tables again. Also listed, each as its own watched
+ * table: a watched table dropped and made again without its watch, and a
+ * watched table whose own statement triggers are disabled (ALTER TABLE
+ * ... DISABLE TRIGGER; source "triggers"). A listener's triggers tenant reports the
  * entries of its channel's tables as GAP events at every connect
  * (PGW_PQ_LISTENER_GAP; the listener resets the tenant then, and a GAP
  * says what that reset cannot cover from then on); a host that watches

@@ -1290,7 +1290,20 @@ START_TEST(enable_always_fires_under_replica_role)
     pgwt_exec(c, "INSERT INTO t VALUES (5, 'a'); SET session_replication_role = replica; "
                  "INSERT INTO t VALUES (6, 'a'); RESET session_replication_role");
     pgwt_expect_marker(c, lc, CH, "disabled");
+    /* listed as a gap of its own while disabled */
+    pgw_pq_watch_gap *gaps = NULL;
+    size_t n_gaps = 0;
+    pgw_error gerr;
+    ck_assert_int_eq(pgw_pq_watch_gaps(&gaps, &n_gaps, c, NULL, &gerr), PGW_OK);
+    ck_assert_uint_eq(n_gaps, 1);
+    ck_assert_str_eq(gaps[0].table, "t");
+    ck_assert_str_eq(gaps[0].watched_table, "t");
+    ck_assert_str_eq(gaps[0].source, "triggers");
+    pgw_free(gaps);
     watch_always(c, "t", true); /* made anew, ALWAYS */
+    ck_assert_int_eq(pgw_pq_watch_gaps(&gaps, &n_gaps, c, NULL, &gerr), PGW_OK);
+    ck_assert_uint_eq(n_gaps, 0);
+    pgw_free(gaps);
     ck_assert_int_eq(n_enabled(c, "t", 'A'), 4);
     pgwt_exec(c, "SET session_replication_role = replica; INSERT INTO t VALUES (7, 'a'); "
                  "RESET session_replication_role");

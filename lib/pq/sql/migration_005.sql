@@ -1095,7 +1095,9 @@ $fn$;
 -- Watching the table again, or watch_descendant(), covers them. Then the
 -- watched tables made again without their watch (remembered_gaps()): the
 -- table is its own "watched table", and `source` says which watch it lacks.
--- Changes nothing. (Moved here from migration 4, which it was in until
+-- Then the watched tables whose own statement triggers are disabled (the
+-- table is its own "watched table", source 'triggers'; enable them, or
+-- watch it again). Changes nothing. (Moved here from migration 4, which it was in until
 -- version 6, for remembered_gaps().)
 CREATE OR REPLACE FUNCTION :"schema".watch_gaps()
 RETURNS TABLE (relid oid, schema_name text, table_name text, watched_relid oid,
@@ -1126,6 +1128,17 @@ SELECT p.relid, dn.nspname::text, d.relname::text, w.relid, wn.nspname::text, wc
 UNION
 SELECT g.relid, g.schema_name, g.table_name, g.relid, g.schema_name, g.table_name, g.source
   FROM remembered_gaps() g
+UNION
+-- a watched table whose own statement triggers are disabled (ALTER TABLE
+-- ... DISABLE TRIGGER): its writes are not sent until they are enabled
+SELECT c.oid, n.nspname::text, c.relname::text, c.oid, n.nspname::text, c.relname::text,
+       'triggers'
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE EXISTS (SELECT FROM pg_trigger t
+                WHERE t.tgrelid = c.oid
+                  AND t.tgname IN ('pgwitness_insert', 'pgwitness_update', 'pgwitness_delete',
+                                   'pgwitness_truncate')
+                  AND t.tgfoid = 'notify_statement()'::regprocedure AND t.tgenabled = 'D')
 ) x
  ORDER BY 5, 6, 2, 3, 7
 $fn$;
