@@ -942,7 +942,11 @@ BEGIN
             IF _r.altered THEN
                 _stream_off := false;
                 FOR _o IN
-                    SELECT t.tgname::text AS tg, t.tgname LIKE 'pgwitness\_stream\_%' AS stream
+                    SELECT t.tgname::text AS tg, t.tgname LIKE 'pgwitness\_stream\_%' AS stream,
+                           -- the watched table whose trigger it is (a
+                           -- descendant's name that table's OID)
+                           coalesce(substring(t.tgname FROM '_([0-9]+)$')::oid::regclass::text,
+                                    format('%I.%I', _r.s, _r.t)) AS watched
                       FROM pg_trigger t
                      WHERE t.tgrelid = _r.relid AND t.tgname LIKE 'pgwitness\_%'
                        AND (t.tgenabled = 'D'
@@ -951,8 +955,10 @@ BEGIN
                 LOOP
                     RAISE WARNING 'pgwitness: trigger % of %.% is disabled, so the writes it '
                                   'reports reach no subscription', _o.tg, _r.s, _r.t
-                        USING HINT = 'watch the table again (pgwitness watch) to enable it; '
-                                     'pgw_pq_watch_gaps lists what is not covered';
+                        USING HINT = format('watch %s again (pgwitness watch %s%s) to enable it; '
+                                            'pgw_pq_watch_gaps lists what is not covered',
+                                            _o.watched, _o.watched,
+                                            CASE WHEN _o.stream THEN ' --source=wal' ELSE '' END);
                     _stream_off := _stream_off OR _o.stream;
                 END LOOP;
                 IF _stream_off AND current_setting('wal_level') = 'logical' THEN
