@@ -724,8 +724,15 @@ static int check_existing_stream(cli *c, PGconn *conn, const char *schema, const
     if (!r)
         return cli_fail(c, "out of memory");
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        cli_fail(c, "reading how %s.%s is watched for the stream: %s", schema, table,
-                 cli_result_message(msg, sizeof msg, r));
+        const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+        bool denied = st && strcmp(st, "42501") == 0;
+        cli_fail(c, "reading how %s.%s is watched for the stream: %s%s%s%s", schema, table,
+                 cli_result_message(msg, sizeof msg, r),
+                 denied ? " (watching for the stream needs SELECT, INSERT and UPDATE on "
+                          "the table stream_tables of schema "
+                        : "",
+                 denied ? pgw_schema : "",
+                 denied ? ", and USAGE on that schema: a role that owns it grants them)" : "");
         PQclear(r);
         return 1;
     }

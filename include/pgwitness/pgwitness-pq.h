@@ -1135,7 +1135,10 @@ typedef struct pgw_pq_stream_watch_options {
  *         transaction, or a publication that exists
  *         but does not publish every operation or not via the partition
  *         root (err->message says what to ALTER);
- *         PGW_EPG (e.g. 42501 without ownership); PGW_ECONN; PGW_ENOMEM.
+ *         PGW_EPG (e.g. 42501 without ownership; when publishing is
+ *         refused, err->message adds what the role needs: to own the
+ *         publication and the table, or CREATE on the database);
+ *         PGW_ECONN; PGW_ENOMEM.
  *         On failure nothing changed.
  */
 PGW_API int pgw_pq_stream_watch_table(PGconn *conn, const char *schema, const char *table,

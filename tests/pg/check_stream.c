@@ -1374,6 +1374,38 @@ START_TEST(ddl_then_insert)
 }
 END_TEST
 
+/* A role that may not publish the table is told what it lacks: the
+ * server's message names the object only. Nothing is left watched. */
+START_TEST(watch_without_the_right_to_publish)
+{
+    PGconn *c = setup();
+    pgw_error err;
+    pgwt_exec(c, "SET client_min_messages = warning; DROP ROLE IF EXISTS pgwt_pub_r; "
+                 "RESET client_min_messages; CREATE ROLE pgwt_pub_r; "
+                 "GRANT USAGE ON SCHEMA pgwitness TO pgwt_pub_r; "
+                 "GRANT SELECT, INSERT, UPDATE ON pgwitness.stream_tables TO pgwt_pub_r; "
+                 "CREATE TABLE pr (id int PRIMARY KEY); ALTER TABLE pr OWNER TO pgwt_pub_r; "
+                 "CREATE TABLE other (id int PRIMARY KEY)");
+    /* the default publication exists, owned by another role */
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "other", NULL, &err), PGW_OK);
+    pgwt_exec(c, "SET ROLE pgwt_pub_r");
+    ck_assert_int_eq(pgw_pq_stream_watch_table(c, "public", "pr", NULL, &err), PGW_EPG);
+    ck_assert_str_eq(err.sqlstate, "42501");
+    ck_assert_str_eq(err.message,
+                     "publishing the table: must be owner of publication pgwitness (publishing "
+                     "needs a role that owns publication pgwitness and the table, or CREATE on "
+                     "the database to make the publication: pass a publication the role owns "
+                     "(pgw_pq_stream_options.publication, --publication))");
+    pgwt_exec(c, "RESET ROLE");
+    ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.stream_tables "
+                                 "WHERE relid = 'pr'::regclass"),
+                     0);
+    pgwt_exec(c, "DROP TABLE pr; REVOKE ALL ON pgwitness.stream_tables FROM pgwt_pub_r; "
+                 "REVOKE USAGE ON SCHEMA pgwitness FROM pgwt_pub_r; DROP ROLE pgwt_pub_r");
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(bad_arguments)
 {
     pgw_pq_listener *l = NULL;
@@ -1445,6 +1477,7 @@ static Suite *suite(void)
     tcase_add_test(tc, confirmed_position_advances);
     tcase_add_test(tc, close_confirms_what_was_handled);
     tcase_add_test(tc, ddl_then_insert);
+    tcase_add_test(tc, watch_without_the_right_to_publish);
     tcase_add_test(tc, bad_arguments);
     suite_add_tcase(s, tc);
     return s;

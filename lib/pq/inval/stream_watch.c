@@ -300,7 +300,19 @@ static int watch_in_unit(PGconn *conn, const char *schema, const char *table,
     } else if (PQgetvalue(r, 0, DDL)[0] &&
                (rc = pgwi_pq_run(conn, PQgetvalue(r, 0, DDL), NULL, "publishing the table",
                                  err)) < 0) {
-        /* rc set */
+        /* What the role lacks, which the server's message names by the
+         * object only: ALTER PUBLICATION ... ADD TABLE needs the
+         * publication's owner (and the table's), CREATE PUBLICATION the
+         * CREATE privilege on the database (PostgreSQL documentation,
+         * ALTER PUBLICATION, CREATE PUBLICATION). */
+        if (err && strcmp(err->sqlstate, "42501") == 0) {
+            size_t used = strlen(err->message);
+            snprintf(err->message + used, sizeof err->message - used,
+                     " (publishing needs a role that owns publication %s and the table, or "
+                     "CREATE on the database to make the publication: pass a publication "
+                     "the role owns (pgw_pq_stream_options.publication, --publication))",
+                     publication);
+        }
     } else if ((rc = record_values(&changed, conn, pgw_schema, publication,
                                    PQgetvalue(r, 0, RELID), o, false, err)) < 0 ||
                (rc = stream_watch_below(conn, pgw_schema, PQgetvalue(r, 0, RELID),
