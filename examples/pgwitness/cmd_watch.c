@@ -1181,12 +1181,29 @@ int cmd_unwatch(cli *c, int argc, char **argv)
     }
     char q[300];
     cli_ident(q, sizeof q, pub);
+    /* A table not in the publication may be so because the publication
+     * itself does not exist (a misspelt --publication): say which. */
+    bool no_publication = false;
+    for (size_t i = 0; source == SOURCE_WAL && i < n_pos; i++) {
+        if (!removed[i]) {
+            const char *params[] = {pub};
+            PGresult *r = PQexecParams(conn, "SELECT 1 FROM pg_catalog.pg_publication "
+                                             "WHERE pubname = $1",
+                                       1, NULL, params, NULL, NULL, 0);
+            no_publication = r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 0;
+            PQclear(r);
+            break;
+        }
+    }
     for (size_t i = 0; i < n_pos; i++) {
         if (source == SOURCE_WAL)
             printf("%s.%s: %s%s%s\n", ex_text(schemas[i]), ex_text(tables[i]),
                    removed[i] ? "removed from publication " : "not watched for the stream (not "
                                                               "in publication ",
-                   ex_text(q), removed[i] ? "" : ")");
+                   ex_text(q),
+                   removed[i]       ? ""
+                   : no_publication ? ": there is no such publication)"
+                                    : ")");
         else
             printf("%s.%s: %s\n", ex_text(schemas[i]), ex_text(tables[i]),
                    removed[i] ? "triggers removed" : "not watched (no pgwitness trigger)");

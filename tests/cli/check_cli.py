@@ -1600,6 +1600,10 @@ def unwatch():
     rc, out, err = cli("unwatch", "u1", "--json")
     check("unwatch --json", rc == 0 and json_or_none(out) ==
           [{"schema": "public", "table": "u1", "removed": False}], out + err)
+    rc, out, err = cli("unwatch", "u1", "--source=wal", "--publication", "nopub")
+    check("unwatch --source=wal --publication nopub: says there is no such publication",
+          rc == 0 and err == "" and out == 'public.u1: not watched for the stream (not in '
+          'publication "nopub": there is no such publication)\n', out + err)
 
 
 RESET_LINE = "scope reset: every subscription of this scope must refresh\n"
