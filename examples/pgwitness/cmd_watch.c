@@ -305,7 +305,10 @@ static void say_streaming(watch_state *st, const pgw_pq_listener_event *ev)
         /* A temporary slot is made on every connection: what was committed
          * before it is not streamed. */
         fprintf(stderr, "%s watch: streaming%s from a new temporary slot (scope reset%s)\n",
-                prog, again, *again ? ": writes in between were not seen" : "");
+                prog, again,
+                *again ? ": the writes in between were not streamed, so every subscription "
+                         "refreshes"
+                       : "");
         return;
     }
     if (ev->reset) {
@@ -352,7 +355,9 @@ static void on_event(const pgw_pq_listener_event *ev, void *userdata)
          * lost, so the scope is reset. Say so in the stream too. */
         gaps_attempt_ended(st, true);
         fprintf(stderr, "%s watch: listening%s\n", st->c->prog,
-                st->listened++ ? " again (reconnected; writes in between were not seen)" : "");
+                st->listened++ ? " again (reconnected; scope reset: the writes in between were "
+                                 "not seen, so every subscription refreshes)"
+                               : "");
         print_reset(ev->tenant, st);
         break;
     case PGW_PQ_LISTENER_STREAMING:

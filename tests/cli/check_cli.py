@@ -1076,6 +1076,19 @@ def watch_and_decide(tmp):
           f"rc={rc}\n{wout}{werr}")
     check("watch: status lines on stderr; the reset is not counted as a write set",
           "listening" in werr and "3 write sets seen, 1 scope reset\n" in werr, werr)
+    # A listener's backend terminated: watch reconnects and says what the
+    # reset that follows means.
+    w = popen([CLI, "watch", "tasks", "--values", "status"])
+    first = read_lines(w, 1, 20).decode() == RESET_LINE
+    psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
+         "current_database() AND query = 'LISTEN \"pgwitness\"'")
+    again = read_lines(w, 1, 20).decode() == RESET_LINE
+    rc, rest, werr = stop(w)
+    check("watch: listening again after its backend is terminated, a scope reset, said so",
+          first and again and rc == 0 and
+          "pgwitness watch: listening again (reconnected; scope reset: the writes in between "
+          "were not seen, so every subscription refreshes)\n" in werr and
+          "0 write sets seen, 2 scope resets\n" in werr, werr)
     # A bare write-set line without --deps: the error says what to add.
     rc, out, err = cli("decide", "--batch", stdin=json.dumps(lines[1] if lines else {"op": 1}))
     check("decide --batch with watch's line alone: the error says --deps FILE",
@@ -1928,8 +1941,8 @@ def stream_gap_said_once():
     for _ in range(2):
         ready = reconnect() and ready
     rc, out, err = stop(w)
-    again = ("pgwitness watch: streaming again from a new temporary slot (scope reset: writes "
-             "in between were not seen)\n")
+    again = ("pgwitness watch: streaming again from a new temporary slot (scope reset: the "
+             "writes in between were not streamed, so every subscription refreshes)\n")
     check("watch --source=wal: a gap said once over two reconnects, again when it reopens "
           "after a connect without it",
           ready and rc == 0 and err ==
