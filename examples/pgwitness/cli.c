@@ -285,7 +285,12 @@ bool cli_check_slot(const cli *c, const char *option, const char *name)
 
 const char *cli_result_message(char *out, size_t size, const PGresult *r)
 {
-    snprintf(out, size, "%s", r ? PQresultErrorMessage(r) : "out of memory");
+    /* The server's primary message, without the "ERROR:  " its full text
+     * starts with (as pgw_error keeps it); the full text for libpq's own
+     * errors, which carry no fields. */
+    const char *primary = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    snprintf(out, size, "%s",
+             primary ? primary : r ? PQresultErrorMessage(r) : "out of memory");
     out[strcspn(out, "\n")] = '\0';
     return out;
 }

@@ -96,8 +96,9 @@ bool cli_check_text(const cli *c, const char *option, const char *value, size_t 
  * otherwise. */
 bool cli_check_slot(const cli *c, const char *option, const char *name);
 
-/* The first line of a failed query's message (r NULL: out of memory),
- * for "doing X: message". Returns out. */
+/* A failed query's message for "doing X: message": the server's primary
+ * message (no "ERROR:" prefix), or the first line of libpq's own when the
+ * server sent none (r NULL: out of memory). Returns out. */
 const char *cli_result_message(char *out, size_t size, const PGresult *r);
 
 

@@ -709,7 +709,8 @@ static int check_existing_stream(cli *c, PGconn *conn, const char *schema, const
     if (qs && qt && qp && (sql = malloc(len)))
         snprintf(sql, len, "LOCK TABLE %s.%s IN SHARE UPDATE EXCLUSIVE MODE", qs, qt);
     r = sql ? PQexec(conn, sql) : NULL;
-    if (r && PQresultStatus(r) == PGRES_COMMAND_OK) {
+    bool locked = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (locked) {
         PQclear(r);
         snprintf(sql, len,
                  "SELECT u.v FROM %s.stream_tables st LEFT JOIN LATERAL "
@@ -729,12 +730,14 @@ static int check_existing_stream(cli *c, PGconn *conn, const char *schema, const
     if (!r)
         return cli_fail(c, "out of memory");
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        /* Refused on stream_tables (not on the table's LOCK): say what the
+         * watch needs there (record_values() upserts and deletes). */
         const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-        bool denied = st && strcmp(st, "42501") == 0;
+        bool denied = locked && st && strcmp(st, "42501") == 0;
         cli_fail(c, "reading how %s.%s is watched for the stream: %s%s%s%s", schema, table,
                  cli_result_message(msg, sizeof msg, r),
-                 denied ? " (watching for the stream needs SELECT, INSERT and UPDATE on "
-                          "the table stream_tables of schema "
+                 denied ? " (watching for the stream needs SELECT, INSERT, UPDATE and DELETE "
+                          "on the table stream_tables of schema "
                         : "",
                  denied ? pgw_schema : "",
                  denied ? ", and USAGE on that schema: a role that owns it grants them)" : "");
@@ -1188,17 +1191,16 @@ int cmd_unwatch(cli *c, int argc, char **argv)
     cli_ident(q, sizeof q, pub);
     /* A table not in the publication may be so because the publication
      * itself does not exist (a misspelt --publication): say which. */
-    bool no_publication = false;
-    for (size_t i = 0; source == SOURCE_WAL && i < n_pos; i++) {
-        if (!removed[i]) {
-            const char *params[] = {pub};
-            PGresult *r = PQexecParams(conn, "SELECT 1 FROM pg_catalog.pg_publication "
-                                             "WHERE pubname = $1",
-                                       1, NULL, params, NULL, NULL, 0);
-            no_publication = r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 0;
-            PQclear(r);
-            break;
-        }
+    bool any_kept = false, no_publication = false;
+    for (size_t i = 0; i < n_pos; i++)
+        any_kept |= !removed[i];
+    if (source == SOURCE_WAL && any_kept) {
+        const char *params[] = {pub};
+        PGresult *r = PQexecParams(conn, "SELECT 1 FROM pg_catalog.pg_publication "
+                                         "WHERE pubname = $1",
+                                   1, NULL, params, NULL, NULL, 0);
+        no_publication = r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 0;
+        PQclear(r);
     }
     for (size_t i = 0; i < n_pos; i++) {
         if (source == SOURCE_WAL)

@@ -1114,7 +1114,7 @@ typedef struct pgw_pq_stream_watch_options {
  *                (and, for a partitioned table, each partition: the
  *                TRUNCATE triggers are made ENABLE ALWAYS) and the
  *                publication (or CREATE on the database), and
- *                INSERT/UPDATE/DELETE on <pgw_schema>.stream_tables.
+ *                SELECT/INSERT/UPDATE/DELETE on <pgw_schema>.stream_tables.
  * @param schema  the table's schema (exact name).
  * @param table   the table's name (exact name).
  * @param opts    options; NULL for PGW_PQ_STREAM_WATCH_OPTIONS_INIT.

@@ -1806,6 +1806,27 @@ def stream_refusals():
     finally:
         psql(f"REVOKE ALL ON TABLE s_ok FROM {role}; REVOKE USAGE ON SCHEMA pgwitness FROM "
              f"{role}; DROP ROLE {role}")
+    # A role that may replicate but not record the watch: told what the
+    # watch needs on stream_tables; refused on the table itself, not.
+    role = "pgwt_nost_%d" % os.getpid()
+    psql(f"CREATE ROLE {role} LOGIN REPLICATION; GRANT ALL ON TABLE s_ok TO {role}; "
+         f"GRANT USAGE ON SCHEMA pgwitness TO {role}")
+    try:
+        exact_error("watch --source=wal without privileges on stream_tables: what it needs",
+                    *cli("-d", f"dbname={DB} user={role}", "watch", "s_ok", "--source=wal",
+                         "--publication", "nost", "--seconds", "1"), 1,
+                    "pgwitness watch: reading how public.s_ok is watched for the stream: "
+                    "permission denied for table stream_tables (watching for the stream needs "
+                    "SELECT, INSERT, UPDATE and DELETE on the table stream_tables of schema "
+                    "pgwitness, and USAGE on that schema: a role that owns it grants them)")
+        exact_error("watch --source=wal of a table the role may not lock: the server's words",
+                    *cli("-d", f"dbname={DB} user={role}", "watch", "s_nopk", "--source=wal",
+                         "--publication", "nost", "--seconds", "1"), 1,
+                    "pgwitness watch: reading how public.s_nopk is watched for the stream: "
+                    "permission denied for table s_nopk")
+    finally:
+        psql(f"REVOKE ALL ON TABLE s_ok FROM {role}; REVOKE USAGE ON SCHEMA pgwitness FROM "
+             f"{role}; DROP ROLE {role}")
     check("... nothing was changed: no publication, no recorded value columns",
           psql("SELECT count(*) FROM pg_publication") == "0" and
           psql("SELECT count(*) FROM pgwitness.stream_tables") == "0",

@@ -1395,7 +1395,7 @@ START_TEST(watch_without_the_right_to_publish)
                      "publishing the table: must be owner of publication pgwitness (publishing "
                      "needs a role that owns publication pgwitness and the table, or CREATE on "
                      "the database to make the publication: pass a publication the role owns "
-                     "(pgw_pq_stream_options.publication, --publication))");
+                     "(pgw_pq_stream_watch_options.publication, --publication))");
     pgwt_exec(c, "RESET ROLE");
     ck_assert_int_eq(pgwt_int(c, "SELECT count(*) FROM pgwitness.stream_tables "
                                  "WHERE relid = 'pr'::regclass"),

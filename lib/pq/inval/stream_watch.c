@@ -310,7 +310,7 @@ static int watch_in_unit(PGconn *conn, const char *schema, const char *table,
             snprintf(err->message + used, sizeof err->message - used,
                      " (publishing needs a role that owns publication %s and the table, or "
                      "CREATE on the database to make the publication: pass a publication "
-                     "the role owns (pgw_pq_stream_options.publication, --publication))",
+                     "the role owns (pgw_pq_stream_watch_options.publication, --publication))",
                      publication);
         }
     } else if ((rc = record_values(&changed, conn, pgw_schema, publication,
