@@ -564,8 +564,8 @@ static combined_params shipped_defaults(void)
     return (combined_params){o.rename_threshold, w->name / (w->name + w->values), w->shape};
 }
 
-/* The grid the tune step searches: coarse, 6 x 5 x 7 = 210 points. */
-static const double grid_name[] = {0.30, 0.35, 0.40, 0.45, 0.50, 0.55};
+/* The grid the tune step searches: coarse, 8 x 5 x 7 = 280 points. */
+static const double grid_name[] = {0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.65};
 static const double grid_shape[] = {0.2, 0.4, 0.5, 0.6, 0.8};
 static const double grid_threshold[] = {0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60};
 #define N_GRID_NAME (sizeof grid_name / sizeof grid_name[0])
@@ -608,30 +608,71 @@ static br_counts *grid_counts(const br_strategy *self, const br_corpus *c)
     return table;
 }
 
-/* Tuning the combined score: the grid point with the best F1 on the
- * training pairs; among equals, the better precision, then the higher
- * threshold (the more cautious), then the first in grid order (name
- * weight, then shape, ascending). */
-static void tune_combined(void *params, const br_strategy *self, const br_corpus *c,
-                          const bool *train)
+/* The training F1 and precision of every grid point. */
+static void grid_scores(double *f1, double *pr, const br_strategy *self, const br_corpus *c,
+                        const bool *train)
 {
     const br_counts *table = grid_counts(self, c);
-    double best_f1 = -1, best_p = -1, best_t = -1;
-    size_t best = 0;
     for (size_t g = 0; g < N_GRID; g++) {
         br_counts k = {0};
         for (size_t i = 0; i < c->n; i++)
             if (!train || train[i])
                 counts_add(&k, table[g * c->n + i]);
-        double pr, r, f1;
-        prf(k, &pr, &r, &f1);
-        double t = grid_point(g).threshold;
-        bool better = f1 > best_f1 + 1e-12 ||
-                      (fabs(f1 - best_f1) <= 1e-12 &&
-                       (pr > best_p + 1e-12 || (fabs(pr - best_p) <= 1e-12 && t > best_t)));
+        double r;
+        prf(k, &pr[g], &r, &f1[g]);
+    }
+}
+
+/* The mean training F1 of a grid point and its neighbours, one step along
+ * each axis (up to 27 points). */
+static double neighbourhood_f1(const double *f1, size_t g)
+{
+    long t = (long)(g % N_GRID_THRESHOLD), sh = (long)(g / N_GRID_THRESHOLD % N_GRID_SHAPE),
+         nm = (long)(g / N_GRID_THRESHOLD / N_GRID_SHAPE);
+    double sum = 0;
+    int n = 0;
+    for (long dn = -1; dn <= 1; dn++)
+        for (long ds = -1; ds <= 1; ds++)
+            for (long dt = -1; dt <= 1; dt++) {
+                long a = nm + dn, b = sh + ds, d = t + dt;
+                if (a < 0 || b < 0 || d < 0 || a >= (long)N_GRID_NAME ||
+                    b >= (long)N_GRID_SHAPE || d >= (long)N_GRID_THRESHOLD)
+                    continue;
+                sum += f1[((size_t)a * N_GRID_SHAPE + (size_t)b) * N_GRID_THRESHOLD + (size_t)d];
+                n++;
+            }
+    return sum / n;
+}
+
+/* Tuning the combined score: the grid point with the best F1 on the
+ * training pairs; among equals, the one whose neighbourhood (one grid step
+ * along each axis) has the best mean F1, so that the choice sits inside a
+ * plateau of good points rather than on its edge, where one more pair
+ * tips it over; then the better precision, then the higher threshold (the
+ * more cautious), then the first in grid order (name weight, then shape,
+ * ascending). */
+static void tune_combined(void *params, const br_strategy *self, const br_corpus *c,
+                          const bool *train)
+{
+    static double f1[N_GRID], pr[N_GRID];
+    grid_scores(f1, pr, self, c, train);
+    double best_f1 = -1, best_nb = -1, best_p = -1, best_t = -1;
+    size_t best = 0;
+    for (size_t g = 0; g < N_GRID; g++) {
+        double nb = neighbourhood_f1(f1, g), t = grid_point(g).threshold;
+        bool better;
+        if (fabs(f1[g] - best_f1) > 1e-12)
+            better = f1[g] > best_f1;
+        else if (fabs(nb - best_nb) > 1e-12)
+            better = nb > best_nb;
+        else if (fabs(pr[g] - best_p) > 1e-12)
+            better = pr[g] > best_p;
+        else
+            better = t > best_t;
         if (better) {
-            best_f1 = f1;
-            best_p = pr;
+            best_f1 = f1[g];
+            best_nb = nb;
+            best_p = pr[g];
             best_t = t;
             best = g;
         }
@@ -666,7 +707,7 @@ static const br_strategy strategies[] = {
                     "chosen on every pair, so its figure is in-sample)",
      sizeof(combined_params), &combined_defaults, predict_combined, NULL, describe_combined},
     {"(e) combined", "the combined score, threshold, name weight and shape share tuned on "
-                     "a 210-point grid (type and position 0.05 each)",
+                     "a 280-point grid (type and position 0.05 each)",
      sizeof(combined_params), &combined_defaults, predict_combined, tune_combined,
      describe_combined},
 };
@@ -680,7 +721,8 @@ typedef struct br_result {
     unsigned char params[64]; /* in-sample parameters (tuned on every pair, or the defaults) */
     br_counts *pair;          /* [n] in-sample, per pair */
     br_counts in, out;        /* summed in-sample; summed held out */
-    char held_out_params[256]; /* what each held-out tune chose, summarised */
+    char held_out_params[512]; /* what each held-out tune chose, summarised */
+    char held_out_moved[1024]; /* the folds whose held-out pair scored otherwise than in-sample */
 } br_result;
 
 static void evaluate(br_result *r, const br_strategy *s, const br_corpus *c)
@@ -722,11 +764,19 @@ static void evaluate(br_result *r, const br_strategy *s, const br_corpus *c)
         unsigned char params[sizeof r->params];
         memcpy(params, s->defaults, s->params_size);
         s->tune(params, s, c, train);
-        counts_add(&r->out, run_on(s, params, c, one));
+        br_counts got = run_on(s, params, c, one);
+        counts_add(&r->out, got);
         if (!s->describe)
             continue;
         char cur[96];
         s->describe(cur, sizeof cur, params);
+        size_t moved = strlen(r->held_out_moved);
+        if ((got.tp != r->pair[i].tp || got.fp != r->pair[i].fp) &&
+            moved < sizeof r->held_out_moved)
+            snprintf(r->held_out_moved + moved, sizeof r->held_out_moved - moved,
+                     "    %s: TP/FP/FN %zu/%zu/%zu (in-sample %zu/%zu/%zu), with %s\n",
+                     c->pairs[i].name, got.tp, got.fp, got.fn, r->pair[i].tp, r->pair[i].fp,
+                     r->pair[i].fn, cur);
         size_t k = 0;
         while (k < distinct && strcmp(chosen[k], cur) != 0)
             k++;
@@ -934,6 +984,11 @@ int main(int argc, char **argv)
     printf("\nwhat each held-out tune chose:\n");
     for (size_t s = 0; s < N_STRATEGIES; s++)
         printf("  %-12s %s\n", strategies[s].key, res[s].held_out_params);
+    printf("\nthe folds whose held-out pair scores otherwise than in-sample:\n");
+    for (size_t s = 0; s < N_STRATEGIES; s++)
+        if (strategies[s].tune)
+            printf("  %s\n%s", strategies[s].key,
+                   res[s].held_out_moved[0] ? res[s].held_out_moved : "    none\n");
 
     for (size_t s = 0; s < N_STRATEGIES; s++)
         print_errors(&strategies[s], &res[s], &c);
