@@ -93,7 +93,7 @@ static const struct {
      "added, removed, type_changed, reordered, rename_method, renamed_candidates\n"
      "(each rename's from, to, from_type, to_type, score, evidence and parts),\n"
      "profile_changed, row_estimate, name_anomalies; docs/formats.md).\n"
-     "  --threshold X   combined rename score needed, 0..1 (default 0.40)\n", NULL},
+     "  --threshold X   combined rename score needed, 0..1 (default 0.35)\n", NULL},
     {"report",
      "usage: pgwitness report [--since TIMESTAMP] [--resource ID] [--json]\n"
      "\n"

@@ -139,9 +139,9 @@ typedef enum pgw_rename_method {
  * make a rename on their own.
  */
 typedef struct pgw_rename_weights {
-    /** Weight of the name score N in E (>= 0; default 0.45). */
+    /** Weight of the name score N in E (>= 0; default 0.55). */
     double name;
-    /** Weight of the values channel V in E (>= 0; default 0.55). name +
+    /** Weight of the values channel V in E (>= 0; default 0.45). name +
      *  values must be above 0. */
     double values;
     /** How much the type evidence T moves the score, in [0, 0.5] (default
@@ -155,12 +155,14 @@ typedef struct pgw_rename_weights {
     double shape;
 } pgw_rename_weights;
 
-/** The default weights: { 0.45, 0.55, 0.05, 0.05, 0.8 }. */
-#define PGW_RENAME_WEIGHTS_INIT { 0.45, 0.55, 0.05, 0.05, 0.8 }
+/** The default weights: { 0.55, 0.45, 0.05, 0.05, 0.8 }, chosen with
+ *  PGW_RENAME_THRESHOLD on the rename corpus (docs/formats.md, "Rename
+ *  detection"). */
+#define PGW_RENAME_WEIGHTS_INIT { 0.55, 0.45, 0.05, 0.05, 0.8 }
 
 /** The default rename threshold of PGW_RENAME_COMBINED (chosen on the
  *  corpus with the default weights, docs/formats.md "Rename detection"). */
-#define PGW_RENAME_THRESHOLD 0.40
+#define PGW_RENAME_THRESHOLD 0.35
 
 /** Thresholds and rename rules of diff_snapshots. */
 typedef struct pgw_diff_options {
@@ -168,12 +170,12 @@ typedef struct pgw_diff_options {
     unsigned int version;
     /** In [0, 1]. PGW_RENAME_COMBINED: a (removed, added) pair whose
      *  combined score is at least this may be paired (default
-     *  PGW_RENAME_THRESHOLD, 0.40; with the default weights, on the 24
+     *  PGW_RENAME_THRESHOLD, 0.35; with the default weights, on the 24
      *  format changes of the rename corpus with 77 true renames
-     *  (tests/data/renames, bench-renames): precision 0.986, recall 0.948,
-     *  F1 0.967, in-sample, since the defaults were chosen on it; tuned
+     *  (tests/data/renames, bench-renames): precision 1.000, recall 0.948,
+     *  F1 0.973, in-sample, since the defaults were chosen on it; tuned
      *  again for each pair on the 23 others (leave one pair out):
-     *  precision 0.972, recall 0.909, F1 0.940; docs/formats.md, "Rename
+     *  precision 0.973, recall 0.935, F1 0.954; docs/formats.md, "Rename
      *  detection"). PGW_RENAME_PROFILE: the profile similarity
      *  that pairs a removed and an added column (0.6 in version 1). A pair
      *  must also score above 0. */

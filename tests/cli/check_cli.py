@@ -674,7 +674,7 @@ def real_data(tmp):
     check("report: both format changes, renames from values",
           rc == 0 and "4 snapshots of 1 resource, 3 consecutive pairs, 2 changed shape (67%)" in out
           and "classes: unchanged 1, mixed 2" in out
-          and "culmen_length_mm -> bill_length_mm  (0.80, values and name)" in out
+          and "culmen_length_mm -> bill_length_mm  (0.75, values and name)" in out
           and "values of sex changed form under the same name" in out, out + err)
     rc, out, err = cli("report", "--json")
     check("report --json", rc == 0 and json.loads(out)["changed_pairs"] == 2, err)
