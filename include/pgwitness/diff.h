@@ -170,12 +170,12 @@ typedef struct pgw_diff_options {
     unsigned int version;
     /** In [0, 1]. PGW_RENAME_COMBINED: a (removed, added) pair whose
      *  combined score is at least this may be paired (default
-     *  PGW_RENAME_THRESHOLD, 0.35; with the default weights, on the 24
+     *  PGW_RENAME_THRESHOLD, 0.35; with the default weights, on the 25
      *  format changes of the rename corpus with 77 true renames
-     *  (tests/data/renames, bench-renames): precision 1.000, recall 0.948,
-     *  F1 0.973, in-sample, since the defaults were chosen on it; tuned
-     *  again for each pair on the 23 others (leave one pair out):
-     *  precision 0.973, recall 0.935, F1 0.954; docs/formats.md, "Rename
+     *  (tests/data/renames, bench-renames): precision 0.986, recall 0.948,
+     *  F1 0.967, in-sample, since the defaults were chosen on it; tuned
+     *  again for each pair on the 24 others (leave one pair out):
+     *  precision 0.959, recall 0.909, F1 0.933; docs/formats.md, "Rename
      *  detection"). PGW_RENAME_PROFILE: the profile similarity
      *  that pairs a removed and an added column (0.6 in version 1). A pair
      *  must also score above 0. */
@@ -294,7 +294,9 @@ typedef struct pgw_rename_parts {
     double score;
     /** Name score N: the graded similarity of the two names (tokens,
      *  abbreviations, edit distance, synonyms, counterpart roles such as
-     *  start/end halved; formula in docs/formats.md); 1 when the names are
+     *  start/end halved, and names whose heads both go unmatched, such as
+     *  bill_depth_mm/bill_length_mm, halved; formula in docs/formats.md);
+     *  1 when the names are
      *  equal once folded, 0 when one folds to nothing. Always computed. */
     double name;
     /** Values channel V: (1 - shape) * profile + shape * S, or profile when

@@ -91,7 +91,13 @@ static const row rows[] = {
     /* Two words of one end of a role axis: pu / pickup, do / dropoff, lng /
      * lon, src / origin; never a function word (in / inbound). */
     {"PULocationID", "pickup_location_id", 2.3 / 2.5, 3.0 / 5, 0, 0, 1.6 / 5, EXACT},
-    {"DOLocationID", "dropoff_zone", 0.6 * 0.4 + 0.4 * 0.32, 0, 0, 0, 1.6 / 4.5, EXACT},
+    /* Heads location and zone unmatched: halved. */
+    {"DOLocationID", "dropoff_zone", 0.5 * (0.6 * 0.4 + 0.4 * 0.32), 0, 0, 0, 1.6 / 4.5, EXACT},
+    /* Different heads, the qualifier kept: two measures, halved; a
+     * changed qualifier with the head kept is not ("Culmen Length (mm)"
+     * above). */
+    {"bill_depth_mm", "bill_length_mm", 0.5 * (1.25 / 2.25), 2.5 / 4.5, 0, 0, 0, EXACT},
+    {"Unemployment Rate", "employment_rate", 0.5 * (0.5 / 1.5), 1.0 / 3, 0, 0, 0, EXACT},
     {"lng", "lon", 0.8, 0, 0, 0, 0.8, EXACT},
     {"src_city", "origin_city", 0.9, 0.5, 0, 0, 0.4, EXACT},
     {"in_flag", "inbound_flag", 0.6 * (1.25 / 1.5) + 0.4 * (1 / 1.5), 1.5 / 3, 0.75 / 3, 0, 0,
@@ -104,7 +110,7 @@ static const row rows[] = {
     {"PULocationID", "DOLocationID", 0.5 * 0.6, 0.6, 0, 0, 0, EXACT},
     {"pickup_latitude", "pickup_longitude", 0.25, 0.5, 0, 0, 0, EXACT},
     {"start_station_latitude", "start_station_longitude", 1.0 / 3, 2.0 / 3, 0, 0, 0, EXACT},
-    {"fare_amount", "tip_amount", 1.0 / 3, 1.0 / 3, 0, 0, 0, EXACT},
+    {"fare_amount", "tip_amount", 0.5 * (1.0 / 3), 1.0 / 3, 0, 0, 0, EXACT}, /* heads differ */
     {"first_name", "last_name", 0.5 / 3, 1.0 / 3, 0, 0, 0, EXACT},
     {"min_temp", "max_temp", 0.25, 0.5, 0, 0, 0, EXACT},
     {"address_line_1", "address_line_2", 0.5 * (2 / 2.25), 2 / 2.25, 0, 0, 0, EXACT},
