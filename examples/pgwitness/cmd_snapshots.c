@@ -936,6 +936,13 @@ int cmd_diff(cli *c, int argc, char **argv)
         pgw_snapshot_free(a);
         return rc ? rc : 1;
     }
+    /* Older first: the other way round, every rename reads backwards (the
+     * diff is still made as asked, for a caller who means it). */
+    if (pgw_snapshot_captured_at(a) > pgw_snapshot_captured_at(b))
+        fprintf(stderr,
+                "%s %s: warning: %s was captured after %s; the diff reads from the first to "
+                "the second (older first: pgwitness diff %s %s)\n",
+                c->prog, c->command, la, lb, pos[1], pos[0]);
     pgw_diff *d = NULL;
     pgw_error err;
     int r = pgw_diff_snapshots(&d, a, b, &o, &err);

@@ -656,6 +656,12 @@ def real_data(tmp):
             ("Body Mass (g)", "body_mass_g", "both"), ("Island", "island", "both"),
             ("Sex", "sex", "both"), ("Species", "species", "both")}
     check("diff v1 -> v2 (stored ids): the renames", pairs == want, str(pairs ^ want))
+    check("diff older first: no warning", rc == 0 and err == "", err)
+    rc, out, err = cli("diff", "3", "2")
+    check("diff newer first: made as asked, with a warning that says the order",
+          rc == 0 and "renamed" in out and err.strip() ==
+          "pgwitness diff: warning: snapshot 3 was captured after snapshot 2; the diff reads "
+          "from the first to the second (older first: pgwitness diff 2 3)", out + err)
     check("diff JSON has the documented keys",
           all(k in d for k in ["schema_changed", "added", "removed", "type_changed", "reordered",
                                "rename_method", "renamed_candidates", "profile_changed",
@@ -698,6 +704,15 @@ def real_data(tmp):
           err.startswith("pgwitness history: " + warn), out + err)
     psql("UPDATE pgwitness.snapshots SET snapshot = jsonb_set(snapshot, '{format}', '1') "
          f"WHERE id = {oldest}")
+    # A reason whose message names its JSON path already: the path once.
+    psql("UPDATE pgwitness.snapshots SET snapshot = jsonb_set(snapshot, "
+         f"'{{columns,0,position}}', '99') WHERE id = {oldest}")
+    rc, out, err = cli("report")
+    check("report's warning names the JSON path once",
+          rc == 0 and f"warning: stored snapshot {oldest} left out: " in err and
+          err.count("$.columns[0].position") == 1, out + err)
+    psql("UPDATE pgwitness.snapshots SET snapshot = jsonb_set(snapshot, "
+         f"'{{columns,0,position}}', '1') WHERE id = {oldest}")
     rc, out, err = cli("report")
     check("report: restored", rc == 0 and err == "" and "4 snapshots of 1 resource" in out, out + err)
     # diff TABLE compares the two newest: when one does not decode, the

@@ -255,8 +255,8 @@ const pgw_snapshot *const *pgw_pq_snapshot_set_all(const pgw_pq_snapshot_set *se
 /* A stored document that does not decode (code is PGW_EPARSE or
  * PGW_EVERSION, e says why): e now names the document. With skip, it is
  * recorded in the set, the reason with its JSON path as one text
- * ("... (at $.format)"), and the load goes on (PGW_OK); without, the
- * code is returned. */
+ * ("... (at $.format)", the path left out when the message already names
+ * it), and the load goes on (PGW_OK); without, the code is returned. */
 static int undecodable(pgw_pq_snapshot_set *set, int64_t id, int code, bool skip, pgw_error *e)
 {
     char msg[PGW_ERROR_MESSAGE_SIZE], path[PGW_ERROR_PATH_SIZE];
@@ -265,12 +265,14 @@ static int undecodable(pgw_pq_snapshot_set *set, int64_t id, int code, bool skip
     pgwi_error_at(e, code, path, "stored snapshot %" PRId64 " does not decode: %s", id, msg);
     if (!skip)
         return code;
-    size_t len = strlen(e->message) + (path[0] ? 6 + strlen(path) : 0) + 1;
+    /* The path once: not again when the decoder's message names it. */
+    bool at = path[0] && !strstr(e->message, path);
+    size_t len = strlen(e->message) + (at ? 6 + strlen(path) : 0) + 1;
     char *reason = pgwi_malloc(len);
     if (!reason)
         return pgwi_enomem(e);
-    snprintf(reason, len, "%s%s%s%s", e->message, path[0] ? " (at " : "", path,
-             path[0] ? ")" : "");
+    snprintf(reason, len, "%s%s%s%s", e->message, at ? " (at " : "", at ? path : "",
+             at ? ")" : "");
     set->skipped_ids[set->n_skipped] = id;
     set->skipped_reasons[set->n_skipped++] = reason;
     return PGW_OK;
