@@ -17,6 +17,7 @@ PGW_TEST_WRAPPER in the environment (e.g. "valgrind --error-exitcode=99
 ...") is split on whitespace and put before every run of the three
 programs; waits for their output are then ten times longer.
 """
+import contextlib
 import json
 import os
 import re
@@ -1776,6 +1777,20 @@ def published(table):
     return psql(f"SELECT count(*) FROM pg_publication_tables WHERE tablename = '{table}'")
 
 
+@contextlib.contextmanager
+def stream_role(prefix, attributes):
+    """A scratch role (PREFIX_PID, with ATTRIBUTES) that may use table s_ok
+    and the pgwitness schema: yields its name, then revokes and drops it."""
+    role = "%s_%d" % (prefix, os.getpid())
+    psql(f"CREATE ROLE {role} {attributes}; GRANT ALL ON TABLE s_ok TO {role}; "
+         f"GRANT USAGE ON SCHEMA pgwitness TO {role}")
+    try:
+        yield role
+    finally:
+        psql(f"REVOKE ALL ON TABLE s_ok FROM {role}; REVOKE USAGE ON SCHEMA pgwitness FROM "
+             f"{role}; DROP ROLE {role}")
+
+
 def stream_refusals():
     """watch --source=wal refuses what would fail writers, naming the table,
     and changes nothing: not even the publication is made."""
@@ -1806,10 +1821,7 @@ def stream_refusals():
                 "of a published table without a replica identity (add a primary key) (nothing "
                 "was changed)")
     # A role that may not replicate: refused before anything is made.
-    role = "pgwt_norepl_%d" % os.getpid()
-    psql(f"CREATE ROLE {role} LOGIN; GRANT ALL ON TABLE s_ok TO {role}; "
-         f"GRANT USAGE ON SCHEMA pgwitness TO {role}")
-    try:
+    with stream_role("pgwt_norepl", "LOGIN") as role:
         one_error_line("watch --source=wal by a role that may not replicate: exit 1",
                        *cli("-d", f"dbname={DB} user={role}", "watch", "s_ok", "--source=wal",
                             "--publication", "norepl", "--seconds", "1"), 1,
@@ -1818,15 +1830,9 @@ def stream_refusals():
                         "the stream needs a role that may replicate (the REPLICATION "
                         "attribute, or the managed service's replication role; "
                         "docs/stream.md); nothing was changed"])
-    finally:
-        psql(f"REVOKE ALL ON TABLE s_ok FROM {role}; REVOKE USAGE ON SCHEMA pgwitness FROM "
-             f"{role}; DROP ROLE {role}")
     # A role that may replicate but not record the watch: told what the
     # watch needs on stream_tables; refused on the table itself, not.
-    role = "pgwt_nost_%d" % os.getpid()
-    psql(f"CREATE ROLE {role} LOGIN REPLICATION; GRANT ALL ON TABLE s_ok TO {role}; "
-         f"GRANT USAGE ON SCHEMA pgwitness TO {role}")
-    try:
+    with stream_role("pgwt_nost", "LOGIN REPLICATION") as role:
         exact_error("watch --source=wal without privileges on stream_tables: what it needs",
                     *cli("-d", f"dbname={DB} user={role}", "watch", "s_ok", "--source=wal",
                          "--publication", "nost", "--seconds", "1"), 1,
@@ -1839,9 +1845,6 @@ def stream_refusals():
                          "--publication", "nost", "--seconds", "1"), 1,
                     "pgwitness watch: reading how public.s_nopk is watched for the stream: "
                     "permission denied for table s_nopk")
-    finally:
-        psql(f"REVOKE ALL ON TABLE s_ok FROM {role}; REVOKE USAGE ON SCHEMA pgwitness FROM "
-             f"{role}; DROP ROLE {role}")
     check("... nothing was changed: no publication, no recorded value columns",
           psql("SELECT count(*) FROM pg_publication") == "0" and
           psql("SELECT count(*) FROM pgwitness.stream_tables") == "0",

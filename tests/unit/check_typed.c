@@ -142,10 +142,8 @@ static void spell(char *buf, size_t size, int64_t n, int scale, int form)
             snprintf(buf, size, "%s%s", sign, digits);
         } else if (len > scale) {
             snprintf(buf, size, "%s%.*s.%s", sign, len - scale, digits, digits + len - scale);
-        } else {
-            snprintf(buf, size, "%s0.%0*d%s", sign, scale - len, 0, digits);
-            if (scale == len)
-                snprintf(buf, size, "%s0.%s", sign, digits);
+        } else { /* 0.<scale - len zeros><digits>; scale is at most 8 */
+            snprintf(buf, size, "%s0.%.*s%s", sign, scale - len, "00000000", digits);
         }
         break;
     case 1: /* digits with an exponent */
