@@ -129,19 +129,23 @@ typedef enum pgw_rename_method {
  * beforehand, as weak evidence. docs/formats.md ("Rename detection")
  * reports the measured figures.
  *
- * evidence E = (name * N + values * V) / (name + values)
+ * evidence E = (name * N + values * V') / (name + values)
  * score      = E * (1 - type - position + type * T + position * P)
  * V          = (1 - shape) * profile + shape * S   (V = profile when S is not
  *              computable; V counts 0 when either column has no sampled values)
+ * V'         = (V - c) / (1 - c) when V > c, else 0, with c = contrast * C;
+ *              V' = V when C is -1 (the contrast was not applied)
  *
- * where N, V, T, P, profile and S are the parts of pgw_rename_parts.
+ * where N, V, C, T, P, profile and S are the parts of pgw_rename_parts.
  * Type and position only scale E, by at most type + position: they never
- * make a rename on their own.
+ * make a rename on their own. The contrast C keeps only the part of the
+ * value evidence that sets the pair apart from the columns both snapshots
+ * keep: values no more alike than a kept sibling's count for nothing.
  */
 typedef struct pgw_rename_weights {
-    /** Weight of the name score N in E (>= 0; default 0.55). */
+    /** Weight of the name score N in E (>= 0; default 0.45). */
     double name;
-    /** Weight of the values channel V in E (>= 0; default 0.45). name +
+    /** Weight of the values channel V in E (>= 0; default 0.55). name +
      *  values must be above 0. */
     double values;
     /** How much the type evidence T moves the score, in [0, 0.5] (default
@@ -151,14 +155,19 @@ typedef struct pgw_rename_weights {
      *  (default 0.05). type + position must not exceed 0.5. */
     double position;
     /** Share of V given to the shape of the values S, in [0, 1] (default
-     *  0.8); the rest goes to the profile similarity. */
+     *  0.6); the rest goes to the profile similarity. */
     double shape;
+    /** How much of the contrast C counts, in [0, 1] (default 1). 0 turns
+     *  it off: the kept columns are not read, C is -1 in every rename's
+     *  parts, and a diff costs what it did before the contrast (bench-diff
+     *  prints both). */
+    double contrast;
 } pgw_rename_weights;
 
-/** The default weights: { 0.55, 0.45, 0.05, 0.05, 0.8 }, chosen with
+/** The default weights: { 0.45, 0.55, 0.05, 0.05, 0.6, 1 }, chosen with
  *  PGW_RENAME_THRESHOLD on the rename corpus (docs/formats.md, "Rename
  *  detection"). */
-#define PGW_RENAME_WEIGHTS_INIT { 0.55, 0.45, 0.05, 0.05, 0.8 }
+#define PGW_RENAME_WEIGHTS_INIT { 0.45, 0.55, 0.05, 0.05, 0.6, 1.0 }
 
 /** The default rename threshold of PGW_RENAME_COMBINED (chosen on the
  *  corpus with the default weights, docs/formats.md "Rename detection"). */
@@ -172,10 +181,10 @@ typedef struct pgw_diff_options {
      *  combined score is at least this may be paired (default
      *  PGW_RENAME_THRESHOLD, 0.35; with the default weights, on the 25
      *  format changes of the rename corpus with 77 true renames
-     *  (tests/data/renames, bench-renames): precision 0.986, recall 0.948,
-     *  F1 0.967, in-sample, since the defaults were chosen on it; tuned
+     *  (tests/data/renames, bench-renames): precision 1.000, recall 0.948,
+     *  F1 0.973, in-sample, since the defaults were chosen on it; tuned
      *  again for each pair on the 24 others (leave one pair out):
-     *  precision 0.959, recall 0.909, F1 0.933; docs/formats.md, "Rename
+     *  precision 0.986, recall 0.948, F1 0.967; docs/formats.md, "Rename
      *  detection"). PGW_RENAME_PROFILE: the profile similarity
      *  that pairs a removed and an added column (0.6 in version 1). A pair
      *  must also score above 0. */
@@ -321,6 +330,23 @@ typedef struct pgw_rename_parts {
     /** Position evidence P: 1 - |ra - rb|, where r = (position - 1/2) /
      *  columns is a column's relative position in its snapshot. */
     double position;
+    /** Contrast C: how alike the values of either column are to a column
+     *  that both snapshots keep (same name in each; not one named as the
+     *  pair's own columns), the best values
+     *  channel V of the removed column against the newer snapshot's kept
+     *  columns of its type family, and of the added column against the
+     *  older snapshot's (0 when there are none with sampled values). It is applied,
+     *  as V' in the formula on pgw_rename_weights, only to a pair whose
+     *  names are weak evidence (N below 0.5) and whose V is above 0, so a
+     *  pair made on its values must be more alike than the removed or the
+     *  added column is to a kept sibling (bill_depth_mm against
+     *  bill_length_mm is as alike as against flipper_length_mm); -1 when
+     *  it is not applied. Scores of this kind compare a match with the
+     *  best competing match, as the ratio test of Lowe ("Distinctive image
+     *  features from scale-invariant keypoints", IJCV 2004) and the
+     *  relative similarities of Melnik et al. ("Similarity flooding",
+     *  ICDE 2002) do. */
+    double contrast;
 } pgw_rename_parts;
 
 /** A rename candidate: a removed and an added column that look like one
@@ -360,8 +386,10 @@ typedef struct pgw_name_anomaly_report {
  * The combined rename score of column col_a of `a` (taken as removed) and
  * column col_b of `b` (taken as added), with its parts: the score
  * PGW_RENAME_COMBINED compares with rename_threshold. Pure and
- * deterministic; it does not look at the other columns, so it can explain
- * why a pair was or was not paired. Symmetric in the values parts; name and
+ * deterministic; of the other columns it reads only those both snapshots
+ * keep (the contrast C), so it explains why a pair was or was not paired:
+ * a diff gives each pair it pairs this score and these parts, though it
+ * reads the contrast only of pairs that could clear its threshold. Symmetric in the values parts; name and
  * type are symmetric too, position compares each column within its own
  * snapshot.
  *
@@ -381,7 +409,9 @@ typedef struct pgw_name_anomaly_report {
  *                struct uses the default weights.
  * @param err     optional detail on failure.
  * @return PGW_OK; PGW_EINVAL when out, a or b is NULL, an index is out of
- *         range, or the options are invalid (as pgw_diff_snapshots()).
+ *         range, or the options are invalid (as pgw_diff_snapshots());
+ *         PGW_ENOMEM when the kept columns cannot be listed (one int32 per
+ *         column of each snapshot).
  */
 PGW_API int pgw_rename_score(double *out, pgw_rename_parts *parts, const pgw_snapshot *a,
                              size_t col_a, const pgw_snapshot *b, size_t col_b,

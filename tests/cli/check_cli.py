@@ -669,8 +669,8 @@ def real_data(tmp):
                                "name_anomalies"]) and d.get("format") == 2 and
           d.get("rename_method") == "combined", str(list(d)))
     sp = {r["from"]: r.get("parts") for r in d.get("renamed_candidates", [])}.get("Species")
-    check("diff JSON: each rename with its parts (Species: name 1, values 0.86)",
-          sp is not None and sp["name"] == 1.0 and sp["values"] == 0.86 and
+    check("diff JSON: each rename with its parts (Species: name 1, values 0.72)",
+          sp is not None and sp["name"] == 1.0 and sp["values"] == 0.72 and
           sp["profile"] == 0.3 and sp["shape"] == 1.0 and sp["type"] == 1.0, str(sp))
     rc, out, err = cli("diff", "penguins")
     check("diff TABLE: its two newest (v3 live vs v2)", rc == 0 and
@@ -681,7 +681,7 @@ def real_data(tmp):
     check("report: both format changes, renames from values",
           rc == 0 and "4 snapshots of 1 resource, 3 consecutive pairs, 2 changed shape (67%)" in out
           and "classes: unchanged 1, mixed 2" in out
-          and "culmen_length_mm -> bill_length_mm  (0.75, values and name)" in out
+          and "culmen_length_mm -> bill_length_mm  (0.80, values and name)" in out
           and "values of sex changed form under the same name" in out, out + err)
     rc, out, err = cli("report", "--json")
     check("report --json", rc == 0 and json.loads(out)["changed_pairs"] == 2, err)

@@ -30,14 +30,16 @@ static pgw_diff *diff(const pgw_snapshot *a, const pgw_snapshot *b)
 /* The parts of a rename, exactly (each value as the formula on
  * pgw_rename_weights gives it: see the comments at each call). */
 static void expect_parts(const pgw_rename_parts *p, double score, double name, double values,
-                         double profile, double shape, double type, double position)
+                         double profile, double shape, double type, double position,
+                         double contrast)
 {
     ck_assert_msg(p->score == score && p->name == name && p->values == values &&
                       p->profile == profile && p->shape == shape && p->type == type &&
-                      p->position == position,
+                      p->position == position && p->contrast == contrast,
                   "parts {score %.17g, name %.17g, values %.17g, profile %.17g, shape %.17g, "
-                  "type %.17g, position %.17g}",
-                  p->score, p->name, p->values, p->profile, p->shape, p->type, p->position);
+                  "type %.17g, position %.17g, contrast %.17g}",
+                  p->score, p->name, p->values, p->profile, p->shape, p->type, p->position,
+                  p->contrast);
 }
 
 /* pgw_rename_score of a's column i and b's column j with the default
@@ -80,13 +82,14 @@ START_TEST(case1_rename_from_values)
     ck_assert_str_eq(r->from, "col1");
     ck_assert_str_eq(r->to, "new_col1");
     /* name: col|1 against new|col|1, "new" a marker: 0.9333. profile 1
-     * (same values); shape 1 (the same frequency profile); values 0.2 * 1
-     * + 0.8 * 1 = 1. One column each: position 1 - |0.5 - 0.5| = 1; type 1.
-     * score (0.55 * 0.9333 + 0.45 * 1) * (0.9 + 0.05 + 0.05) = 0.963315,
-     * 0.9633 to 4 decimals. Both kinds of evidence reach 0.5. */
-    ck_assert(r->score == 0.9633);
+     * (same values); shape 1 (the same frequency profile); values 0.4 * 1
+     * + 0.6 * 1 = 1. One column each: position 1 - |0.5 - 0.5| = 1; type 1.
+     * score (0.45 * 0.9333 + 0.55 * 1) * (0.9 + 0.05 + 0.05) = 0.969985,
+     * 0.97 to 4 decimals. Both kinds of evidence reach 0.5; the name does,
+     * so the contrast does not apply (-1). */
+    ck_assert(r->score == 0.97);
     ck_assert_int_eq(r->evidence, PGW_EVIDENCE_BOTH);
-    expect_parts(&r->parts, 0.9633, 0.9333, 1.0, 1.0, 1.0, 1.0, 1.0);
+    expect_parts(&r->parts, 0.97, 0.9333, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0);
     ck_assert_int_eq(pgw_diff_rename_method(d), PGW_RENAME_COMBINED);
     ck_assert_uint_eq(pgw_diff_added_count(d), 0);
     ck_assert_uint_eq(pgw_diff_removed_count(d), 0);
@@ -108,10 +111,10 @@ START_TEST(case1_rename_from_values)
              "\"added\":[],\"removed\":[],\"type_changed\":[],\"reordered\":false,"
              "\"rename_method\":\"combined\","
              "\"renamed_candidates\":[{\"from\":\"col1\",\"to\":\"new_col1\","
-             "\"from_type\":\"text\",\"to_type\":\"text\",\"score\":0.9633,"
-             "\"evidence\":\"both\",\"parts\":{\"score\":0.9633,\"name\":0.9333,"
+             "\"from_type\":\"text\",\"to_type\":\"text\",\"score\":0.97,"
+             "\"evidence\":\"both\",\"parts\":{\"score\":0.97,\"name\":0.9333,"
              "\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,"
-             "\"position\":1.0}}],\"profile_changed\":[],"
+             "\"position\":1.0,\"contrast\":null}}],\"profile_changed\":[],"
              "\"row_estimate\":{\"from\":100,\"to\":100},\"name_anomalies\":[]}",
              pgw_snapshot_schema_hash(sa), pgw_snapshot_schema_hash(sb));
     ck_assert_str_eq(json, want);
@@ -267,14 +270,14 @@ START_TEST(case5_no_evidence_no_rename)
      * (0.4 + 0.4) / 2 = 0.6, but read as a relabelling of the same 10 rows
      * (read whole: no sampling error, no row change) the shares may differ
      * by 0.005 only: excess 2 * (0.4 - 0.005) = 0.79 >= 0.10, so S = 0;
-     * values 0.2 * 0.3 = 0.06; score 0.45 * 0.06 = 0.027 (same type, same
-     * position). */
+     * values 0.4 * 0.3 = 0.12; no column is kept, so the contrast is 0 and
+     * V' = V; score 0.55 * 0.12 = 0.066 (same type, same position). */
     pgw_rename_parts p;
-    ck_assert_msg(rscore(&p, sa, 0, sb, 0) == 0.027, "%.17g", p.score);
-    expect_parts(&p, 0.027, 0.0, 0.06, 0.3, 0.0, 1.0, 1.0);
+    ck_assert_msg(rscore(&p, sa, 0, sb, 0) == 0.066, "%.17g", p.score);
+    expect_parts(&p, 0.066, 0.0, 0.12, 0.3, 0.0, 1.0, 1.0, 0.0);
     /* Unanalysed, names that share nothing: type and position alone, 0. */
     ck_assert(rscore(&p, sa, 1, sb, 1) == 0.0);
-    expect_parts(&p, 0.0, 0.0, -1.0, -1.0, -1.0, 1.0, 1.0);
+    expect_parts(&p, 0.0, 0.0, -1.0, -1.0, -1.0, 1.0, 1.0, -1.0);
     pgw_diff *d = diff(sa, sb);
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 0);
     ck_assert_uint_eq(pgw_diff_removed_count(d), 2);
@@ -286,8 +289,9 @@ START_TEST(case5_no_evidence_no_rename)
     pgw_snapshot_free(sb);
 
     /* The same labels changed with the same shares (A/B -> C/D, as M/F ->
-     * male/female): the frequency profile is 1, values 0.2 * 0.3 + 0.8 = 0.86,
-     * score 0.45 * 0.86 = 0.387: a rename from values alone. */
+     * male/female): the frequency profile is 1, values 0.4 * 0.3 + 0.6 = 0.72,
+     * score 0.55 * 0.72 = 0.396: a rename from values alone (contrast 0:
+     * nothing is kept). */
     pgwt_col c[] = {{"y", "text", true, 0, 2, cd_vals, half, NULL}, {"w", "text", false}};
     sb = pgwt_snapshot("t", T1, 10, c, 2);
     d = diff(sa, sb);
@@ -295,9 +299,9 @@ START_TEST(case5_no_evidence_no_rename)
     const pgw_rename *r = pgw_diff_renamed(d, 0);
     ck_assert_str_eq(r->from, "x");
     ck_assert_str_eq(r->to, "y");
-    ck_assert(r->score == 0.387);
+    ck_assert(r->score == 0.396);
     ck_assert_int_eq(r->evidence, PGW_EVIDENCE_VALUES);
-    expect_parts(&r->parts, 0.387, 0.0, 0.86, 0.3, 1.0, 1.0, 1.0);
+    expect_parts(&r->parts, 0.396, 0.0, 0.72, 0.3, 1.0, 1.0, 1.0, 0.0);
     ck_assert_uint_eq(pgw_diff_removed_count(d), 1);
     ck_assert_str_eq(pgw_diff_removed(d, 0)->column, "u");
     pgw_diff_free(d);
@@ -319,11 +323,11 @@ START_TEST(case6_bom_name_anomaly_and_name_evidence)
     ck_assert_str_eq(r->to, "title");
     ck_assert_int_eq(r->evidence, PGW_EVIDENCE_NAME);
     /* Equal once folded: name 1. No sampled values: values count 0. Same
-     * type, same place: score 0.55 * 1 = 0.55, at or above the threshold
-     * 0.35, so a name alone still pairs (it must score 0.35 / 0.55 = 0.637
-     * or more). */
-    ck_assert(r->score == 0.55);
-    expect_parts(&r->parts, 0.55, 1.0, -1.0, -1.0, -1.0, 1.0, 1.0);
+     * type, same place: score 0.45 * 1 = 0.45, at or above the threshold
+     * 0.35, so a name alone still pairs (it must score 0.35 / 0.45 = 0.778
+     * or more). No values: no contrast. */
+    ck_assert(r->score == 0.45);
+    expect_parts(&r->parts, 0.45, 1.0, -1.0, -1.0, -1.0, 1.0, 1.0, -1.0);
     ck_assert_uint_eq(pgw_diff_added_count(d) + pgw_diff_removed_count(d), 0);
     ck_assert_uint_eq(pgw_diff_name_anomaly_count(d), 1);
     const pgw_name_anomaly_report *an = pgw_diff_name_anomaly(d, 0);
@@ -334,9 +338,9 @@ START_TEST(case6_bom_name_anomaly_and_name_evidence)
     ck_assert_int_eq(pgw_diff_to_json(&json, NULL, d, 0, NULL), PGW_OK);
     ck_assert(strstr(json, "\"name_anomalies\":[{\"column\":\"\xEF\xBB\xBFtitle\","
                            "\"side\":\"from\",\"anomalies\":[\"bom\"]}]") != NULL);
-    ck_assert(strstr(json, "\"score\":0.55,\"evidence\":\"name\",\"parts\":{\"score\":0.55,"
+    ck_assert(strstr(json, "\"score\":0.45,\"evidence\":\"name\",\"parts\":{\"score\":0.45,"
                            "\"name\":1.0,\"values\":null,\"profile\":null,\"shape\":null,"
-                           "\"type\":1.0,\"position\":1.0}") != NULL);
+                           "\"type\":1.0,\"position\":1.0,\"contrast\":null}") != NULL);
     pgw_free(json);
     pgw_diff_free(d);
     pgw_snapshot_free(sa);
@@ -389,13 +393,13 @@ START_TEST(case8_wide_tables)
     ck_assert(pgw_diff_schema_changed(d));
     /* No profiles; the names fold apart, but c007_new is c007 with the
      * marker "new" added (issue 17's qty_v2): name 0.9333, and with the same
-     * type and place, score 0.55 * 0.9333 = 0.5133 (0.513315). */
+     * type and place, score 0.45 * 0.9333 = 0.42 (0.419985). */
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
     const pgw_rename *r = pgw_diff_renamed(d, 0);
     ck_assert_str_eq(r->from, "c007");
     ck_assert_str_eq(r->to, "c007_new");
     ck_assert_int_eq(r->evidence, PGW_EVIDENCE_NAME);
-    expect_parts(&r->parts, 0.5133, 0.9333, -1.0, -1.0, -1.0, 1.0, 1.0);
+    expect_parts(&r->parts, 0.42, 0.9333, -1.0, -1.0, -1.0, 1.0, 1.0, -1.0);
     ck_assert_uint_eq(pgw_diff_removed_count(d), 0);
     ck_assert_uint_eq(pgw_diff_added_count(d), 0);
     ck_assert_uint_eq(pgw_diff_type_changed_count(d), 1);
@@ -529,10 +533,10 @@ START_TEST(hashed_compares_with_raw)
     pgw_diff *d = diff(sa, sb);
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
     /* sex / gender are synonyms (0.8); the hashes agree (profile 1) and so
-     * do the frequencies (shape 1): 0.55 * 0.8 + 0.45 * 1 = 0.89. */
+     * do the frequencies (shape 1): 0.45 * 0.8 + 0.55 * 1 = 0.91. */
     const pgw_rename *r = pgw_diff_renamed(d, 0);
     ck_assert_int_eq(r->evidence, PGW_EVIDENCE_BOTH);
-    expect_parts(&r->parts, 0.89, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0);
+    expect_parts(&r->parts, 0.91, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0);
     pgw_diff_free(d);
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
@@ -563,25 +567,25 @@ START_TEST(hashed_profiles_degrade)
     /* Raw: the shape of the values is the value-shape score (no MCVs):
      * the normalised distributions agree, the patterns half (-dd.dd against
      * -ddd.dd), the ranges not at all: 0.6324. The profiles share nothing
-     * but null_frac and n_distinct: 0.3. values 0.2 * 0.3 + 0.8 * 0.6324 =
-     * 0.5659; name (pickup kept, lng and lon synonyms: one end of the
-     * lat/lon axis) 0.6 + 0.4 * 0.9 ... = 0.9; score 0.55 * 0.9 + 0.45 *
-     * 0.5659 = 0.7497 (0.749655). */
+     * but null_frac and n_distinct: 0.3. values 0.4 * 0.3 + 0.6 * 0.6324 =
+     * 0.4994 (0.49944); name (pickup kept, lng and lon synonyms: one end of
+     * the lat/lon axis) 0.6 + 0.4 * 0.9 ... = 0.9, so no contrast; score
+     * 0.45 * 0.9 + 0.55 * 0.4994 = 0.6797 (0.67967). */
     double raw = rscore(&p, ra, 0, rb, 0);
-    expect_parts(&p, 0.7497, 0.9, 0.5659, 0.3, 0.6324, 1.0, 1.0);
+    expect_parts(&p, 0.6797, 0.9, 0.4994, 0.3, 0.6324, 1.0, 1.0, -1.0);
     /* Hashed (either side, or both): no shape; values = the profile, 0.3;
-     * score 0.495 + 0.135 = 0.63, a rename by its name and profile. */
+     * score 0.405 + 0.165 = 0.57, a rename by its name and profile. */
     double hashed = rscore(&p, ha, 0, hb, 0);
-    expect_parts(&p, 0.63, 0.9, 0.3, 0.3, -1.0, 1.0, 1.0);
+    expect_parts(&p, 0.57, 0.9, 0.3, 0.3, -1.0, 1.0, 1.0, -1.0);
     ck_assert(rscore(&p, ra, 0, hb, 0) == hashed);
     ck_assert(rscore(&p, ha, 0, rb, 0) == hashed);
     ck_assert(hashed < raw);
     /* Recoded labels: the frequencies are kept in hashed mode, so the
      * shape (the frequency profile, 1) survives hashing: the same parts.
-     * values 0.2 * 0.3 + 0.8 * 1 = 0.86; sex / gender synonyms 0.8; score
-     * 0.44 + 0.387 = 0.827. */
+     * values 0.4 * 0.3 + 0.6 * 1 = 0.72; sex / gender synonyms 0.8; score
+     * 0.36 + 0.396 = 0.756. */
     double sex_raw = rscore(&p, ra, 1, rb, 1);
-    expect_parts(&p, 0.827, 0.8, 0.86, 0.3, 1.0, 1.0, 1.0);
+    expect_parts(&p, 0.756, 0.8, 0.72, 0.3, 1.0, 1.0, 1.0, -1.0);
     pgw_rename_parts q;
     ck_assert(rscore(&q, ha, 1, hb, 1) == sex_raw);
     ck_assert(memcmp(&p, &q, sizeof p) == 0);
@@ -595,9 +599,9 @@ END_TEST
 START_TEST(renames_one_to_one_deterministic)
 {
     /* Two removed columns with identical profiles, one added: the earlier
-     * removed column wins the tie (both score 0.45 * (0.95 + 0.05 * 0.75) =
-     * 0.4444: positions 0.25 and 0.75 against 0.5); the other stays
-     * removed. */
+     * removed column wins the tie (both score 0.55 * (0.95 + 0.05 * 0.75) =
+     * 0.5431: positions 0.25 and 0.75 against 0.5; nothing is kept, so the
+     * contrast is 0); the other stays removed. */
     pgwt_col a[] = {{"p", "text", true, 0, 2, ab_vals, half, NULL},
                     {"q", "text", true, 0, 2, ab_vals, half, NULL}};
     pgwt_col b[] = {{"r", "text", true, 0, 2, ab_vals, half, NULL}};
@@ -613,10 +617,10 @@ START_TEST(renames_one_to_one_deterministic)
 
     /* Name evidence outranks a better value match: "Body Mass (g)" pairs
      * with body_mass_g although "other" has the identical values. Body Mass
-     * (g): name 1 (equal once folded), values 0.2 * 0.3 + 0.8 * 1 = 0.86 (its
+     * (g): name 1 (equal once folded), values 0.4 * 0.3 + 0.6 * 1 = 0.72 (its
      * labels differ but not their shares), position 1 - |0.25 - 0.5| =
-     * 0.75: (0.55 + 0.45 * 0.86) * (0.95 + 0.05 * 0.75) = 0.925288. other:
-     * name 0, values 1: 0.45 * 0.9875 = 0.4444. */
+     * 0.75: (0.45 + 0.55 * 0.72) * (0.95 + 0.05 * 0.75) = 0.835425. other:
+     * name 0, values 1: 0.55 * 0.9875 = 0.5431. */
     static const char *const xy[] = {"x", "y", NULL};
     pgwt_col c[] = {{"Body Mass (g)", "integer", true, 0, 2, ab_vals, half, NULL},
                     {"other", "integer", true, 0, 2, xy, half, NULL}};
@@ -627,9 +631,10 @@ START_TEST(renames_one_to_one_deterministic)
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
     ck_assert_str_eq(pgw_diff_renamed(d, 0)->from, "Body Mass (g)");
     ck_assert_int_eq(pgw_diff_renamed(d, 0)->evidence, PGW_EVIDENCE_BOTH);
-    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.9253, 1.0, 0.86, 0.3, 1.0, 1.0, 0.75);
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.8354, 1.0, 0.72, 0.3, 1.0, 1.0, 0.75, -1.0);
     pgw_rename_parts rp;
-    ck_assert(rscore(&rp, sa, 1, sb, 0) == 0.4444);
+    ck_assert(rscore(&rp, sa, 1, sb, 0) == 0.5431);
+    ck_assert(rp.contrast == 0.0);
     ck_assert_str_eq(pgw_diff_removed(d, 0)->column, "other");
     pgw_diff_free(d);
     /* Today's rules (PGW_RENAME_PROFILE) pair it by its folded name too. */
@@ -641,12 +646,12 @@ START_TEST(renames_one_to_one_deterministic)
     ck_assert_str_eq(pgw_diff_renamed(d, 0)->from, "Body Mass (g)");
     ck_assert_int_eq(pgw_diff_renamed(d, 0)->evidence, PGW_EVIDENCE_NAME);
     ck_assert(pgw_diff_renamed(d, 0)->score == 0.3); /* the profile similarity */
-    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.9253, 1.0, 0.86, 0.3, 1.0, 1.0, 0.75);
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.8354, 1.0, 0.72, 0.3, 1.0, 1.0, 0.75, -1.0);
     pgw_diff_free(d);
 
     /* PGW_RENAME_PROFILE: a threshold of 1.0 still pairs identical
      * profiles. PGW_RENAME_COMBINED: a threshold equal to the score (p and
-     * r: values 1, names nothing: 0.45) pairs; one above it does not. */
+     * r: values 1, names nothing: 0.55) pairs; one above it does not. */
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
     sa = pgwt_snapshot("t", T0, 9, a, 1);
@@ -656,12 +661,12 @@ START_TEST(renames_one_to_one_deterministic)
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
     pgw_diff_free(d);
     o = (pgw_diff_options)PGW_DIFF_OPTIONS_INIT;
-    o.rename_threshold = 0.45;
+    o.rename_threshold = 0.55;
     ck_assert_int_eq(pgw_diff_snapshots(&d, sa, sb, &o, NULL), PGW_OK);
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
-    ck_assert(pgw_diff_renamed(d, 0)->score == 0.45);
+    ck_assert(pgw_diff_renamed(d, 0)->score == 0.55);
     pgw_diff_free(d);
-    o.rename_threshold = 0.4501;
+    o.rename_threshold = 0.5501;
     ck_assert_int_eq(pgw_diff_snapshots(&d, sa, sb, &o, NULL), PGW_OK);
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 0);
     pgw_diff_free(d);
@@ -699,38 +704,120 @@ START_TEST(assignment_beats_greedy)
      * without its role). profile 0.35 * 0.8182 (weighted Jaccard 0.9 / 1.1)
      * + 0.35 * 0.9 (1 - KS 0.1) + 0.15 + 0.15 = 0.9014; shape 1 - 0.1 / 2 =
      * 0.95 (shares sorted; read as a relabelling, undamped: the later
-     * period has 1400 trips, so a share may move by 400 / 1400); values 0.2 * 0.9014 + 0.8 * 0.95 = 0.9403; score
-     * 0.55 * 0.84 + 0.45 * 0.9403 = 0.8851 (0.885135). */
+     * period has 1400 trips, so a share may move by 400 / 1400); values 0.4 * 0.9014 + 0.6 * 0.95 = 0.9306 (0.93056); score
+     * 0.45 * 0.84 + 0.55 * 0.9306 = 0.8898 (0.88983). */
     double ss = rscore(&p, sa, 0, sb, 0);
-    expect_parts(&p, 0.8851, 0.84, 0.9403, 0.9014, 0.95, 1.0, 1.0);
-    /* end -> station_id: the same name score, the same shares: (0.462 +
-     * 0.45) * (0.95 + 0.05 * 0.5) = 0.8892, the best single pair: a greedy
+    expect_parts(&p, 0.8898, 0.84, 0.9306, 0.9014, 0.95, 1.0, 1.0, -1.0);
+    /* end -> station_id: the same name score, the same shares: (0.378 +
+     * 0.55) * (0.95 + 0.05 * 0.5) = 0.9048, the best single pair: a greedy
      * choice takes it first. */
     double es = rscore(&p, sa, 1, sb, 0);
-    expect_parts(&p, 0.8892, 0.84, 1.0, 1.0, 1.0, 1.0, 0.5);
-    /* end -> destination: names share nothing, values 1: 0.45. */
+    expect_parts(&p, 0.9048, 0.84, 1.0, 1.0, 1.0, 1.0, 0.5, -1.0);
+    /* end -> destination: names share nothing, values 1 (no column is
+     * kept: contrast 0): 0.55. */
     double ed = rscore(&p, sa, 1, sb, 1);
-    expect_parts(&p, 0.45, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0);
-    /* start -> destination: 0.45 * 0.9403 * 0.975 = 0.4126, above the
+    expect_parts(&p, 0.55, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0);
+    /* start -> destination: 0.55 * 0.9306 * 0.975 = 0.499, above the
      * threshold: after its first choice, greedy pairs start with the end
      * column's new name. */
     double sd = rscore(&p, sa, 0, sb, 1);
-    expect_parts(&p, 0.4126, 0.0, 0.9403, 0.9014, 0.95, 1.0, 0.5);
+    expect_parts(&p, 0.499, 0.0, 0.9306, 0.9014, 0.95, 1.0, 0.5, 0.0);
     ck_assert(es > ss && es > ed && es > sd && sd >= PGW_RENAME_THRESHOLD);
-    /* Greedy's total 0.8892 + 0.4126 = 1.3018; the assignment's 0.8851 +
-     * 0.45 = 1.3351. */
+    /* Greedy's total 0.9048 + 0.499 = 1.4038; the assignment's 0.8898 +
+     * 0.55 = 1.4398. */
     ck_assert(ss + ed > es + sd);
     pgw_diff *d = diff(sa, sb);
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 2);
     ck_assert_str_eq(pgw_diff_renamed(d, 0)->from, "start_station_id");
     ck_assert_str_eq(pgw_diff_renamed(d, 0)->to, "station_id");
-    ck_assert(pgw_diff_renamed(d, 0)->score == 0.8851);
+    ck_assert(pgw_diff_renamed(d, 0)->score == 0.8898);
     ck_assert_int_eq(pgw_diff_renamed(d, 0)->evidence, PGW_EVIDENCE_BOTH);
     ck_assert_str_eq(pgw_diff_renamed(d, 1)->from, "end_station_id");
     ck_assert_str_eq(pgw_diff_renamed(d, 1)->to, "destination");
-    ck_assert(pgw_diff_renamed(d, 1)->score == 0.45);
+    ck_assert(pgw_diff_renamed(d, 1)->score == 0.55);
     ck_assert_int_eq(pgw_diff_renamed(d, 1)->evidence, PGW_EVIDENCE_VALUES);
     ck_assert_uint_eq(pgw_diff_removed_count(d) + pgw_diff_added_count(d), 0);
+    pgw_diff_free(d);
+    pgw_snapshot_free(sa);
+    pgw_snapshot_free(sb);
+}
+END_TEST
+
+/* The contrast: a pair made on its values must be more alike than the
+ * removed or the added column is to a column both snapshots keep. */
+START_TEST(contrast_against_kept_columns)
+{
+    /* x removed, y added, k kept: all three hold A/B half and half. x and y
+     * are as alike (values 1) as x is to the kept k: contrast 1, V' 0,
+     * names nothing: score 0, no rename. */
+    pgwt_col a[] = {{"k", "text", true, 0, 2, ab_vals, half, NULL},
+                    {"x", "text", true, 0, 2, ab_vals, half, NULL}};
+    pgwt_col b[] = {{"k", "text", true, 0, 2, ab_vals, half, NULL},
+                    {"y", "text", true, 0, 2, ab_vals, half, NULL}};
+    pgw_snapshot *sa = pgwt_snapshot("t", T0, 9, a, 2), *sb = pgwt_snapshot("t", T1, 9, b, 2);
+    pgw_rename_parts p;
+    ck_assert(rscore(&p, sa, 1, sb, 1) == 0.0);
+    expect_parts(&p, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0);
+    /* Two columns of one snapshot scored as a rename (x taken as removed,
+     * k as added): the pair's own columns are no rivals, and nothing else
+     * is kept: contrast 0; positions 0.75 and 0.25: 0.55 * 0.975 =
+     * 0.5363. */
+    ck_assert(rscore(&p, sa, 1, sa, 0) == 0.5363);
+    expect_parts(&p, 0.5363, 0.0, 1.0, 1.0, 1.0, 1.0, 0.5, 0.0);
+    pgw_diff *d = diff(sa, sb);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 0);
+    ck_assert_uint_eq(pgw_diff_removed_count(d), 1);
+    ck_assert_uint_eq(pgw_diff_added_count(d), 1);
+    pgw_diff_free(d);
+    /* Today's rules pair them (profile 1 >= 0.6); their parts carry the
+     * contrast all the same. */
+    pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
+    o.rename_method = PGW_RENAME_PROFILE;
+    o.rename_threshold = 0.6;
+    ck_assert_int_eq(pgw_diff_snapshots(&d, sa, sb, &o, NULL), PGW_OK);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0);
+    pgw_diff_free(d);
+    /* The contrast weighed 0: not read (-1), and the values count whole:
+     * 0.55, a rename from values alone. */
+    o = (pgw_diff_options)PGW_DIFF_OPTIONS_INIT;
+    o.rename_weights.contrast = 0;
+    ck_assert_int_eq(pgw_diff_snapshots(&d, sa, sb, &o, NULL), PGW_OK);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.55, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0);
+    pgw_diff_free(d);
+    double sc;
+    ck_assert_int_eq(pgw_rename_score(&sc, &p, sa, 1, sb, 1, &o, NULL), PGW_OK);
+    ck_assert(sc == 0.55 && p.contrast == -1.0);
+    pgw_snapshot_free(sa);
+    pgw_snapshot_free(sb);
+
+    /* The kept column unanalysed: nothing to contrast with (0), V' = V:
+     * 0.55, a rename from values alone. */
+    a[0] = (pgwt_col){"k", "text", false};
+    b[0] = (pgwt_col){"k", "text", false};
+    sa = pgwt_snapshot("t", T0, 9, a, 2);
+    sb = pgwt_snapshot("t", T1, 9, b, 2);
+    d = diff(sa, sb);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
+    ck_assert_str_eq(pgw_diff_renamed(d, 0)->from, "x");
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.55, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0);
+    pgw_diff_free(d);
+    pgw_snapshot_free(sa);
+    pgw_snapshot_free(sb);
+
+    /* Names that are evidence (col1 / new_col1: 0.9333 >= 0.5) are not
+     * contrasted, however alike the kept column: (0.45 * 0.9333 + 0.55)
+     * = 0.97. */
+    pgwt_col c[] = {{"k", "text", true, 0, 2, ab_vals, half, NULL},
+                    {"col1", "text", true, 0, 2, ab_vals, half, NULL}};
+    pgwt_col e[] = {{"k", "text", true, 0, 2, ab_vals, half, NULL},
+                    {"new_col1", "text", true, 0, 2, ab_vals, half, NULL}};
+    sa = pgwt_snapshot("t", T0, 9, c, 2);
+    sb = pgwt_snapshot("t", T1, 9, e, 2);
+    d = diff(sa, sb);
+    ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.97, 0.9333, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0);
     pgw_diff_free(d);
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
@@ -764,17 +851,19 @@ START_TEST(start_end_not_crosswise)
     d = diff(sa, sb);
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 2);
     /* name 0.92, values 1, positions 1 - |0.25 - 0.75| = 0.5:
-     * (0.506 + 0.45) * 0.975 = 0.9321 each; crosswise, name 0.23 (start /
-     * end halved): (0.1265 + 0.45) = 0.5765. */
+     * (0.414 + 0.55) * 0.975 = 0.9399 each; crosswise, name 0.23 (start /
+     * end halved), position 1, contrast 0 (nothing kept): 0.1035 + 0.55 =
+     * 0.6535. */
     const pgw_rename *r0 = pgw_diff_renamed(d, 0), *r1 = pgw_diff_renamed(d, 1);
     ck_assert_str_eq(r0->from, "start station id");
     ck_assert_str_eq(r0->to, "start_station");
-    expect_parts(&r0->parts, 0.9321, 0.92, 1.0, 1.0, 1.0, 1.0, 0.5);
+    expect_parts(&r0->parts, 0.9399, 0.92, 1.0, 1.0, 1.0, 1.0, 0.5, -1.0);
     ck_assert_str_eq(r1->from, "end station id");
     ck_assert_str_eq(r1->to, "end_station");
-    expect_parts(&r1->parts, 0.9321, 0.92, 1.0, 1.0, 1.0, 1.0, 0.5);
+    expect_parts(&r1->parts, 0.9399, 0.92, 1.0, 1.0, 1.0, 1.0, 0.5, -1.0);
     pgw_rename_parts p;
-    ck_assert(rscore(&p, sa, 0, sb, 0) == 0.5765);
+    ck_assert(rscore(&p, sa, 0, sb, 0) == 0.6535);
+    ck_assert(p.contrast == 0.0);
     pgw_diff_free(d);
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
@@ -810,7 +899,7 @@ START_TEST(diff_json_format1_reads)
     ck_assert_str_eq(r->from, "col1");
     ck_assert(r->score == 1.0);
     ck_assert_int_eq(r->evidence, PGW_EVIDENCE_VALUES);
-    expect_parts(&r->parts, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0);
+    expect_parts(&r->parts, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0, -1.0);
     ck_assert_uint_eq(pgw_diff_added_count(d), 1);
     char *json;
     ck_assert_int_eq(pgw_diff_to_json(&json, NULL, d, 0, NULL), PGW_OK);
@@ -860,57 +949,69 @@ START_TEST(corpus_pair_scores)
 {
     static const struct {
         const char *pair, *from, *to;
-        double score, name, values, profile, shape, type, position;
+        double score, name, values, profile, shape, type, position, contrast;
     } cases[] = {
-        /* A prefix and a class word dropped; the timestamps the same. */
-        {"nyctaxi-tlc-seaborn", "tpep_pickup_datetime", "pickup", 0.8119, 0.76, 0.8785, 0.4,
-         0.9981, 1.0, 0.9643},
-        /* The counterpart: pickup against dropoff halves the name (0). */
-        {"nyctaxi-tlc-seaborn", "tpep_pickup_datetime", "dropoff", 0.3855, 0.0, 0.8583, 0.2998,
-         0.9979, 1.0, 0.9643},
+        /* A prefix and a class word dropped; the timestamps the same. The
+         * name reaches 0.5: no contrast. */
+        {"nyctaxi-tlc-seaborn", "tpep_pickup_datetime", "pickup", 0.758, 0.76, 0.7589, 0.4,
+         0.9981, 1.0, 0.9643, -1.0},
+        /* The counterpart: pickup against dropoff halves the name (0); the
+         * values, no more alike than the pickup times are to a kept
+         * column by 0.1362, count (0.7187 - 0.1362) / 0.8638. */
+        {"nyctaxi-tlc-seaborn", "tpep_pickup_datetime", "dropoff", 0.3702, 0.0, 0.7187, 0.2998,
+         0.9979, 1.0, 0.9643, 0.1362},
         /* A location ID became a zone name: the frequency profile, and pu
          * / pickup (one end of the pickup/dropoff axis: synonyms 0.8):
          * name 0.6 * 0.8 / 2 + 0.4 * 0.8 / 2.5 = 0.368, halved for the
          * different heads (location, zone): 0.184. */
-        {"nyctaxi-tlc-seaborn", "PULocationID", "pickup_zone", 0.4439, 0.184, 0.8353, 0.2364,
-         0.985, 0.0, 0.6071},
-        {"nyctaxi-tlc-seaborn", "PULocationID", "dropoff_zone", 0.339, 0.0, 0.8129, 0.237,
-         0.9569, 0.0, 0.5357},
+        {"nyctaxi-tlc-seaborn", "PULocationID", "pickup_zone", 0.4175, 0.184, 0.6856, 0.2364,
+         0.985, 0.0, 0.6071, 0.0605},
+        {"nyctaxi-tlc-seaborn", "PULocationID", "dropoff_zone", 0.3301, 0.0, 0.6689, 0.237,
+         0.9569, 0.0, 0.5357, 0.0604},
         /* Codes 1/2 became Card/Cash: the name and the frequencies. */
-        {"nyctaxi-tlc-seaborn", "payment_type", "payment", 0.7984, 0.8667, 0.8307, 0.1793, 0.9935,
-         0.0, 0.7738},
-        /* setosa -> Iris-setosa: values alone, by their frequencies:
-         * 0.45 * 0.86 * (0.95 + 0.05 * 0.9833) = 0.3867. */
-        {"iris-rdatasets-plotly", "Species", "Name", 0.3867, 0.0, 0.86, 0.3, 1.0, 1.0, 0.9833},
+        {"nyctaxi-tlc-seaborn", "payment_type", "payment", 0.7109, 0.8667, 0.6678, 0.1793, 0.9935,
+         0.0, 0.7738, -1.0},
+        /* setosa -> Iris-setosa: values alone, by their frequencies, and
+         * no kept column (contrast 0): 0.55 * 0.72 * (0.95 + 0.05 *
+         * 0.9833) = 0.3957. */
+        {"iris-rdatasets-plotly", "Species", "Name", 0.3957, 0.0, 0.72, 0.3, 1.0, 1.0, 0.9833, 0.0},
         /* 1/0 -> Yes/No. */
-        {"pima-plotly-mass", "Outcome", "type", 0.3555, 0.0, 0.8315, 0.24, 0.9794, 0.0, 1.0},
+        {"pima-plotly-mass", "Outcome", "type", 0.3572, 0.0, 0.6836, 0.24, 0.9794, 0.0, 1.0, 0.0},
         /* An abbreviation, the values of 16 rows all distinct. */
-        {"longley-rdatasets-statsmodels", "Unemployed", "UNEMP", 0.6132, 0.8, 0.4288, 0.3,
-         0.461, 0.5, 0.875},
+        {"longley-rdatasets-statsmodels", "Unemployed", "UNEMP", 0.5601, 0.8, 0.3966, 0.3,
+         0.461, 0.5, 0.875, -1.0},
         /* Long labels cut short: the name and the frequencies. */
-        {"penguins-v1-v2", "Species", "species", 0.9335, 1.0, 0.86, 0.3, 1.0, 1.0, 0.9244},
-        /* Names that share nothing: values alone, 0.45. */
-        {"airpassengers-rdatasets-seaborn", "value", "passengers", 0.45, 0.0, 1.0, 1.0, 1.0, 1.0,
-         1.0},
-        {"penguins-v2-v3", "culmen_length_mm", "bill_length_mm", 0.7539, 0.5556, 1.0, 1.0, 1.0,
-         1.0, 0.9554},
+        {"penguins-v1-v2", "Species", "species", 0.8428, 1.0, 0.72, 0.3, 1.0, 1.0, 0.9244, -1.0},
+        /* Names that share nothing: values alone, 0.55. */
+        {"airpassengers-rdatasets-seaborn", "value", "passengers", 0.55, 0.0, 1.0, 1.0, 1.0, 1.0,
+         1.0, 0.0},
+        {"penguins-v2-v3", "culmen_length_mm", "bill_length_mm", 0.7982, 0.5556, 1.0, 1.0, 1.0,
+         1.0, 0.9554, -1.0},
         /* The false-positive probe: a row number and a country code, both
-         * integers: below the threshold. */
-        {"gapminder-rdatasets-plotly", "rownames", "iso_num", 0.2815, 0.0, 0.6539, 0.3509, 0.7296,
-         1.0, 0.1339},
+         * integers; a kept number column is nearly as alike (0.4651):
+         * (0.5781 - 0.4651) / 0.5349 = 0.2113 of the values counts. */
+        {"gapminder-rdatasets-plotly", "rownames", "iso_num", 0.1112, 0.0, 0.5781, 0.3509, 0.7296,
+         1.0, 0.1339, 0.4651},
         /* The constructed probes (make-probes): one column removed and
          * another of the same rows added. */
         /* vs and am: two 0/1 columns of 32 cars, 14 and 13 ones. The profile
          * similarity is 0.9679 (today's rules pair them), but 14/32 against
          * 13/32 is more than ANALYZE's reading of all 32 rows allows: the
-         * relabelling reading is damped to 0.4602. */
-        {"mtcars-swap-am-vs", "vs", "am", 0.2528, 0.0, 0.5617, 0.9679, 0.4602, 1.0, 1.0},
+         * relabelling reading is damped to 0.4602; and the kept 0/1
+         * columns are alike too (0.4697). */
+        {"mtcars-swap-am-vs", "vs", "am", 0.2008, 0.0, 0.6633, 0.9679, 0.4602, 1.0, 1.0, 0.4697},
         /* Three islands and three species: different shares. */
-        {"penguins-swap-island-species", "species", "island", 0.0853, 0.0, 0.1895, 0.3, 0.1619,
-         1.0, 1.0},
+        {"penguins-swap-island-species", "species", "island", 0.0726, 0.0, 0.2171, 0.3, 0.1619,
+         1.0, 1.0, 0.0981},
         /* Two measurements of the same penguins, millimetres and grams. */
-        {"penguins-swap-mass-depth", "bill_depth_mm", "body_mass_g", 0.1977, 0.0, 0.454, 0.2777,
-         0.4981, 0.5, 0.8571},
+        {"penguins-swap-mass-depth", "bill_depth_mm", "body_mass_g", 0.0, 0.0, 0.4099, 0.2777,
+         0.4981, 0.5, 0.8571, 0.4537},
+        /* Bill depth against bill length: values 0.4537, but bill depth is
+         * as alike to the kept body mass (0.4099): (0.4537 - 0.4099) /
+         * 0.5901 = 0.0742 of them counts; 0.45 * 0.2778 + 0.55 * 0.0742 =
+         * 0.1658 (it scored 0.3916 without the contrast, a false rename). */
+        {"penguins-swap-length-depth", "bill_depth_mm", "bill_length_mm", 0.1658, 0.2778, 0.4537,
+         0.2232, 0.6074, 1.0, 1.0, 0.4099},
     };
     for (size_t k = 0; k < N(cases); k++) {
         pgw_snapshot *a = corpus_snapshot(cases[k].pair, "old"),
@@ -923,10 +1024,28 @@ START_TEST(corpus_pair_scores)
         ck_assert_msg(p.score == cases[k].score && p.name == cases[k].name &&
                           p.values == cases[k].values && p.profile == cases[k].profile &&
                           p.shape == cases[k].shape && p.type == cases[k].type &&
-                          p.position == cases[k].position,
-                      "%s %s -> %s: {%.4f, %.4f, %.4f, %.4f, %.4f, %.2f, %.4f}", cases[k].pair,
-                      cases[k].from, cases[k].to, p.score, p.name, p.values, p.profile, p.shape,
-                      p.type, p.position);
+                          p.position == cases[k].position && p.contrast == cases[k].contrast,
+                      "%s %s -> %s: {%.4f, %.4f, %.4f, %.4f, %.4f, %.2f, %.4f, %.4f}",
+                      cases[k].pair, cases[k].from, cases[k].to, p.score, p.name, p.values,
+                      p.profile, p.shape, p.type, p.position, p.contrast);
+        /* The contrast, from its definition: the best values channel of the
+         * removed column against the newer snapshot's kept columns, and of
+         * the added column against the older snapshot's, of its type
+         * family (type evidence above 0). */
+        if (p.contrast >= 0) {
+            double best = 0;
+            pgw_rename_parts q;
+            for (size_t c = 0; c < pgw_snapshot_column_count(b); c++)
+                if (pgw_snapshot_find_column(a, pgw_snapshot_column(b, c)->name) >= 0 &&
+                    (rscore(&q, a, (size_t)i, b, c), q.type > 0 && q.values > best))
+                    best = q.values;
+            for (size_t c = 0; c < pgw_snapshot_column_count(a); c++)
+                if (pgw_snapshot_find_column(b, pgw_snapshot_column(a, c)->name) >= 0 &&
+                    (rscore(&q, a, c, b, (size_t)j), q.type > 0 && q.values > best))
+                    best = q.values;
+            ck_assert_msg(p.contrast == best, "%s: contrast %.4f, kept columns' best %.4f",
+                          cases[k].pair, p.contrast, best);
+        }
         pgw_snapshot_free(a);
         pgw_snapshot_free(b);
     }
@@ -934,15 +1053,15 @@ START_TEST(corpus_pair_scores)
 END_TEST
 
 /* Whole diffs of the corpus: the trip records' eleven renames, start and
- * end kept apart; the six false-positive probes rename nothing. */
+ * end kept apart; the seven false-positive probes rename nothing. */
 START_TEST(corpus_diffs)
 {
     static const char *const taxi[][2] = {
         {"tolls_amount", "tolls"},         {"trip_distance", "distance"},
-        {"fare_amount", "fare"},           {"passenger_count", "passengers"},
-        {"total_amount", "total"},         {"tpep_dropoff_datetime", "dropoff"},
+        {"passenger_count", "passengers"}, {"fare_amount", "fare"},
+        {"tpep_dropoff_datetime", "dropoff"}, {"total_amount", "total"},
         {"tip_amount", "tip"},             {"tpep_pickup_datetime", "pickup"},
-        {"payment_type", "payment"},     {"PULocationID", "pickup_zone"},
+        {"payment_type", "payment"},       {"PULocationID", "pickup_zone"},
         {"DOLocationID", "dropoff_zone"},
     };
     pgw_snapshot *a = corpus_snapshot("nyctaxi-tlc-seaborn", "old"),
@@ -964,6 +1083,7 @@ START_TEST(corpus_diffs)
         "gapminder-rdatasets-plotly",   "tips-rdatasets-seaborn",
         "engel-rdatasets-statsmodels",  "mtcars-swap-am-vs",
         "penguins-swap-island-species", "penguins-swap-mass-depth",
+        "penguins-swap-length-depth",
     };
     for (size_t k = 0; k < N(probes); k++) {
         a = corpus_snapshot(probes[k], "old");
@@ -1004,14 +1124,15 @@ START_TEST(options_versions_and_weights)
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
     ck_assert(pgw_diff_renamed(d, 0)->score == 1.0);
     ck_assert_int_eq(pgw_diff_renamed(d, 0)->evidence, PGW_EVIDENCE_VALUES);
-    /* Its parts use the default weights. */
-    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.45, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0);
+    /* Its parts use the default weights: values alone, 0.55; nothing is
+     * kept, so the contrast is 0. */
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.55, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0);
     pgw_diff_free(d);
     double sc;
     ck_assert_int_eq(pgw_rename_score(&sc, NULL, sa, 0, sb, 0, (const pgw_diff_options *)v1,
                                       &err),
                      PGW_OK);
-    ck_assert(sc == 0.45);
+    ck_assert(sc == 0.55);
     free(v1);
 
     pgw_diff_options o;
@@ -1036,7 +1157,7 @@ START_TEST(options_versions_and_weights)
     EXPECT_BAD(o.rename_weights.values = NAN,
                "diff options: rename_weights.values nan is outside [0, inf]");
     EXPECT_BAD(o.rename_weights.name = INFINITY,
-               "diff options: rename_weights.name (inf) and .values (0.45) must be finite "
+               "diff options: rename_weights.name (inf) and .values (0.55) must be finite "
                "with a sum above 0");
     EXPECT_BAD((o.rename_weights.name = 0, o.rename_weights.values = 0),
                "diff options: rename_weights.name (0) and .values (0) must be finite with a "
@@ -1047,6 +1168,8 @@ START_TEST(options_versions_and_weights)
                "diff options: rename_weights.position -1 is outside [0, 0.5]");
     EXPECT_BAD(o.rename_weights.shape = 1.5,
                "diff options: rename_weights.shape 1.5 is outside [0, 1]");
+    EXPECT_BAD(o.rename_weights.contrast = -0.5,
+               "diff options: rename_weights.contrast -0.5 is outside [0, 1]");
     EXPECT_BAD((o.rename_weights.type = 0.3, o.rename_weights.position = 0.3),
                "diff options: rename_weights.type + .position is 0.6, above 0.5 (type and "
                "position are weak evidence: they only scale the name and value evidence)");
@@ -1058,7 +1181,7 @@ START_TEST(options_versions_and_weights)
     o.rename_weights.name *= 2;
     o.rename_weights.values *= 2;
     ck_assert_int_eq(pgw_rename_score(&sc, NULL, sa, 0, sb, 0, &o, NULL), PGW_OK);
-    ck_assert(sc == 0.45);
+    ck_assert(sc == 0.55);
     /* Names alone: the values channel weighs nothing, p and r share no
      * token: 0. */
     o.rename_weights.values = 0;
@@ -1121,15 +1244,19 @@ START_TEST(diff_json_strict)
         {"\"evidence\":\"both\"", "\"evidence\":\"hunch\"", "$.renamed_candidates[0].evidence", "is not values, name or both"},
         {"\"evidence\":\"both\"", "\"evidence\":\"name\"", "$.renamed_candidates[0].evidence",
          "\"name\" contradicts the parts, which make it \"both\""},
-        {"\"score\":0.9513,\"ev", "\"score\":2,\"ev", "$.renamed_candidates[0].score", "is outside [0, 1]"},
-        {"\"score\":0.9513,\"ev", "\"score\":0.9,\"ev", "$.renamed_candidates[0].score",
-         "0.9 is not parts.score 0.9513 (rename_method \"combined\")"},
+        {"\"score\":0.9579,\"ev", "\"score\":2,\"ev", "$.renamed_candidates[0].score", "is outside [0, 1]"},
+        {"\"score\":0.9579,\"ev", "\"score\":0.9,\"ev", "$.renamed_candidates[0].score",
+         "0.9 is not parts.score 0.9579 (rename_method \"combined\")"},
         {"\"type\":1.0,", "\"type\":1.5,", "$.renamed_candidates[0].parts.type", "is outside [0, 1]"},
         {"\"values\":1.0,", "\"values\":\"1\",", "$.renamed_candidates[0].parts.values", "expected a number"},
-        {"\"position\":0.75}", "\"position\":0.75,\"x\":0}", "$.renamed_candidates[0].parts.x", "unknown key"},
-        {",\"parts\":{\"score\":0.9513,\"name\":0.9333,\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,\"position\":0.75}", ",\"parts\":null",
+        {"\"contrast\":null}", "\"contrast\":null,\"x\":0}", "$.renamed_candidates[0].parts.x", "unknown key"},
+        {"\"contrast\":null}", "\"contrast\":1.5}", "$.renamed_candidates[0].parts.contrast", "is outside [0, 1]"},
+        {"\"contrast\":null}", "\"contrast\":0.2}", "$.renamed_candidates[0].parts.contrast",
+         "0.2, but the contrast applies only to a pair whose name is below 0.5 and whose values "
+         "are above 0 (name 0.9333, values 1)"},
+        {",\"parts\":{\"score\":0.9579,\"name\":0.9333,\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,\"position\":0.75,\"contrast\":null}", ",\"parts\":null",
          "$.renamed_candidates[0].parts", "null, but rename_method \"combined\" records the parts"},
-        {",\"parts\":{\"score\":0.9513,\"name\":0.9333,\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,\"position\":0.75}", "",
+        {",\"parts\":{\"score\":0.9579,\"name\":0.9333,\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,\"position\":0.75,\"contrast\":null}", "",
          "$.renamed_candidates[0].parts", "missing key \"parts\""},
         {"\"rename_method\":\"combined\"", "\"rename_method\":\"greedy\"", "$.rename_method", "is not combined or profile"},
         {"\"rename_method\":\"combined\",", "", "$.rename_method", "missing key \"rename_method\""},
@@ -1345,6 +1472,23 @@ START_TEST(allocation_failures)
         ck_assert_uint_eq(pgwt_alloc_get().live, 0);
         pgwt_alloc_uninstall();
     }
+    /* pgw_rename_score lists the kept columns for the contrast (n ->
+     * new_col1: names under 0.5, values above 0): its one allocation
+     * failing is PGW_ENOMEM, *out untouched, nothing leaked. */
+    pgwt_alloc_install();
+    pgwt_alloc_fail_at(1);
+    double sc = -7;
+    pgw_error err;
+    ck_assert_int_eq(pgw_rename_score(&sc, NULL, c.a, 1, c.b, 0, NULL, &err), PGW_ENOMEM);
+    ck_assert(pgwt_alloc_failed());
+    pgwt_alloc_fail_at(0);
+    ck_assert(sc == -7);
+    ck_assert_str_eq(err.message, "rename_score: out of memory");
+    ck_assert_uint_eq(pgwt_alloc_get().live, 0);
+    pgw_rename_parts p;
+    ck_assert_int_eq(pgw_rename_score(&sc, &p, c.a, 1, c.b, 0, NULL, &err), PGW_OK);
+    ck_assert(p.contrast >= 0);
+    pgwt_alloc_uninstall();
     pgw_snapshot_free(c.a);
     pgw_snapshot_free(c.b);
 }
@@ -1376,6 +1520,7 @@ static Suite *suite(void)
     tcase_add_test(tc, corpus_diffs);
     tcase_add_test(tc, options_versions_and_weights);
     tcase_add_test(tc, name_anomalies);
+    tcase_add_test(tc, contrast_against_kept_columns);
     tcase_add_test(tc, diff_json_strict);
     tcase_add_test(tc, diff_json_impossible);
     tcase_add_test(tc, allocation_failures);

@@ -116,7 +116,7 @@ static int copy_side(pgw_diff_side *side, pgwi_arena *ar, const pgw_snapshot *s)
 }
 
 /* Pairs same-named columns: ma[i] = index in b or -1, mb[j] likewise. */
-static void match_names(const pgw_snapshot *a, const pgw_snapshot *b, int32_t *ma, int32_t *mb)
+void pgwi_match_names(const pgw_snapshot *a, const pgw_snapshot *b, int32_t *ma, int32_t *mb)
 {
     for (size_t i = 0; i < a->n_columns; i++)
         ma[i] = -1;
@@ -293,7 +293,15 @@ static int pair_by_profile(pgw_diff *d, const pgw_snapshot *a, const pgw_snapsho
         if (pr->ma[c->r] == -2 || pr->mb[c->d] == -2)
             continue;
         pgw_rename_parts parts;
-        pgwi_rename_parts_of(&parts, a, c->r, NULL, b, c->d, NULL, &o->rename_weights);
+        const pgw_rename_weights *w = &o->rename_weights;
+        pgwi_rename_parts_of(&parts, a, c->r, NULL, b, c->d, NULL, w);
+        if (pgwi_rename_contrast_applies(&parts, w)) {
+            double ca =
+                pgwi_rename_side_contrast(a, c->r, b, c->d, true, pr->mb, SIZE_MAX, SIZE_MAX, w);
+            double cb =
+                pgwi_rename_side_contrast(a, c->r, b, c->d, false, pr->ma, SIZE_MAX, SIZE_MAX, w);
+            pgwi_rename_contrast_apply(&parts, ca > cb ? ca : cb, w);
+        }
         pgw_rename_evidence ev = c->name && c->values ? PGW_EVIDENCE_BOTH
                                  : c->name            ? PGW_EVIDENCE_NAME
                                                       : PGW_EVIDENCE_VALUES;
@@ -321,11 +329,28 @@ static int cmp_chosen(const void *p, const void *q)
  * (a 300 x 300 diff would keep 5 MB). */
 #define PARTS_KEPT 1024
 
+/* The contrast of a pair (x, y) of the removed and added lists, from the
+ * two sides' memos (side[x] for removed x, side[nr + y] for added y; below
+ * -1 until computed). */
+static double pair_contrast(double *side, const pgw_snapshot *a, const pgw_snapshot *b,
+                            const pairing *pr, size_t x, size_t y, const pgw_rename_weights *w)
+{
+    size_t i = (size_t)pr->rem[x], j = (size_t)pr->add[y];
+    if (side[x] < -1.0)
+        side[x] = pgwi_rename_side_contrast(a, i, b, j, true, pr->mb, SIZE_MAX, SIZE_MAX, w);
+    if (side[pr->nr + y] < -1.0)
+        side[pr->nr + y] =
+            pgwi_rename_side_contrast(a, i, b, j, false, pr->ma, SIZE_MAX, SIZE_MAX, w);
+    return side[x] > side[pr->nr + y] ? side[x] : side[pr->nr + y];
+}
+
 /* PGW_RENAME_COMBINED: the combined score of every (removed, added) pair,
  * then the optimal one-to-one assignment of the pairs at or above the
- * threshold (and above 0), listed best first. One scratch block holds the
- * prepared names, the score matrix (and for small diffs every pair's
- * parts), the assignment and the chosen pairs. */
+ * threshold (and above 0), listed best first. The contrast only lowers a
+ * score, so it is read only for pairs that clear the threshold without
+ * it, and once per column. One scratch block holds the prepared names,
+ * the score matrix (and for small diffs every pair's parts), the two
+ * sides' contrasts, the assignment and the chosen pairs. */
 static int pair_by_score(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot *b,
                          pairing *pr, const pgw_diff_options *o)
 {
@@ -336,8 +361,9 @@ static int pair_by_score(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot 
     size_t score_bytes = nr * nd * sizeof(double);
     size_t parts_bytes = nr * nd <= PARTS_KEPT ? nr * nd * sizeof(pgw_rename_parts) : 0;
     size_t chosen_bytes = nr * sizeof(chosen_pair);
+    size_t side_bytes = (nr + nd) * sizeof(double);
     char *block = pgwi_malloc(names_bytes + score_bytes + parts_bytes + chosen_bytes +
-                              nr * sizeof(int32_t));
+                              side_bytes + nr * sizeof(int32_t));
     if (!block)
         return PGW_ENOMEM;
     pgwi_name_prep *names = (pgwi_name_prep *)block;
@@ -345,7 +371,11 @@ static int pair_by_score(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot 
     pgw_rename_parts *kept = parts_bytes ? (pgw_rename_parts *)(block + names_bytes + score_bytes)
                                          : NULL;
     chosen_pair *chosen = (chosen_pair *)(block + names_bytes + score_bytes + parts_bytes);
-    int32_t *to = (int32_t *)(block + names_bytes + score_bytes + parts_bytes + chosen_bytes);
+    double *side = (double *)(block + names_bytes + score_bytes + parts_bytes + chosen_bytes);
+    int32_t *to = (int32_t *)(block + names_bytes + score_bytes + parts_bytes + chosen_bytes +
+                              side_bytes);
+    for (size_t k = 0; k < nr + nd; k++)
+        side[k] = -2.0;
     for (size_t x = 0; x < nr; x++)
         pgwi_name_prepare(&names[x], a->columns[pr->rem[x]].name);
     for (size_t y = 0; y < nd; y++)
@@ -355,6 +385,8 @@ static int pair_by_score(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot 
             pgw_rename_parts p;
             pgwi_rename_parts_of(&p, a, (size_t)pr->rem[x], &names[x], b, (size_t)pr->add[y],
                                  &names[nr + y], w);
+            if (p.score >= o->rename_threshold && pgwi_rename_contrast_applies(&p, w))
+                pgwi_rename_contrast_apply(&p, pair_contrast(side, a, b, pr, x, y, w), w);
             score[x * nd + y] = p.score > 0 ? p.score : -1.0; /* 0 is no evidence */
             if (kept)
                 kept[x * nd + y] = p;
@@ -377,8 +409,11 @@ static int pair_by_score(pgw_diff *d, const pgw_snapshot *a, const pgw_snapshot 
         pgw_rename_parts p;
         if (kept)
             p = kept[(size_t)c->x * nd + c->y];
-        else
+        else {
             pgwi_rename_parts_of(&p, a, c->c.r, &names[c->x], b, c->c.d, &names[nr + c->y], w);
+            if (pgwi_rename_contrast_applies(&p, w))
+                pgwi_rename_contrast_apply(&p, pair_contrast(side, a, b, pr, c->x, c->y, w), w);
+        }
         if ((rc = add_rename(d, a, b, pr, &c->c, pgwi_rename_evidence_of(&p), &p)) < 0)
             break;
     }
@@ -479,7 +514,7 @@ int pgw_diff_snapshots(pgw_diff **out, const pgw_snapshot *a, const pgw_snapshot
         goto done;
     }
     pairing pr = {scratch, scratch + na, scratch + na + nb, scratch + 2 * na + nb + 1, 0, 0};
-    match_names(a, b, pr.ma, pr.mb);
+    pgwi_match_names(a, b, pr.ma, pr.mb);
     if ((rc = copy_side(&d->from, &d->arena, a)) < 0 ||
         (rc = copy_side(&d->to, &d->arena, b)) < 0)
         goto done;

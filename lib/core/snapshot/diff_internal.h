@@ -29,4 +29,9 @@ struct pgw_diff {
 pgw_change_class pgwi_diff_classify(const pgw_diff *d);
 const char *pgwi_evidence_name(pgw_rename_evidence e);
 
+/* ma[i] = the index in b of a's column i when b has a column of that exact
+ * name, else -1; mb[j] likewise for b (a->n_columns and b->n_columns
+ * entries). */
+void pgwi_match_names(const pgw_snapshot *a, const pgw_snapshot *b, int32_t *ma, int32_t *mb);
+
 #endif

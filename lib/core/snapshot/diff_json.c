@@ -87,7 +87,8 @@ static json_t *parts_json(const pgw_rename_parts *p)
         pgwi_json_set(o, "profile", part_json(p->profile), NULL) < 0 ||
         pgwi_json_set(o, "shape", part_json(p->shape), NULL) < 0 ||
         pgwi_json_set(o, "type", part_json(p->type), NULL) < 0 ||
-        pgwi_json_set(o, "position", part_json(p->position), NULL) < 0) {
+        pgwi_json_set(o, "position", part_json(p->position), NULL) < 0 ||
+        pgwi_json_set(o, "contrast", part_json(p->contrast), NULL) < 0) {
         json_decref(o);
         return NULL;
     }
@@ -287,8 +288,9 @@ static int read_type_change(rd *r, void *elem, const json_t *v, const char *path
     return read_fields(r, v, path, f, PGWI_NFIELDS(f));
 }
 
-/* Format 2: a rename's parts, each in [0, 1]; values, profile and shape
- * may be null (not computed). */
+/* Format 2: a rename's parts, each in [0, 1]; values, profile, shape and
+ * contrast may be null (not computed), and contrast may be absent (as
+ * documents written before it was recorded are: it was not applied). */
 static int read_parts(pgw_rename_parts *p, rd *r, const json_t *v, const char *path)
 {
     pgwi_rename_parts_unknown(p);
@@ -301,6 +303,8 @@ static int read_parts(pgw_rename_parts *p, rd *r, const json_t *v, const char *p
         PGWI_JF_NUMBER_OR_NULL("shape", &p->shape, &has, 0.0, 1.0),
         PGWI_JF_NUMBER("type", &p->type, 0.0, 1.0, 0),
         PGWI_JF_NUMBER("position", &p->position, 0.0, 1.0, 0),
+        PGWI_JF_NUMBER("contrast", &p->contrast, 0.0, 1.0,
+                       PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
     };
     int rc;
     if ((rc = pgwi_json_read_fields(v, path, f, PGWI_NFIELDS(f), 0, r->err)) < 0)
@@ -310,6 +314,13 @@ static int read_parts(pgw_rename_parts *p, rd *r, const json_t *v, const char *p
      * the profile itself when the shape is not computed. (With the shape,
      * values mixes the two by the shape weight, which is not recorded.) */
     char q[PGWI_JPATH_SIZE];
+    if (p->contrast >= 0 && !pgwi_rename_contrast_applies(p, NULL)) {
+        pgwi_jpath_key(q, path, "contrast");
+        return pgwi_error_at(r->err, PGW_EPARSE, q,
+                             "%s: %g, but the contrast applies only to a pair whose name is "
+                             "below 0.5 and whose values are above 0 (name %g, values %g)",
+                             q, p->contrast, p->name, p->values);
+    }
     if (p->profile < 0 && p->shape >= 0) {
         pgwi_jpath_key(q, path, "shape");
         return pgwi_error_at(r->err, PGW_EPARSE, q,

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "diff_internal.h"
 #include "similarity.h"
 #include "value_shape.h"
 
@@ -77,7 +78,8 @@ int pgwi_diff_options_read(pgw_diff_options *out, const pgw_diff_options *opts, 
         (rc = check_weight(w->values, 0, INFINITY, "values", err)) < 0 ||
         (rc = check_weight(w->type, 0, ADJUST_MAX, "type", err)) < 0 ||
         (rc = check_weight(w->position, 0, ADJUST_MAX, "position", err)) < 0 ||
-        (rc = check_weight(w->shape, 0, 1, "shape", err)) < 0)
+        (rc = check_weight(w->shape, 0, 1, "shape", err)) < 0 ||
+        (rc = check_weight(w->contrast, 0, 1, "contrast", err)) < 0)
         return rc;
     if (!isfinite(w->name) || !isfinite(w->values) || !(w->name + w->values > 0) ||
         !isfinite(w->name + w->values))
@@ -97,7 +99,8 @@ int pgwi_diff_options_read(pgw_diff_options *out, const pgw_diff_options *opts, 
 
 void pgwi_rename_parts_unknown(pgw_rename_parts *p)
 {
-    p->score = p->name = p->values = p->profile = p->shape = p->type = p->position = -1.0;
+    p->score = p->name = p->values = p->profile = p->shape = p->type = p->position =
+        p->contrast = -1.0;
 }
 
 /* 1 for the same type, TYPE_SAME_FAMILY for one family, else 0. */
@@ -144,6 +147,77 @@ static double shape_reading(const pgw_snapshot *a, size_t i, const pgw_snapshot 
     return -1.0;
 }
 
+/* The values channel V of column i of a and column j of b, with its two
+ * readings (profile and S); all -1 unless both have sampled values. */
+static void values_of(pgw_rename_parts *out, const pgw_snapshot *a, size_t i,
+                      const pgw_snapshot *b, size_t j, const pgw_rename_weights *w)
+{
+    out->profile = out->shape = out->values = -1.0;
+    if (a->prep[i].has_values && b->prep[j].has_values) {
+        pgw_similarity s;
+        pgwi_similarity(&s, a, i, b, j);
+        out->profile = s.score;
+        out->shape = shape_reading(a, i, b, j);
+        out->values = out->shape >= 0
+                          ? round4((1.0 - w->shape) * out->profile + w->shape * out->shape)
+                          : out->profile;
+    }
+}
+
+/* The score from the rounded parts (the formula on pgw_rename_weights). */
+static double score_of(const pgw_rename_parts *p, const pgw_rename_weights *w)
+{
+    double v = p->values > 0 ? p->values : 0.0, c = p->contrast * w->contrast;
+    if (p->contrast >= 0)
+        v = v > c ? (v - c) / (1.0 - c) : 0.0;
+    double e = (w->name * p->name + w->values * v) / (w->name + w->values);
+    double adjust = 1.0 - w->type - w->position + w->type * p->type + w->position * p->position;
+    double score = e * adjust;
+    return score < 0 ? 0 : score > 1 ? 1 : round4(score);
+}
+
+bool pgwi_rename_contrast_applies(const pgw_rename_parts *p, const pgw_rename_weights *w)
+{
+    return p->name < PGWI_EVIDENCE_BAR && p->values > 0 && (!w || w->contrast > 0);
+}
+
+double pgwi_rename_side_contrast(const pgw_snapshot *a, size_t i, const pgw_snapshot *b,
+                                 size_t j, bool removed, const int32_t *m, size_t skip,
+                                 size_t skip2, const pgw_rename_weights *w)
+{
+    double best = 0.0;
+    const pgw_snapshot *other = removed ? b : a;
+    const pgw_snapshot *self = removed ? a : b;
+    size_t c = removed ? i : j;
+    if (!self->prep[c].has_values)
+        return 0.0;
+    for (size_t q = 0; q < other->n_columns; q++) {
+        /* A kept column with sampled values of the same type family: one
+         * of another family is no rival (its type is evidence against it,
+         * and its values channel is low). */
+        if (m[q] < 0 || q == skip || q == skip2 || !other->prep[q].has_values ||
+            other->family[q] != self->family[c] ||
+            (self->family[c] == PGWI_FAMILY_OTHER &&
+             strcmp(other->norm_type[q], self->norm_type[c]) != 0))
+            continue;
+        pgw_rename_parts p;
+        if (removed)
+            values_of(&p, a, i, b, q, w);
+        else
+            values_of(&p, a, q, b, j, w);
+        if (p.values > best)
+            best = p.values;
+    }
+    return best;
+}
+
+void pgwi_rename_contrast_apply(pgw_rename_parts *p, double contrast,
+                                const pgw_rename_weights *w)
+{
+    p->contrast = pgwi_rename_contrast_applies(p, w) ? contrast : -1.0;
+    p->score = score_of(p, w);
+}
+
 void pgwi_rename_parts_of(pgw_rename_parts *out, const pgw_snapshot *a, size_t i,
                           const pgwi_name_prep *na, const pgw_snapshot *b, size_t j,
                           const pgwi_name_prep *nb, const pgw_rename_weights *w)
@@ -157,22 +231,9 @@ void pgwi_rename_parts_of(pgw_rename_parts *out, const pgw_snapshot *a, size_t i
     out->name = round4(n);
     out->type = type_evidence(a, i, b, j);
     out->position = round4(position_evidence(a, i, b, j));
-    out->profile = out->shape = out->values = -1.0;
-    if (a->prep[i].has_values && b->prep[j].has_values) {
-        pgw_similarity s;
-        pgwi_similarity(&s, a, i, b, j);
-        out->profile = s.score;
-        out->shape = shape_reading(a, i, b, j);
-        out->values = out->shape >= 0
-                          ? round4((1.0 - w->shape) * out->profile + w->shape * out->shape)
-                          : out->profile;
-    }
-    double v = out->values > 0 ? out->values : 0.0;
-    double e = (w->name * out->name + w->values * v) / (w->name + w->values);
-    double adjust = 1.0 - w->type - w->position + w->type * out->type +
-                    w->position * out->position;
-    double score = e * adjust;
-    out->score = score < 0 ? 0 : score > 1 ? 1 : round4(score);
+    values_of(out, a, i, b, j, w);
+    out->contrast = -1.0;
+    out->score = score_of(out, w);
 }
 
 pgw_rename_evidence pgwi_rename_evidence_of(const pgw_rename_parts *p)
@@ -203,8 +264,26 @@ int pgw_rename_score(double *out, pgw_rename_parts *parts, const pgw_snapshot *a
     pgw_diff_options o;
     if ((rc = pgwi_diff_options_read(&o, opts, err)) < 0)
         return rc;
+    const pgw_rename_weights *w = &o.rename_weights;
     pgw_rename_parts p;
-    pgwi_rename_parts_of(&p, a, col_a, NULL, b, col_b, NULL, &o.rename_weights);
+    pgwi_rename_parts_of(&p, a, col_a, NULL, b, col_b, NULL, w);
+    if (pgwi_rename_contrast_applies(&p, w)) {
+        /* ma[i]: the column of b named as a's column i, or -1; mb likewise. */
+        int32_t *ma = pgwi_malloc((a->n_columns + b->n_columns) * sizeof *ma);
+        if (!ma)
+            return pgwi_error(err, PGW_ENOMEM, "rename_score: out of memory");
+        int32_t *mb = ma + a->n_columns;
+        pgwi_match_names(a, b, ma, mb);
+        /* The kept columns other than the pair's own: a column of b named
+         * as col_a (it is then no removed column) and one of a named as
+         * col_b are not its rivals. */
+        size_t own_b = ma[col_a] >= 0 ? (size_t)ma[col_a] : SIZE_MAX;
+        size_t own_a = mb[col_b] >= 0 ? (size_t)mb[col_b] : SIZE_MAX;
+        double ca = pgwi_rename_side_contrast(a, col_a, b, col_b, true, mb, col_b, own_b, w);
+        double cb = pgwi_rename_side_contrast(a, col_a, b, col_b, false, ma, col_a, own_a, w);
+        pgwi_free(ma);
+        pgwi_rename_contrast_apply(&p, ca > cb ? ca : cb, w);
+    }
     *out = p.score;
     if (parts)
         *parts = p;

@@ -36,6 +36,27 @@ void pgwi_rename_parts_of(pgw_rename_parts *out, const pgw_snapshot *a, size_t i
 /* What a pair's parts say about its evidence (PGW_RENAME_COMBINED). */
 pgw_rename_evidence pgwi_rename_evidence_of(const pgw_rename_parts *p);
 
+/* Whether the contrast C applies to a pair with these parts: weak name
+ * evidence (N below PGWI_EVIDENCE_BAR), V above 0 (pgw_rename_parts), and
+ * a contrast weight above 0 (w NULL: whatever the weights, as a document
+ * read back records none). */
+bool pgwi_rename_contrast_applies(const pgw_rename_parts *p, const pgw_rename_weights *w);
+
+/* One side of the contrast: with removed, the best values channel V of a's
+ * column i against the columns q of b kept in both (m[q] >= 0, m being
+ * the b-to-a name match), q neither skip nor skip2, of the same type
+ * family; else of b's column j against the columns q of a with m[q] >= 0
+ * (the a-to-b match), q neither skip nor skip2, of its family. 0 when none has sampled values. The contrast
+ * of a pair is the larger side. */
+double pgwi_rename_side_contrast(const pgw_snapshot *a, size_t i, const pgw_snapshot *b,
+                                 size_t j, bool removed, const int32_t *m, size_t skip,
+                                 size_t skip2, const pgw_rename_weights *w);
+
+/* Sets p->contrast to `contrast` when it applies (else -1) and recomputes
+ * p->score from the parts. */
+void pgwi_rename_contrast_apply(pgw_rename_parts *p, double contrast,
+                                const pgw_rename_weights *w);
+
 /* Every part -1: not computed, or not recorded (format 1). */
 void pgwi_rename_parts_unknown(pgw_rename_parts *p);
 
