@@ -4,9 +4,12 @@
  * Two workloads, each measured side by side in one run, interleaved:
  *   - the default diff: renames by the combined score and the optimal
  *     assignment (PGW_RENAME_COMBINED);
+ *   - the same with the contrast off (rename_weights.contrast 0: the kept
+ *     columns are not read), to show what the contrast costs;
  *   - today's rules before issue 17 (PGW_RENAME_PROFILE: folded names or
- *     profile similarity, greedy), the figure the combined score is held to
- *     (issue 17: within 1.5x for A; B at most 40 ms);
+ *     profile similarity, greedy; contrast 0, as they read no kept column),
+ *     the figure the combined score is held to (issue 17: within 1.5x for
+ *     A; B at most 40 ms);
  *   - the same diff with profiles left out (names and types only).
  *   A. two 20-column analysed snapshots, 2 columns renamed;
  *   B. two 300-column analysed snapshots, every column renamed.
@@ -110,15 +113,22 @@ static void workload(const char *label, size_t ncols, size_t nrenamed, double mi
     pgw_diff_options today = PGW_DIFF_OPTIONS_INIT;
     today.rename_method = PGW_RENAME_PROFILE;
     today.rename_threshold = 0.6;
-    size_t renames = 0, renames_t = 0, renames0 = 0;
-    /* Interleave the measurements so machine noise hits all three. */
-    double r = 0, rt = 0, r0 = 0;
+    /* Today's rules read no kept column: the parts they fill are not
+     * contrasted (rename_weights.contrast 0). */
+    today.rename_weights.contrast = 0;
+    pgw_diff_options flat = PGW_DIFF_OPTIONS_INIT;
+    flat.rename_weights.contrast = 0;
+    size_t renames = 0, renames_t = 0, renames0 = 0, renames_f = 0;
+    /* Interleave the measurements so machine noise hits all four. */
+    double r = 0, rt = 0, r0 = 0, rf = 0;
     for (int round = 0; round < 3; round++) {
         r += rate(a, b, NULL, min_ms, &renames);
+        rf += rate(a, b, &flat, min_ms, &renames_f);
         rt += rate(a, b, &today, min_ms, &renames_t);
         r0 += rate(a0, b0, NULL, min_ms, &renames0);
     }
     r /= 3;
+    rf /= 3;
     rt /= 3;
     r0 /= 3;
     size_t before = bench_allocs();
@@ -133,11 +143,15 @@ static void workload(const char *label, size_t ncols, size_t nrenamed, double mi
     printf("%s\n", label);
     printf("  %-42s %10.0f diffs/s  %9.2f us/diff  %3zu allocations/diff  renames found %zu/%zu\n",
            "combined score + assignment (default)", r, 1e6 / r, allocs, renames, nrenamed);
+    printf("  %-42s %10.0f diffs/s  %9.2f us/diff                       renames found %zu/%zu\n",
+           "the same, contrast off (contrast 0)", rf, 1e6 / rf, renames_f, nrenamed);
     printf("  %-42s %10.0f diffs/s  %9.2f us/diff  %3zu allocations/diff  renames found %zu/%zu\n",
            "today's rules (PGW_RENAME_PROFILE)", rt, 1e6 / rt, allocs_t, renames_t, nrenamed);
     printf("  %-42s %10.0f diffs/s  %9.2f us/diff  (names and types only)\n",
            "baseline: same shapes, no profiles", r0, 1e6 / r0);
     printf("  %-42s %10.2f x today's rules\n", "cost of the combined score", rt / r);
+    printf("  %-42s %10.2f x today's rules\n", "  of which without the contrast", rt / rf);
+    printf("  %-42s %10.2f x the same diff without it\n", "cost of the contrast", rf / r);
     printf("  %-42s %s\n", "issue 17", limit);
     printf("  %-42s %10.2f x the names-only diff\n", "cost of value-based comparison", r0 / r);
     pgw_snapshot_free(a);

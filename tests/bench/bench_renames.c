@@ -538,6 +538,7 @@ typedef struct combined_params {
     double threshold; /* rename_threshold */
     double name;      /* rename_weights.name; rename_weights.values = 1 - name */
     double shape;     /* rename_weights.shape */
+    double contrast;  /* rename_weights.contrast: not tuned (1, or 0 for (f)) */
 } combined_params;
 
 static pgw_diff_options combined_options(const combined_params *p)
@@ -547,6 +548,7 @@ static pgw_diff_options combined_options(const combined_params *p)
     o.rename_weights.name = p->name;
     o.rename_weights.values = 1.0 - p->name;
     o.rename_weights.shape = p->shape;
+    o.rename_weights.contrast = p->contrast;
     return o;
 }
 
@@ -564,7 +566,8 @@ static combined_params shipped_defaults(void)
 {
     pgw_diff_options o = PGW_DIFF_OPTIONS_INIT;
     const pgw_rename_weights *w = &o.rename_weights;
-    return (combined_params){o.rename_threshold, w->name / (w->name + w->values), w->shape};
+    return (combined_params){o.rename_threshold, w->name / (w->name + w->values), w->shape,
+                             w->contrast};
 }
 
 /* The grid the tune step searches: coarse, 8 x 5 x 7 = 280 points. */
@@ -590,21 +593,25 @@ static size_t grid_index(size_t nm, size_t sh, size_t t)
     return (nm * N_GRID_SHAPE + sh) * N_GRID_THRESHOLD + t;
 }
 
-static combined_params grid_point(size_t g)
+/* Grid point g of strategy self (its contrast weight is not tuned). */
+static combined_params grid_point(size_t g, const br_strategy *self)
 {
     size_t nm, sh, t;
     grid_coords(g, &nm, &sh, &t);
-    return (combined_params){grid_threshold[t], grid_name[nm], grid_shape[sh]};
+    return (combined_params){grid_threshold[t], grid_name[nm], grid_shape[sh],
+                             ((const combined_params *)self->defaults)->contrast};
 }
 
-/* Per grid point and pair, the counts (computed once: every fold sums its
- * training pairs from it). */
+/* Per grid point and pair, the counts (computed once per strategy: every
+ * fold sums its training pairs from it). */
 static br_counts *grid_counts(const br_strategy *self, const br_corpus *c)
 {
     static br_counts *table;
     static const br_corpus *of;
-    if (table && of == c)
+    static const br_strategy *by;
+    if (table && of == c && by == self)
         return table;
+    by = self;
     free(table);
     table = calloc(N_GRID * c->n, sizeof *table);
     if (!table)
@@ -614,7 +621,7 @@ static br_counts *grid_counts(const br_strategy *self, const br_corpus *c)
     if (!one)
         die("out of memory");
     for (size_t g = 0; g < N_GRID; g++) {
-        combined_params p = grid_point(g);
+        combined_params p = grid_point(g, self);
         for (size_t i = 0; i < c->n; i++) {
             one[i] = true;
             table[g * c->n + i] = run_on(self, &p, c, one);
@@ -672,7 +679,7 @@ static void tune_combined(void *params, const br_strategy *self, const br_corpus
     double best_f1 = -1, best_nb = -1, best_p = -1, best_t = -1;
     size_t best = 0;
     for (size_t g = 0; g < N_GRID; g++) {
-        double nb = neighbourhood_f1(f1, g), t = grid_point(g).threshold;
+        double nb = neighbourhood_f1(f1, g), t = grid_point(g, self).threshold;
         bool better;
         if (fabs(f1[g] - best_f1) > 1e-12)
             better = f1[g] > best_f1;
@@ -690,17 +697,18 @@ static void tune_combined(void *params, const br_strategy *self, const br_corpus
             best = g;
         }
     }
-    *(combined_params *)params = grid_point(best);
+    *(combined_params *)params = grid_point(best, self);
 }
 
 static void describe_combined(char *buf, size_t size, const void *params)
 {
     const combined_params *p = params;
-    snprintf(buf, size, "threshold %.2f, name %.2f, values %.2f, shape %.1f", p->threshold,
-             p->name, 1.0 - p->name, p->shape);
+    snprintf(buf, size, "threshold %.2f, name %.2f, values %.2f, shape %.1f%s", p->threshold,
+             p->name, 1.0 - p->name, p->shape, p->contrast == 0 ? ", contrast 0" : "");
 }
 
 static combined_params combined_defaults; /* shipped_defaults(), set in main */
+static combined_params uncontrasted;      /* the same with contrast 0 */
 
 /* The strategies, in the order they are printed. */
 static const br_strategy strategies[] = {
@@ -726,6 +734,10 @@ static const br_strategy strategies[] = {
     {"(e) combined", "the combined score, threshold, name weight and shape share tuned on "
                      "a 280-point grid (type and position 0.05 each)",
      sizeof(combined_params), &combined_defaults, predict_combined, tune_combined,
+     describe_combined, false},
+    {"(f) no contr", "(e) without the contrast (rename_weights.contrast 0: the kept columns "
+                     "are not read), tuned on the same grid",
+     sizeof(combined_params), &uncontrasted, predict_combined, tune_combined,
      describe_combined, false},
 };
 #define N_STRATEGIES (sizeof strategies / sizeof strategies[0])
@@ -927,6 +939,8 @@ int main(int argc, char **argv)
     }
     const char *dir = argc == 2 ? argv[1] : PGW_RENAMES_DIR;
     combined_defaults = shipped_defaults();
+    uncontrasted = combined_defaults;
+    uncontrasted.contrast = 0;
     br_corpus c = load_corpus(dir);
     size_t truths = 0, ambiguous = 0;
     for (size_t i = 0; i < c.n; i++) {
@@ -993,7 +1007,7 @@ int main(int argc, char **argv)
     }
     printf("\n  (of %zu ordered pairs; the value rule alone for (a) and (c))\n", probed);
     for (size_t k = 0; k < N_STRATEGIES; k++)
-        if (strategies[k].tune == tune_combined) {
+        if (strategies[k].tune == tune_combined && strategies[k].defaults == &combined_defaults) {
             const combined_params *t = (const combined_params *)res[k].params;
             bool same = t->threshold == combined_defaults.threshold &&
                         fabs(t->name - combined_defaults.name) < 1e-9 &&
