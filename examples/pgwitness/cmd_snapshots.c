@@ -672,7 +672,8 @@ static void print_parts(const pgw_rename_parts *p)
     print_part("profile", p->profile, ", ");
     print_part("shape", p->shape, "), ");
     print_part("type", p->type, ", ");
-    print_part("position", p->position, "\n");
+    print_part("position", p->position, ", ");
+    print_part("contrast", p->contrast, "\n");
 }
 
 static void print_diff(const pgw_diff *d, const char *label_a, const char *label_b)

@@ -184,7 +184,7 @@ typedef struct pgw_diff_options {
      *  (tests/data/renames, bench-renames): precision 1.000, recall 0.948,
      *  F1 0.973, in-sample, since the defaults were chosen on it; tuned
      *  again for each pair on the 24 others (leave one pair out):
-     *  precision 0.986, recall 0.948, F1 0.967; docs/formats.md, "Rename
+     *  precision 0.986, recall 0.935, F1 0.960; docs/formats.md, "Rename
      *  detection"). PGW_RENAME_PROFILE: the profile similarity
      *  that pairs a removed and an added column (0.6 in version 1). A pair
      *  must also score above 0. */
@@ -336,12 +336,12 @@ typedef struct pgw_rename_parts {
      *  channel V of the removed column against the newer snapshot's kept
      *  columns of its type family, and of the added column against the
      *  older snapshot's (0 when there are none with sampled values). It is applied,
-     *  as V' in the formula on pgw_rename_weights, only to a pair whose
-     *  names are weak evidence (N below 0.5) and whose V is above 0, so a
-     *  pair made on its values must be more alike than the removed or the
-     *  added column is to a kept sibling (bill_depth_mm against
-     *  bill_length_mm is as alike as against flipper_length_mm); -1 when
-     *  it is not applied. Scores of this kind compare a match with the
+     *  as V' in the formula on pgw_rename_weights, to every pair whose V is
+     *  above 0 (with rename_weights.contrast above 0), so values count only
+     *  as far as the pair is more alike than the removed or the added
+     *  column is to a kept sibling (bill_depth_mm against bill_length_mm
+     *  is about as alike as against body_mass_g; Sepal.Length against
+     *  Petal.Length as against Petal.Width); -1 when it is not applied. Scores of this kind compare a match with the
      *  best competing match, as the ratio test of Lowe ("Distinctive image
      *  features from scale-invariant keypoints", IJCV 2004) and the
      *  relative similarities of Melnik et al. ("Similarity flooding",
@@ -453,8 +453,8 @@ PGW_API int pgw_rename_score(double *out, pgw_rename_parts *parts, const pgw_sna
  * @return PGW_OK; PGW_EINVAL (NULL argument, an options version other than
  *         1 and 2, a threshold outside [0, 1], an unknown rename_method, a
  *         weight that is negative or not finite, name + values not above 0,
- *         type or position above 0.5 or their sum above 0.5, shape outside
- *         [0, 1]); PGW_ENOMEM.
+ *         type or position above 0.5 or their sum above 0.5, shape or
+ *         contrast outside [0, 1]); PGW_ENOMEM.
  */
 PGW_API int pgw_diff_snapshots(pgw_diff **out, const pgw_snapshot *a, const pgw_snapshot *b,
                                const pgw_diff_options *opts, pgw_error *err);
@@ -536,8 +536,9 @@ PGW_API int pgw_diff_to_json(char **out, size_t *out_len, const pgw_diff *d, uns
  * parts.score or an evidence the parts contradict; a name twice among
  * added, removed and the renames' from and to (renames are one to one and
  * change the name, and their columns are not also added or removed); parts
- * with shape null and values other than profile, or with a shape but no
- * profile. The weights and the threshold the diff was made with are not
+ * with shape null and values other than profile, with a shape but no
+ * profile, or with a contrast but values null or 0 (parts.contrast may be
+ * absent: documents written before it was recorded did not apply it). The weights and the threshold the diff was made with are not
  * in the document, so a score is not recomputed.
  *
  * @param out   receives the diff (free with pgw_diff_free()); untouched on

@@ -83,13 +83,13 @@ START_TEST(case1_rename_from_values)
     ck_assert_str_eq(r->to, "new_col1");
     /* name: col|1 against new|col|1, "new" a marker: 0.9333. profile 1
      * (same values); shape 1 (the same frequency profile); values 0.4 * 1
-     * + 0.6 * 1 = 1. One column each: position 1 - |0.5 - 0.5| = 1; type 1.
-     * score (0.45 * 0.9333 + 0.55 * 1) * (0.9 + 0.05 + 0.05) = 0.969985,
-     * 0.97 to 4 decimals. Both kinds of evidence reach 0.5; the name does,
-     * so the contrast does not apply (-1). */
+     * + 0.6 * 1 = 1. One column each: position 1 - |0.5 - 0.5| = 1; type 1;
+     * no column kept: contrast 0. score (0.45 * 0.9333 + 0.55 * 1) * (0.9 +
+     * 0.05 + 0.05) = 0.969985, 0.97 to 4 decimals. Both kinds of evidence
+     * reach 0.5. */
     ck_assert(r->score == 0.97);
     ck_assert_int_eq(r->evidence, PGW_EVIDENCE_BOTH);
-    expect_parts(&r->parts, 0.97, 0.9333, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0);
+    expect_parts(&r->parts, 0.97, 0.9333, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0);
     ck_assert_int_eq(pgw_diff_rename_method(d), PGW_RENAME_COMBINED);
     ck_assert_uint_eq(pgw_diff_added_count(d), 0);
     ck_assert_uint_eq(pgw_diff_removed_count(d), 0);
@@ -114,7 +114,7 @@ START_TEST(case1_rename_from_values)
              "\"from_type\":\"text\",\"to_type\":\"text\",\"score\":0.97,"
              "\"evidence\":\"both\",\"parts\":{\"score\":0.97,\"name\":0.9333,"
              "\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,"
-             "\"position\":1.0,\"contrast\":null}}],\"profile_changed\":[],"
+             "\"position\":1.0,\"contrast\":0.0}}],\"profile_changed\":[],"
              "\"row_estimate\":{\"from\":100,\"to\":100},\"name_anomalies\":[]}",
              pgw_snapshot_schema_hash(sa), pgw_snapshot_schema_hash(sb));
     ck_assert_str_eq(json, want);
@@ -536,7 +536,7 @@ START_TEST(hashed_compares_with_raw)
      * do the frequencies (shape 1): 0.45 * 0.8 + 0.55 * 1 = 0.91. */
     const pgw_rename *r = pgw_diff_renamed(d, 0);
     ck_assert_int_eq(r->evidence, PGW_EVIDENCE_BOTH);
-    expect_parts(&r->parts, 0.91, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0);
+    expect_parts(&r->parts, 0.91, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0);
     pgw_diff_free(d);
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
@@ -569,14 +569,15 @@ START_TEST(hashed_profiles_degrade)
      * -ddd.dd), the ranges not at all: 0.6324. The profiles share nothing
      * but null_frac and n_distinct: 0.3. values 0.4 * 0.3 + 0.6 * 0.6324 =
      * 0.4994 (0.49944); name (pickup kept, lng and lon synonyms: one end of
-     * the lat/lon axis) 0.6 + 0.4 * 0.9 ... = 0.9, so no contrast; score
+     * the lat/lon axis) 0.6 + 0.4 * 0.9 ... = 0.9; nothing kept: contrast
+     * 0; score
      * 0.45 * 0.9 + 0.55 * 0.4994 = 0.6797 (0.67967). */
     double raw = rscore(&p, ra, 0, rb, 0);
-    expect_parts(&p, 0.6797, 0.9, 0.4994, 0.3, 0.6324, 1.0, 1.0, -1.0);
+    expect_parts(&p, 0.6797, 0.9, 0.4994, 0.3, 0.6324, 1.0, 1.0, 0.0);
     /* Hashed (either side, or both): no shape; values = the profile, 0.3;
      * score 0.405 + 0.165 = 0.57, a rename by its name and profile. */
     double hashed = rscore(&p, ha, 0, hb, 0);
-    expect_parts(&p, 0.57, 0.9, 0.3, 0.3, -1.0, 1.0, 1.0, -1.0);
+    expect_parts(&p, 0.57, 0.9, 0.3, 0.3, -1.0, 1.0, 1.0, 0.0);
     ck_assert(rscore(&p, ra, 0, hb, 0) == hashed);
     ck_assert(rscore(&p, ha, 0, rb, 0) == hashed);
     ck_assert(hashed < raw);
@@ -585,7 +586,7 @@ START_TEST(hashed_profiles_degrade)
      * values 0.4 * 0.3 + 0.6 * 1 = 0.72; sex / gender synonyms 0.8; score
      * 0.36 + 0.396 = 0.756. */
     double sex_raw = rscore(&p, ra, 1, rb, 1);
-    expect_parts(&p, 0.756, 0.8, 0.72, 0.3, 1.0, 1.0, 1.0, -1.0);
+    expect_parts(&p, 0.756, 0.8, 0.72, 0.3, 1.0, 1.0, 1.0, 0.0);
     pgw_rename_parts q;
     ck_assert(rscore(&q, ha, 1, hb, 1) == sex_raw);
     ck_assert(memcmp(&p, &q, sizeof p) == 0);
@@ -631,7 +632,7 @@ START_TEST(renames_one_to_one_deterministic)
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
     ck_assert_str_eq(pgw_diff_renamed(d, 0)->from, "Body Mass (g)");
     ck_assert_int_eq(pgw_diff_renamed(d, 0)->evidence, PGW_EVIDENCE_BOTH);
-    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.8354, 1.0, 0.72, 0.3, 1.0, 1.0, 0.75, -1.0);
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.8354, 1.0, 0.72, 0.3, 1.0, 1.0, 0.75, 0.0);
     pgw_rename_parts rp;
     ck_assert(rscore(&rp, sa, 1, sb, 0) == 0.5431);
     ck_assert(rp.contrast == 0.0);
@@ -646,7 +647,7 @@ START_TEST(renames_one_to_one_deterministic)
     ck_assert_str_eq(pgw_diff_renamed(d, 0)->from, "Body Mass (g)");
     ck_assert_int_eq(pgw_diff_renamed(d, 0)->evidence, PGW_EVIDENCE_NAME);
     ck_assert(pgw_diff_renamed(d, 0)->score == 0.3); /* the profile similarity */
-    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.8354, 1.0, 0.72, 0.3, 1.0, 1.0, 0.75, -1.0);
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.8354, 1.0, 0.72, 0.3, 1.0, 1.0, 0.75, 0.0);
     pgw_diff_free(d);
 
     /* PGW_RENAME_PROFILE: a threshold of 1.0 still pairs identical
@@ -707,12 +708,12 @@ START_TEST(assignment_beats_greedy)
      * period has 1400 trips, so a share may move by 400 / 1400); values 0.4 * 0.9014 + 0.6 * 0.95 = 0.9306 (0.93056); score
      * 0.45 * 0.84 + 0.55 * 0.9306 = 0.8898 (0.88983). */
     double ss = rscore(&p, sa, 0, sb, 0);
-    expect_parts(&p, 0.8898, 0.84, 0.9306, 0.9014, 0.95, 1.0, 1.0, -1.0);
+    expect_parts(&p, 0.8898, 0.84, 0.9306, 0.9014, 0.95, 1.0, 1.0, 0.0);
     /* end -> station_id: the same name score, the same shares: (0.378 +
      * 0.55) * (0.95 + 0.05 * 0.5) = 0.9048, the best single pair: a greedy
      * choice takes it first. */
     double es = rscore(&p, sa, 1, sb, 0);
-    expect_parts(&p, 0.9048, 0.84, 1.0, 1.0, 1.0, 1.0, 0.5, -1.0);
+    expect_parts(&p, 0.9048, 0.84, 1.0, 1.0, 1.0, 1.0, 0.5, 0.0);
     /* end -> destination: names share nothing, values 1 (no column is
      * kept: contrast 0): 0.55. */
     double ed = rscore(&p, sa, 1, sb, 1);
@@ -806,9 +807,9 @@ START_TEST(contrast_against_kept_columns)
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
 
-    /* Names that are evidence (col1 / new_col1: 0.9333 >= 0.5) are not
-     * contrasted, however alike the kept column: (0.45 * 0.9333 + 0.55)
-     * = 0.97. */
+    /* Names that are evidence (col1 / new_col1: 0.9333) are contrasted
+     * too, but they still pair on the name alone: the kept twin takes the
+     * values (C 1), 0.45 * 0.9333 = 0.42 (0.419985). */
     pgwt_col c[] = {{"k", "text", true, 0, 2, ab_vals, half, NULL},
                     {"col1", "text", true, 0, 2, ab_vals, half, NULL}};
     pgwt_col e[] = {{"k", "text", true, 0, 2, ab_vals, half, NULL},
@@ -817,7 +818,7 @@ START_TEST(contrast_against_kept_columns)
     sb = pgwt_snapshot("t", T1, 9, e, 2);
     d = diff(sa, sb);
     ck_assert_uint_eq(pgw_diff_renamed_count(d), 1);
-    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.97, 0.9333, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0);
+    expect_parts(&pgw_diff_renamed(d, 0)->parts, 0.42, 0.9333, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0);
     pgw_diff_free(d);
     pgw_snapshot_free(sa);
     pgw_snapshot_free(sb);
@@ -857,10 +858,10 @@ START_TEST(start_end_not_crosswise)
     const pgw_rename *r0 = pgw_diff_renamed(d, 0), *r1 = pgw_diff_renamed(d, 1);
     ck_assert_str_eq(r0->from, "start station id");
     ck_assert_str_eq(r0->to, "start_station");
-    expect_parts(&r0->parts, 0.9399, 0.92, 1.0, 1.0, 1.0, 1.0, 0.5, -1.0);
+    expect_parts(&r0->parts, 0.9399, 0.92, 1.0, 1.0, 1.0, 1.0, 0.5, 0.0);
     ck_assert_str_eq(r1->from, "end station id");
     ck_assert_str_eq(r1->to, "end_station");
-    expect_parts(&r1->parts, 0.9399, 0.92, 1.0, 1.0, 1.0, 1.0, 0.5, -1.0);
+    expect_parts(&r1->parts, 0.9399, 0.92, 1.0, 1.0, 1.0, 1.0, 0.5, 0.0);
     pgw_rename_parts p;
     ck_assert(rscore(&p, sa, 0, sb, 0) == 0.6535);
     ck_assert(p.contrast == 0.0);
@@ -951,10 +952,11 @@ START_TEST(corpus_pair_scores)
         const char *pair, *from, *to;
         double score, name, values, profile, shape, type, position, contrast;
     } cases[] = {
-        /* A prefix and a class word dropped; the timestamps the same. The
-         * name reaches 0.5: no contrast. */
-        {"nyctaxi-tlc-seaborn", "tpep_pickup_datetime", "pickup", 0.758, 0.76, 0.7589, 0.4,
-         0.9981, 1.0, 0.9643, -1.0},
+        /* A prefix and a class word dropped; the timestamps the same, and
+         * a kept column alike by 0.1362: (0.7589 - 0.1362) / 0.8638 =
+         * 0.7209 of the values counts. */
+        {"nyctaxi-tlc-seaborn", "tpep_pickup_datetime", "pickup", 0.7372, 0.76, 0.7589, 0.4,
+         0.9981, 1.0, 0.9643, 0.1362},
         /* The counterpart: pickup against dropoff halves the name (0); the
          * values, no more alike than the pickup times are to a kept
          * column by 0.1362, count (0.7187 - 0.1362) / 0.8638. */
@@ -969,24 +971,26 @@ START_TEST(corpus_pair_scores)
         {"nyctaxi-tlc-seaborn", "PULocationID", "dropoff_zone", 0.3301, 0.0, 0.6689, 0.237,
          0.9569, 0.0, 0.5357, 0.0604},
         /* Codes 1/2 became Card/Cash: the name and the frequencies. */
-        {"nyctaxi-tlc-seaborn", "payment_type", "payment", 0.7109, 0.8667, 0.6678, 0.1793, 0.9935,
-         0.0, 0.7738, -1.0},
+        {"nyctaxi-tlc-seaborn", "payment_type", "payment", 0.6876, 0.8667, 0.6678, 0.1793, 0.9935,
+         0.0, 0.7738, 0.1196},
         /* setosa -> Iris-setosa: values alone, by their frequencies, and
          * no kept column (contrast 0): 0.55 * 0.72 * (0.95 + 0.05 *
          * 0.9833) = 0.3957. */
         {"iris-rdatasets-plotly", "Species", "Name", 0.3957, 0.0, 0.72, 0.3, 1.0, 1.0, 0.9833, 0.0},
         /* 1/0 -> Yes/No. */
         {"pima-plotly-mass", "Outcome", "type", 0.3572, 0.0, 0.6836, 0.24, 0.9794, 0.0, 1.0, 0.0},
-        /* An abbreviation, the values of 16 rows all distinct. */
-        {"longley-rdatasets-statsmodels", "Unemployed", "UNEMP", 0.5601, 0.8, 0.3966, 0.3,
-         0.461, 0.5, 0.875, -1.0},
+        /* An abbreviation, the values of 16 rows all distinct and about
+         * as alike to a kept column (0.38): the name carries it. */
+        {"longley-rdatasets-statsmodels", "Unemployed", "UNEMP", 0.363, 0.8, 0.3966, 0.3,
+         0.461, 0.5, 0.875, 0.38},
         /* Long labels cut short: the name and the frequencies. */
-        {"penguins-v1-v2", "Species", "species", 0.8428, 1.0, 0.72, 0.3, 1.0, 1.0, 0.9244, -1.0},
+        {"penguins-v1-v2", "Species", "species", 0.8428, 1.0, 0.72, 0.3, 1.0, 1.0, 0.9244, 0.0},
         /* Names that share nothing: values alone, 0.55. */
         {"airpassengers-rdatasets-seaborn", "value", "passengers", 0.55, 0.0, 1.0, 1.0, 1.0, 1.0,
          1.0, 0.0},
+        /* Values 1: however alike a kept column (0.3182), V' = 1. */
         {"penguins-v2-v3", "culmen_length_mm", "bill_length_mm", 0.7982, 0.5556, 1.0, 1.0, 1.0,
-         1.0, 0.9554, -1.0},
+         1.0, 0.9554, 0.3182},
         /* The false-positive probe: a row number and a country code, both
          * integers; a kept number column is nearly as alike (0.4651):
          * (0.5781 - 0.4651) / 0.5349 = 0.2113 of the values counts. */
@@ -1049,6 +1053,21 @@ START_TEST(corpus_pair_scores)
         pgw_snapshot_free(a);
         pgw_snapshot_free(b);
     }
+    /* A newcomer's trial: iris cut so that Sepal.Length is removed and
+     * Petal.Length added. The names share half (0.5) and the values are
+     * alike (0.6013), but Sepal.Length is nearly as alike to the kept
+     * Petal.Width (0.5562): (0.6013 - 0.5562) / 0.4438 = 0.1016 counts,
+     * (0.225 + 0.0559) * (0.95 + 0.05 * 0.6667) = 0.2762, below the
+     * threshold (0.5465 without the contrast, a wrong rename). Scored
+     * within one snapshot: the pair's own columns are no rivals. */
+    pgw_snapshot *iris = corpus_snapshot("iris-rdatasets-plotly", "old");
+    long sl = pgw_snapshot_find_column(iris, "Sepal.Length"),
+         pl = pgw_snapshot_find_column(iris, "Petal.Length");
+    ck_assert(sl >= 0 && pl >= 0);
+    pgw_rename_parts ip;
+    ck_assert(rscore(&ip, iris, (size_t)sl, iris, (size_t)pl) == 0.2762);
+    expect_parts(&ip, 0.2762, 0.5, 0.6013, 0.4661, 0.6914, 1.0, 0.6667, 0.5562);
+    pgw_snapshot_free(iris);
 }
 END_TEST
 
@@ -1249,14 +1268,16 @@ START_TEST(diff_json_strict)
          "0.9 is not parts.score 0.9579 (rename_method \"combined\")"},
         {"\"type\":1.0,", "\"type\":1.5,", "$.renamed_candidates[0].parts.type", "is outside [0, 1]"},
         {"\"values\":1.0,", "\"values\":\"1\",", "$.renamed_candidates[0].parts.values", "expected a number"},
-        {"\"contrast\":null}", "\"contrast\":null,\"x\":0}", "$.renamed_candidates[0].parts.x", "unknown key"},
-        {"\"contrast\":null}", "\"contrast\":1.5}", "$.renamed_candidates[0].parts.contrast", "is outside [0, 1]"},
-        {"\"contrast\":null}", "\"contrast\":0.2}", "$.renamed_candidates[0].parts.contrast",
-         "0.2, but the contrast applies only to a pair whose name is below 0.5 and whose values "
-         "are above 0 (name 0.9333, values 1)"},
-        {",\"parts\":{\"score\":0.9579,\"name\":0.9333,\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,\"position\":0.75,\"contrast\":null}", ",\"parts\":null",
+        {"\"contrast\":0.0}", "\"contrast\":0.0,\"x\":0}", "$.renamed_candidates[0].parts.x", "unknown key"},
+        {"\"contrast\":0.0}", "\"contrast\":1.5}", "$.renamed_candidates[0].parts.contrast", "is outside [0, 1]"},
+        {"\"contrast\":0.0}", "\"contrast\":\"0\"}", "$.renamed_candidates[0].parts.contrast", "expected a number"},
+        {"\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,\"position\":0.75,\"contrast\":0.0}",
+         "\"values\":null,\"profile\":null,\"shape\":null,\"type\":1.0,\"position\":0.75,\"contrast\":0.2}",
+         "$.renamed_candidates[0].parts.contrast",
+         "0.2, but the contrast applies only to a pair whose values are above 0 (values null)"},
+        {",\"parts\":{\"score\":0.9579,\"name\":0.9333,\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,\"position\":0.75,\"contrast\":0.0}", ",\"parts\":null",
          "$.renamed_candidates[0].parts", "null, but rename_method \"combined\" records the parts"},
-        {",\"parts\":{\"score\":0.9579,\"name\":0.9333,\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,\"position\":0.75,\"contrast\":null}", "",
+        {",\"parts\":{\"score\":0.9579,\"name\":0.9333,\"values\":1.0,\"profile\":1.0,\"shape\":1.0,\"type\":1.0,\"position\":0.75,\"contrast\":0.0}", "",
          "$.renamed_candidates[0].parts", "missing key \"parts\""},
         {"\"rename_method\":\"combined\"", "\"rename_method\":\"greedy\"", "$.rename_method", "is not combined or profile"},
         {"\"rename_method\":\"combined\",", "", "$.rename_method", "missing key \"rename_method\""},

@@ -178,7 +178,7 @@ static double score_of(const pgw_rename_parts *p, const pgw_rename_weights *w)
 
 bool pgwi_rename_contrast_applies(const pgw_rename_parts *p, const pgw_rename_weights *w)
 {
-    return p->name < PGWI_EVIDENCE_BAR && p->values > 0 && (!w || w->contrast > 0);
+    return p->values > 0 && (!w || w->contrast > 0);
 }
 
 double pgwi_rename_side_contrast(const pgw_snapshot *a, size_t i, const pgw_snapshot *b,

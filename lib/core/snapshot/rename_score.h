@@ -36,10 +36,9 @@ void pgwi_rename_parts_of(pgw_rename_parts *out, const pgw_snapshot *a, size_t i
 /* What a pair's parts say about its evidence (PGW_RENAME_COMBINED). */
 pgw_rename_evidence pgwi_rename_evidence_of(const pgw_rename_parts *p);
 
-/* Whether the contrast C applies to a pair with these parts: weak name
- * evidence (N below PGWI_EVIDENCE_BAR), V above 0 (pgw_rename_parts), and
- * a contrast weight above 0 (w NULL: whatever the weights, as a document
- * read back records none). */
+/* Whether the contrast C applies to a pair with these parts: V above 0
+ * (pgw_rename_parts) and a contrast weight above 0 (w NULL: whatever the
+ * weights, as a document read back records none). */
 bool pgwi_rename_contrast_applies(const pgw_rename_parts *p, const pgw_rename_weights *w);
 
 /* One side of the contrast: with removed, the best values channel V of a's
