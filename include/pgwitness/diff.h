@@ -389,9 +389,9 @@ typedef struct pgw_name_anomaly_report {
  * deterministic; of the other columns it reads only those both snapshots
  * keep (the contrast C), so it explains why a pair was or was not paired:
  * a diff gives each pair it pairs this score and these parts, though it
- * reads the contrast only of pairs that could clear its threshold. Symmetric in the values parts; name and
- * type are symmetric too, position compares each column within its own
- * snapshot.
+ * reads the contrast only of pairs that could clear its threshold.
+ * Symmetric in the values parts; name and type are symmetric too, position
+ * compares each column within its own snapshot.
  *
  * Hashed profiles (PGW_PROFILE_HASHED) keep only hashes of the values:
  * profile compares by hash as pgw_profile_similarity() does (without the

@@ -1032,6 +1032,8 @@ START_TEST(corpus_pair_scores)
                       "%s %s -> %s: {%.4f, %.4f, %.4f, %.4f, %.4f, %.2f, %.4f, %.4f}",
                       cases[k].pair, cases[k].from, cases[k].to, p.score, p.name, p.values,
                       p.profile, p.shape, p.type, p.position, p.contrast);
+        ck_assert_msg(p.values <= 0 || p.contrast >= 0, "%s: values %.4f without a contrast",
+                      cases[k].pair, p.values);
         /* The contrast, from its definition: the best values channel of the
          * removed column against the newer snapshot's kept columns, and of
          * the added column against the older snapshot's, of its type

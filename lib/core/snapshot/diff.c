@@ -295,13 +295,9 @@ static int pair_by_profile(pgw_diff *d, const pgw_snapshot *a, const pgw_snapsho
         pgw_rename_parts parts;
         const pgw_rename_weights *w = &o->rename_weights;
         pgwi_rename_parts_of(&parts, a, c->r, NULL, b, c->d, NULL, w);
-        if (pgwi_rename_contrast_applies(&parts, w)) {
-            double ca =
-                pgwi_rename_side_contrast(a, c->r, b, c->d, true, pr->mb, SIZE_MAX, SIZE_MAX, w);
-            double cb =
-                pgwi_rename_side_contrast(a, c->r, b, c->d, false, pr->ma, SIZE_MAX, SIZE_MAX, w);
-            pgwi_rename_contrast_apply(&parts, ca > cb ? ca : cb, w);
-        }
+        if (pgwi_rename_contrast_applies(&parts, w))
+            pgwi_rename_contrast_apply(
+                &parts, pgwi_rename_pair_contrast(a, c->r, b, c->d, pr->ma, pr->mb, w), w);
         pgw_rename_evidence ev = c->name && c->values ? PGW_EVIDENCE_BOTH
                                  : c->name            ? PGW_EVIDENCE_NAME
                                                       : PGW_EVIDENCE_VALUES;

@@ -316,15 +316,13 @@ static int read_parts(pgw_rename_parts *p, rd *r, const json_t *v, const char *p
     char q[PGWI_JPATH_SIZE];
     if (p->contrast >= 0 && !pgwi_rename_contrast_applies(p, NULL)) {
         pgwi_jpath_key(q, path, "contrast");
-        if (p->values < 0)
-            return pgwi_error_at(r->err, PGW_EPARSE, q,
-                                 "%s: %g, but the contrast applies only to a pair whose values "
-                                 "are above 0 (values null)",
-                                 q, p->contrast);
+        char values[32] = "null";
+        if (p->values >= 0)
+            snprintf(values, sizeof values, "%g", p->values);
         return pgwi_error_at(r->err, PGW_EPARSE, q,
                              "%s: %g, but the contrast applies only to a pair whose values "
-                             "are above 0 (values %g)",
-                             q, p->contrast, p->values);
+                             "are above 0 (values %s)",
+                             q, p->contrast, values);
     }
     if (p->profile < 0 && p->shape >= 0) {
         pgwi_jpath_key(q, path, "shape");

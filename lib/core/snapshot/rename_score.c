@@ -211,6 +211,20 @@ double pgwi_rename_side_contrast(const pgw_snapshot *a, size_t i, const pgw_snap
     return best;
 }
 
+double pgwi_rename_pair_contrast(const pgw_snapshot *a, size_t i, const pgw_snapshot *b,
+                                 size_t j, const int32_t *ma, const int32_t *mb,
+                                 const pgw_rename_weights *w)
+{
+    /* The kept columns other than the pair's own: a column of b named as
+     * a's column i (i is then no removed column) and one of a named as b's
+     * column j are not its rivals. */
+    size_t own_b = ma[i] >= 0 ? (size_t)ma[i] : SIZE_MAX;
+    size_t own_a = mb[j] >= 0 ? (size_t)mb[j] : SIZE_MAX;
+    double ca = pgwi_rename_side_contrast(a, i, b, j, true, mb, j, own_b, w);
+    double cb = pgwi_rename_side_contrast(a, i, b, j, false, ma, i, own_a, w);
+    return ca > cb ? ca : cb;
+}
+
 void pgwi_rename_contrast_apply(pgw_rename_parts *p, double contrast,
                                 const pgw_rename_weights *w)
 {
@@ -274,15 +288,9 @@ int pgw_rename_score(double *out, pgw_rename_parts *parts, const pgw_snapshot *a
             return pgwi_error(err, PGW_ENOMEM, "rename_score: out of memory");
         int32_t *mb = ma + a->n_columns;
         pgwi_match_names(a, b, ma, mb);
-        /* The kept columns other than the pair's own: a column of b named
-         * as col_a (it is then no removed column) and one of a named as
-         * col_b are not its rivals. */
-        size_t own_b = ma[col_a] >= 0 ? (size_t)ma[col_a] : SIZE_MAX;
-        size_t own_a = mb[col_b] >= 0 ? (size_t)mb[col_b] : SIZE_MAX;
-        double ca = pgwi_rename_side_contrast(a, col_a, b, col_b, true, mb, col_b, own_b, w);
-        double cb = pgwi_rename_side_contrast(a, col_a, b, col_b, false, ma, col_a, own_a, w);
+        double c = pgwi_rename_pair_contrast(a, col_a, b, col_b, ma, mb, w);
         pgwi_free(ma);
-        pgwi_rename_contrast_apply(&p, ca > cb ? ca : cb, w);
+        pgwi_rename_contrast_apply(&p, c, w);
     }
     *out = p.score;
     if (parts)

@@ -51,6 +51,14 @@ double pgwi_rename_side_contrast(const pgw_snapshot *a, size_t i, const pgw_snap
                                  size_t j, bool removed, const int32_t *m, size_t skip,
                                  size_t skip2, const pgw_rename_weights *w);
 
+/* The contrast C of a's column i and b's column j: the larger side, each
+ * side leaving out the pair's own columns (j and the column of b named as
+ * i; i and the column of a named as j). ma and mb are the name matches of
+ * pgwi_match_names (negative: no column of that name). */
+double pgwi_rename_pair_contrast(const pgw_snapshot *a, size_t i, const pgw_snapshot *b,
+                                 size_t j, const int32_t *ma, const int32_t *mb,
+                                 const pgw_rename_weights *w);
+
 /* Sets p->contrast to `contrast` when it applies (else -1) and recomputes
  * p->score from the parts. */
 void pgwi_rename_contrast_apply(pgw_rename_parts *p, double contrast,
