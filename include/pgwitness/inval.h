@@ -193,10 +193,69 @@ typedef enum pgw_op {
 
 /** The kind of a declared filter. */
 typedef enum pgw_filter_op {
-    PGW_FILTER_EQ = 1,    /**< column = value (one value, or unknown) */
-    PGW_FILTER_IN = 2,    /**< column IN (values...) (or unknown values) */
-    PGW_FILTER_OPAQUE = 3 /**< any other predicate involving the column */
+    PGW_FILTER_EQ = 1,     /**< column = value (one value, or unknown) */
+    PGW_FILTER_IN = 2,     /**< column IN (values...) (or unknown values) */
+    PGW_FILTER_OPAQUE = 3, /**< any other predicate involving the column */
+    PGW_FILTER_RANGE = 4   /**< column within bounds, compared under a
+                                pgw_cmp_type (pgw_deps_add_range()) */
 } pgw_filter_op;
+
+/**
+ * The comparison type of a range filter or a sort key: the order in which
+ * values are compared, parsed from the text the write source carries
+ * (docs/wire.md "Text forms": DateStyle ISO, TimeZone UTC). The order is
+ * PostgreSQL's btree order for the type, the one `<`, `<=`, `BETWEEN` and
+ * ORDER BY use. What each type accepts (any other text is *unparsable*: a
+ * row whose value is unparsable is maybe relevant, never irrelevant; a
+ * bound that is unparsable is refused):
+ *
+ *  - INT (int2, int4, int8): an optional sign and decimal digits within
+ *    int64, white space around it allowed, leading zeros allowed.
+ *  - NUMERIC: an exact decimal, `[+-]digits[.digits][e[+-]digits]`, or
+ *    NaN, Infinity, -Infinity (any case), compared exactly: `1.50` = `1.5`
+ *    = `15e-1`, `-0` = `0`; -Infinity < finite < Infinity < NaN, and NaN
+ *    equals NaN ("Numeric Types", "Arbitrary Precision Numbers").
+ *  - DATE: `YYYY-MM-DD` (4 to 7 year digits) with an optional ` BC`, or
+ *    infinity, -infinity; proleptic Gregorian, the day must exist.
+ *  - TIMESTAMP: a date, ` ` or `T`, `HH:MM:SS` with up to 6 fractional
+ *    digits, an optional ` BC`; or ±infinity. No zone (PostgreSQL ignores
+ *    one written on a timestamp, so it is unparsable here).
+ *  - TIMESTAMPTZ: as TIMESTAMP with a UTC offset (`Z`, `+HH`, `+HH:MM`,
+ *    `+HH:MM:SS`, `+HHMM`, up to 15 hours), compared as the instant:
+ *    `2024-01-01 00:00:00+05:30` = `2023-12-31 18:30:00+00`. Without an
+ *    offset it depends on the session's TimeZone: unparsable.
+ *  - TEXT: any bytes, compared bytewise (memcmp, a prefix first): the C
+ *    collation's order ("Collation Support"), code point order for UTF-8.
+ *    Declare text ranges only for comparisons under COLLATE "C" (or a
+ *    column whose collation is "C" or "POSIX"); other collations are
+ *    `opaque`.
+ *
+ * Values are stable. Sources: PostgreSQL documentation, "Numeric Types"
+ * (8.1), "Date/Time Types" (8.5), "Collation Support" (24.2).
+ */
+typedef enum pgw_cmp_type {
+    PGW_CMP_INT = 1,         /**< int2, int4, int8 */
+    PGW_CMP_NUMERIC = 2,     /**< numeric, as exact decimals */
+    PGW_CMP_DATE = 3,        /**< date */
+    PGW_CMP_TIMESTAMP = 4,   /**< timestamp without time zone */
+    PGW_CMP_TIMESTAMPTZ = 5, /**< timestamp with time zone, as the instant */
+    PGW_CMP_TEXT = 6         /**< text, varchar under the C collation (not char(n),
+                                  whose comparison ignores trailing spaces) */
+} pgw_cmp_type;
+
+/** Whether a bound of a range filter is there, and whether it is included. */
+typedef enum pgw_bound_kind {
+    PGW_BOUND_NONE = 0,      /**< no bound on that side */
+    PGW_BOUND_INCLUSIVE = 1, /**< `>=` (lower) or `<=` (upper) */
+    PGW_BOUND_EXCLUSIVE = 2  /**< `>` (lower) or `<` (upper) */
+} pgw_bound_kind;
+
+/** One bound of a range filter: a borrowed view, valid for the call. */
+typedef struct pgw_bound {
+    pgw_bound_kind kind; /**< PGW_BOUND_NONE: `value` is ignored */
+    const char *value;   /**< the bound as text, parsable under the filter's
+                              comparison type (NUL-terminated UTF-8) */
+} pgw_bound;
 
 /** Which version of a row a value belongs to. */
 typedef enum pgw_side {
@@ -273,6 +332,24 @@ PGW_API bool pgw_reason_refreshes(pgw_reason reason);
  */
 PGW_API const char *pgw_op_name(pgw_op op);
 
+/**
+ * The lower-case name of a comparison type ("int", "numeric", "date",
+ * "timestamp", "timestamptz", "text"), as in the JSON forms.
+ *
+ * @return a static string; "invalid" for values outside the enum.
+ */
+PGW_API const char *pgw_cmp_type_name(pgw_cmp_type type);
+
+/**
+ * Looks a comparison type up by its name (exact, case-sensitive).
+ *
+ * @param out   receives the type (untouched on failure).
+ * @param name  a NUL-terminated name such as "timestamptz".
+ * @return PGW_OK; PGW_EINVAL when out or name is NULL; PGW_ENOTFOUND when
+ *         no type has that name.
+ */
+PGW_API int pgw_cmp_type_from_name(pgw_cmp_type *out, const char *name);
+
 /* ------------------------------------------------------------------ */
 /* dependencies                                                         */
 
@@ -346,7 +423,8 @@ PGW_API int pgw_deps_set_columns(pgw_deps *deps, size_t table, const char *const
  * @param deps      the declaration.
  * @param table     an entry index.
  * @param column    the column, non-empty UTF-8 (copied).
- * @param op        PGW_FILTER_EQ, PGW_FILTER_IN or PGW_FILTER_OPAQUE.
+ * @param op        PGW_FILTER_EQ, PGW_FILTER_IN or PGW_FILTER_OPAQUE (a
+ *                  range is added with pgw_deps_add_range()).
  * @param values    for EQ (exactly 1) and IN (1 or more): the values as
  *                  text in the column's canonical output form (copied;
  *                  none may be NULL — SQL `=` never matches NULL; declare
@@ -361,6 +439,40 @@ PGW_API int pgw_deps_set_columns(pgw_deps *deps, size_t table, const char *const
 PGW_API int pgw_deps_add_filter(pgw_deps *deps, size_t table, const char *column,
                                 pgw_filter_op op, const char *const *values, size_t n_values,
                                 pgw_error *err);
+
+/**
+ * Adds a range filter (one conjunct of the WHERE clause: `column > a`,
+ * `column <= b`, `column BETWEEN a AND b`, or two comparisons of one
+ * column AND-ed) on a declared table. A row whose value of the column is
+ * known on a side is irrelevant on that side when the value is SQL NULL (a
+ * comparison with NULL is never true) or when it parses under `type` and
+ * lies outside the bounds; an unparsable value leaves the row maybe
+ * relevant (pgw_cmp_type). Declare a range only when the query compares
+ * under the type's order: an integer column compared with integers, a
+ * numeric column with numerics, a date or timestamp column with values of
+ * its own type, and text only under the C collation; anything else
+ * (casts, floating point, other collations, mixed types such as a date
+ * compared with a timestamp) is `opaque`.
+ *
+ * @param deps    the declaration.
+ * @param table   an entry index.
+ * @param column  the column, non-empty UTF-8 (copied).
+ * @param type    its comparison type.
+ * @param lower   the lower bound, or NULL for none (as kind
+ *                PGW_BOUND_NONE); its value is copied.
+ * @param upper   the upper bound, or NULL for none; copied.
+ *                A range whose lower bound lies above its upper bound
+ *                admits no row, and is allowed.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a bad index, column or type, a bound kind
+ *         outside pgw_bound_kind, a present bound whose value is NULL, not
+ *         UTF-8 or unparsable under type (the message names the bound and
+ *         the type), or no bound at all (declare such a predicate opaque);
+ *         PGW_ELIMIT beyond 65535 filters; PGW_ENOMEM.
+ */
+PGW_API int pgw_deps_add_range(pgw_deps *deps, size_t table, const char *column,
+                               pgw_cmp_type type, const pgw_bound *lower,
+                               const pgw_bound *upper, pgw_error *err);
 
 /**
  * Sets the sort columns of a declared table (ORDER BY columns of that

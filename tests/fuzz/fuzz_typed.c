@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    pgwi_cmp_type type = (pgwi_cmp_type)(1 + data[0] % 6);
+    pgw_cmp_type type = (pgw_cmp_type)(1 + data[0] % 6);
     const char *s = (const char *)data + 1, *end = (const char *)data + size;
     pgwi_typed v[3];
     const char *text[3];
@@ -32,16 +32,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             const pgwi_typed *t = &v[n];
             if (t->type != type || t->cls < PGWI_TYPED_NEG_INF || t->cls > PGWI_TYPED_NAN)
                 abort();
-            if (type == PGWI_CMP_NUMERIC && t->cls == PGWI_TYPED_FINITE && t->n_digits &&
+            if (type == PGW_CMP_NUMERIC && t->cls == PGWI_TYPED_FINITE && t->n_digits &&
                 (t->digits < s || t->digits + t->first + t->n_digits + (t->dot >= 0) > s + l))
                 abort();
-            if ((type == PGWI_CMP_TIMESTAMP || type == PGWI_CMP_TIMESTAMPTZ) &&
+            if ((type == PGW_CMP_TIMESTAMP || type == PGW_CMP_TIMESTAMPTZ) &&
                 t->cls == PGWI_TYPED_FINITE && (t->usec < 0 || t->usec >= INT64_C(86400000000)))
                 abort();
             if (pgwi_typed_cmp(t, t) != 0)
                 abort();
             n++;
-        } else if (type == PGWI_CMP_TEXT) {
+        } else if (type == PGW_CMP_TEXT) {
             abort(); /* every byte string is a text */
         }
         if (!bar)
@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int c = pgwi_typed_cmp(&v[i], &v[j]);
             if (c < -1 || c > 1 || c != -pgwi_typed_cmp(&v[j], &v[i]))
                 abort();
-            if (type == PGWI_CMP_TEXT &&
+            if (type == PGW_CMP_TEXT &&
                 (c == 0) != (len[i] == len[j] && memcmp(text[i], text[j], len[i]) == 0))
                 abort();
             for (size_t k = 0; k < n; k++)

@@ -965,6 +965,221 @@ START_TEST(builders_enomem)
 }
 END_TEST
 
+/* ---- typed range filters (issue 18) ---- */
+
+static void ih_range(pgw_deps *d, size_t t, const char *col, pgw_cmp_type type,
+                     pgw_bound_kind lk, const char *lv, pgw_bound_kind uk, const char *uv)
+{
+    pgw_bound lo = {lk, lv}, hi = {uk, uv};
+    pgw_error err;
+    pgw_error_clear(&err);
+    ck_assert_msg(pgw_deps_add_range(d, t, col, type, &lo, &hi, &err) == PGW_OK, "%s",
+                  err.message);
+}
+
+/* An insert of one row whose `col` is v (NULL: SQL NULL), decided. */
+static void expect_insert(pgw_deps *d, const char *col, const char *v, bool refresh,
+                          pgw_reason reason)
+{
+    pgw_write *w = ih_write(&IH_ACME, "items", PGW_OP_INSERT);
+    ih_wids(w, "9", false);
+    ih_wval(w, 0, PGW_SIDE_NEW, col, v);
+    IH_EXPECT(d, w, refresh, reason);
+    pgw_write_free(w);
+}
+
+#define IN_RANGE(d, col, v) expect_insert(d, col, v, true, PGW_REASON_INSERT_MAY_ENTER)
+#define OUT_OF_RANGE(d, col, v) expect_insert(d, col, v, false, PGW_REASON_VALUES_DISJOINT)
+
+START_TEST(range_numeric)
+{
+    /* WHERE price >= 10 AND price < 20, numeric: compared as exact decimals */
+    pgw_deps *d = ih_deps(&IH_ACME, "items.mid");
+    size_t t = ih_table(d, "items");
+    ih_cols(d, t, "id,title");
+    ih_range(d, t, "price", PGW_CMP_NUMERIC, PGW_BOUND_INCLUSIVE, "10", PGW_BOUND_EXCLUSIVE,
+             "2e1");
+    IN_RANGE(d, "price", "10.00");
+    IN_RANGE(d, "price", "1e1");
+    IN_RANGE(d, "price", "19.999999999999999999");
+    IN_RANGE(d, "price", "abc"); /* unparsable: maybe relevant */
+    IN_RANGE(d, "price", "");
+    OUT_OF_RANGE(d, "price", "20.00");
+    OUT_OF_RANGE(d, "price", "020");
+    OUT_OF_RANGE(d, "price", "9.9999");
+    OUT_OF_RANGE(d, "price", "-15");
+    OUT_OF_RANGE(d, "price", "NaN"); /* NaN sorts above every number */
+    OUT_OF_RANGE(d, "price", "Infinity");
+    OUT_OF_RANGE(d, "price", NULL); /* NULL >= 10 is not true */
+    /* a row whose value is unknown stays maybe relevant */
+    expect_insert(d, "title", "x", true, PGW_REASON_INSERT_MAY_ENTER);
+
+    /* updates of the filtered column: irrelevant before and after skips */
+    pgw_write *w = ih_write(&IH_ACME, "items", PGW_OP_UPDATE);
+    ih_wids(w, "4", false);
+    ih_wcols(w, "price", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "price", "5");
+    ih_wval(w, 0, PGW_SIDE_NEW, "price", "25.5");
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    ih_wval(w, 0, PGW_SIDE_NEW, "price", "15");
+    IH_EXPECT(d, w, true, PGW_REASON_FILTER_COLUMN_CHANGED);
+    pgw_write_free(w);
+    /* a delete of a row outside the range */
+    w = ih_write(&IH_ACME, "items", PGW_OP_DELETE);
+    ih_wids(w, "4", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "price", "-0");
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    ih_wval(w, 0, PGW_SIDE_OLD, "price", "12");
+    IH_EXPECT(d, w, true, PGW_REASON_DELETE_IN_WINDOW);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+
+    /* NaN bounds: price >= 'NaN' admits only NaN */
+    d = ih_deps(&IH_ACME, "items.nan");
+    t = ih_table(d, "items");
+    ih_range(d, t, "price", PGW_CMP_NUMERIC, PGW_BOUND_INCLUSIVE, "nan", PGW_BOUND_NONE, NULL);
+    IN_RANGE(d, "price", "NaN");
+    OUT_OF_RANGE(d, "price", "Infinity");
+    pgw_deps_free(d);
+}
+END_TEST
+
+START_TEST(range_every_type)
+{
+    /* int: -5 < x <= 7 */
+    pgw_deps *d = ih_deps(&IH_ACME, "items.int");
+    size_t t = ih_table(d, "items");
+    ih_range(d, t, "n", PGW_CMP_INT, PGW_BOUND_EXCLUSIVE, "-5", PGW_BOUND_INCLUSIVE, "+7");
+    IN_RANGE(d, "n", "-4");
+    IN_RANGE(d, "n", "007");
+    IN_RANGE(d, "n", "1.5"); /* not an integer: unparsable, maybe */
+    IN_RANGE(d, "n", "99999999999999999999"); /* beyond int64: unparsable */
+    OUT_OF_RANGE(d, "n", "-5");
+    OUT_OF_RANGE(d, "n", "8");
+    OUT_OF_RANGE(d, "n", "-9223372036854775808");
+    pgw_deps_free(d);
+
+    /* date: x < 'infinity' AND x >= '2024-02-29' */
+    d = ih_deps(&IH_ACME, "items.date");
+    t = ih_table(d, "items");
+    ih_range(d, t, "due", PGW_CMP_DATE, PGW_BOUND_INCLUSIVE, "2024-02-29", PGW_BOUND_EXCLUSIVE,
+             "infinity");
+    IN_RANGE(d, "due", "2024-02-29");
+    IN_RANGE(d, "due", "275760-09-13");
+    IN_RANGE(d, "due", "2023-02-29"); /* no such day: unparsable */
+    OUT_OF_RANGE(d, "due", "infinity");
+    OUT_OF_RANGE(d, "due", "-infinity");
+    OUT_OF_RANGE(d, "due", "2024-02-28");
+    OUT_OF_RANGE(d, "due", "2025-01-01 BC");
+    pgw_deps_free(d);
+
+    /* timestamp: BETWEEN two instants with fractional seconds */
+    d = ih_deps(&IH_ACME, "items.ts");
+    t = ih_table(d, "items");
+    ih_range(d, t, "at", PGW_CMP_TIMESTAMP, PGW_BOUND_INCLUSIVE, "2024-01-01 00:00:00.5",
+             PGW_BOUND_INCLUSIVE, "2024-01-01T23:59:59.999999");
+    IN_RANGE(d, "at", "2024-01-01 00:00:00.5");
+    IN_RANGE(d, "at", "2024-01-01 23:59:59.999999");
+    IN_RANGE(d, "at", "2024-01-01 12:00:00+02"); /* a zone on a timestamp: unparsable */
+    OUT_OF_RANGE(d, "at", "2024-01-01 00:00:00.499999");
+    OUT_OF_RANGE(d, "at", "2024-01-02 00:00:00");
+    pgw_deps_free(d);
+
+    /* timestamptz: compared as the instant, whatever offset is written */
+    d = ih_deps(&IH_ACME, "items.tz");
+    t = ih_table(d, "items");
+    ih_range(d, t, "at", PGW_CMP_TIMESTAMPTZ, PGW_BOUND_EXCLUSIVE, "2024-01-01 00:00:00+05:30",
+             PGW_BOUND_NONE, NULL);
+    OUT_OF_RANGE(d, "at", "2023-12-31 18:30:00+00");
+    OUT_OF_RANGE(d, "at", "2024-01-01 04:00:00+14"); /* 2023-12-31 14:00 UTC */
+    IN_RANGE(d, "at", "2023-12-31 23:59:59-05");   /* 2024-01-01 04:59:59 UTC */
+    IN_RANGE(d, "at", "2023-12-31 18:30:00.000001+00");
+    IN_RANGE(d, "at", "2024-01-01 00:00:00+05:29");
+    IN_RANGE(d, "at", "2023-12-31 18:30:00"); /* no offset: unparsable */
+    pgw_deps_free(d);
+
+    /* text under the C collation: bytewise */
+    d = ih_deps(&IH_ACME, "items.text");
+    t = ih_table(d, "items");
+    ih_range(d, t, "name", PGW_CMP_TEXT, PGW_BOUND_INCLUSIVE, "B", PGW_BOUND_INCLUSIVE, "b");
+    IN_RANGE(d, "name", "B");
+    IN_RANGE(d, "name", "Zebra");
+    IN_RANGE(d, "name", "a");
+    IN_RANGE(d, "name", "b");
+    OUT_OF_RANGE(d, "name", "ba");
+    OUT_OF_RANGE(d, "name", "A");
+    OUT_OF_RANGE(d, "name", "");
+    OUT_OF_RANGE(d, "name", "\xc3\xa9"); /* é: above every ASCII byte */
+    pgw_deps_free(d);
+
+    /* an empty range admits no parsable value */
+    d = ih_deps(&IH_ACME, "items.empty");
+    t = ih_table(d, "items");
+    ih_range(d, t, "n", PGW_CMP_INT, PGW_BOUND_INCLUSIVE, "5", PGW_BOUND_EXCLUSIVE, "5");
+    OUT_OF_RANGE(d, "n", "5");
+    IN_RANGE(d, "n", "five");
+    pgw_deps_free(d);
+}
+END_TEST
+
+START_TEST(range_bad_arguments)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "items.bad");
+    size_t t = ih_table(d, "items");
+    pgw_error err;
+    pgw_bound ok = {PGW_BOUND_INCLUSIVE, "1"};
+    pgw_bound none = {PGW_BOUND_NONE, "ignored"};
+    ck_assert_int_eq(pgw_deps_add_range(d, t, "n", PGW_CMP_INT, NULL, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_add_range: no bound on n (declare the predicate opaque)");
+    ck_assert_int_eq(pgw_deps_add_range(d, t, "n", PGW_CMP_INT, &none, &none, &err),
+                     PGW_EINVAL);
+    ck_assert_int_eq(pgw_deps_add_range(d, t, "n", (pgw_cmp_type)0, &ok, NULL, &err),
+                     PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_add_range: type 0 is not a pgw_cmp_type");
+    ck_assert_int_eq(pgw_deps_add_range(d, t, "n", (pgw_cmp_type)7, &ok, NULL, &err),
+                     PGW_EINVAL);
+    pgw_bound bad = {PGW_BOUND_INCLUSIVE, "2024-02-30"};
+    ck_assert_int_eq(pgw_deps_add_range(d, t, "due", PGW_CMP_DATE, NULL, &bad, &err),
+                     PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_add_range: upper bound \"2024-02-30\" does not parse as date");
+    pgw_bound tz = {PGW_BOUND_EXCLUSIVE, "2024-01-01 00:00:00"};
+    ck_assert_int_eq(pgw_deps_add_range(d, t, "at", PGW_CMP_TIMESTAMPTZ, &tz, NULL, &err),
+                     PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "deps_add_range: lower bound \"2024-01-01 00:00:00\" does not parse as "
+                     "timestamptz");
+    pgw_bound kind = {(pgw_bound_kind)3, "1"};
+    ck_assert_int_eq(pgw_deps_add_range(d, t, "n", PGW_CMP_INT, &kind, NULL, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_add_range: lower kind 3 is not a pgw_bound_kind");
+    pgw_bound null = {PGW_BOUND_INCLUSIVE, NULL};
+    ck_assert_int_eq(pgw_deps_add_range(d, t, "n", PGW_CMP_INT, NULL, &null, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_add_range: upper bound is NULL");
+    pgw_bound utf = {PGW_BOUND_INCLUSIVE, "\xc3"};
+    ck_assert_int_eq(pgw_deps_add_range(d, t, "s", PGW_CMP_TEXT, &utf, NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_deps_add_range(d, t, "", PGW_CMP_INT, &ok, NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_deps_add_range(d, 5, "n", PGW_CMP_INT, &ok, NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_deps_add_range(NULL, 0, "n", PGW_CMP_INT, &ok, NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_deps_add_filter(d, t, "n", PGW_FILTER_RANGE, NULL, 0, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_add_filter: a range is added with pgw_deps_add_range()");
+    /* nothing was added: an insert with any n refreshes */
+    pgw_write *w = ih_write(&IH_ACME, "items", PGW_OP_INSERT);
+    ih_wids(w, "1", false);
+    ih_wval(w, 0, PGW_SIDE_NEW, "n", "-100");
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+    /* names */
+    ck_assert_str_eq(pgw_cmp_type_name(PGW_CMP_TIMESTAMPTZ), "timestamptz");
+    ck_assert_str_eq(pgw_cmp_type_name((pgw_cmp_type)9), "invalid");
+    pgw_cmp_type ct = PGW_CMP_INT;
+    ck_assert_int_eq(pgw_cmp_type_from_name(&ct, "numeric"), PGW_OK);
+    ck_assert_int_eq(ct, PGW_CMP_NUMERIC);
+    ck_assert_int_eq(pgw_cmp_type_from_name(&ct, "float8"), PGW_ENOTFOUND);
+    ck_assert_int_eq(ct, PGW_CMP_NUMERIC);
+    ck_assert_int_eq(pgw_cmp_type_from_name(NULL, "int"), PGW_EINVAL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("inval");
@@ -992,11 +1207,14 @@ static Suite *suite(void)
     tcase_add_test(tc, composite_keys);
     tcase_add_test(tc, several_tables);
     tcase_add_test(tc, key_change_unread);
+    tcase_add_test(tc, range_numeric);
+    tcase_add_test(tc, range_every_type);
     suite_add_tcase(s, tc);
     tc = tcase_create("api");
     tcase_add_test(tc, ddl);
     tcase_add_test(tc, reason_names);
     tcase_add_test(tc, bad_arguments);
+    tcase_add_test(tc, range_bad_arguments);
     tcase_add_test(tc, accessors);
     tcase_add_test(tc, decide_allocates_nothing);
     tcase_add_test(tc, builders_enomem);

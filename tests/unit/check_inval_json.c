@@ -137,6 +137,54 @@ START_TEST(deps_every_field)
 }
 END_TEST
 
+START_TEST(deps_ranges)
+{
+    /* every comparison type, each bound kind; written in canonical order
+     * (type, lower, lower_inclusive, upper, upper_inclusive), absent bounds
+     * left out, null bounds read as absent */
+    const char *in =
+        "{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+        "\"filters\":[{\"upper_inclusive\":false,\"column\":\"a\",\"upper\":\"20\",\"op\":"
+        "\"range\",\"type\":\"numeric\",\"lower\":\"1.50\",\"lower_inclusive\":true},"
+        "{\"column\":\"b\",\"op\":\"range\",\"type\":\"int\",\"lower\":null,\"upper\":\"-3\","
+        "\"upper_inclusive\":true},"
+        "{\"column\":\"c\",\"op\":\"range\",\"type\":\"date\",\"lower\":\"-infinity\","
+        "\"lower_inclusive\":false},"
+        "{\"column\":\"d\",\"op\":\"range\",\"type\":\"timestamp\",\"lower\":"
+        "\"2024-01-01T00:00:00.5\",\"lower_inclusive\":true},"
+        "{\"column\":\"e\",\"op\":\"range\",\"type\":\"timestamptz\",\"upper\":"
+        "\"2024-01-01 00:00:00+05:30\",\"upper_inclusive\":false},"
+        "{\"column\":\"f\",\"op\":\"range\",\"type\":\"text\",\"lower\":\"\","
+        "\"lower_inclusive\":false,\"upper\":\"\\u00e9\",\"upper_inclusive\":true}]}]}";
+    const char *want =
+        "{\"scope\":{\"project\":null,\"tenant\":null,\"database\":null},\"query\":\"q\","
+        "\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"columns\":\"*\",\"filters\":["
+        "{\"column\":\"a\",\"op\":\"range\",\"type\":\"numeric\",\"lower\":\"1.50\","
+        "\"lower_inclusive\":true,\"upper\":\"20\",\"upper_inclusive\":false},"
+        "{\"column\":\"b\",\"op\":\"range\",\"type\":\"int\",\"upper\":\"-3\","
+        "\"upper_inclusive\":true},"
+        "{\"column\":\"c\",\"op\":\"range\",\"type\":\"date\",\"lower\":\"-infinity\","
+        "\"lower_inclusive\":false},"
+        "{\"column\":\"d\",\"op\":\"range\",\"type\":\"timestamp\",\"lower\":"
+        "\"2024-01-01T00:00:00.5\",\"lower_inclusive\":true},"
+        "{\"column\":\"e\",\"op\":\"range\",\"type\":\"timestamptz\",\"upper\":"
+        "\"2024-01-01 00:00:00+05:30\",\"upper_inclusive\":false},"
+        "{\"column\":\"f\",\"op\":\"range\",\"type\":\"text\",\"lower\":\"\","
+        "\"lower_inclusive\":false,\"upper\":\"\xc3\xa9\",\"upper_inclusive\":true}],"
+        "\"order_by\":[],\"limit\":null,\"offset\":0}],\"result_ids\":null}";
+    deps_round_trip(in, want);
+    /* the decoded declaration decides with its ranges: 1.5 <= a < 20 */
+    pgw_deps *d = deps_json(want);
+    pgw_write *w = write_json(
+        "{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"insert\",\"ids\":[\"1\"],"
+        "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+        "\"new\":[{\"a\":\"1.49\"}],\"pk_changed\":false}");
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
 /* "time_dependent": written last, only when true; false reads as absent. */
 START_TEST(deps_time_dependent)
 {
@@ -298,6 +346,36 @@ typedef struct bad_case {
 } bad_case;
 
 static const bad_case bad_deps[] = {
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"filters\":[{\"column\":\"a\",\"op\":\"range\",\"lower\":\"1\",\"lower_inclusive\":true}]}]}",
+     "$.tables[0].filters[0].type", "$.tables[0].filters[0]: missing key \"type\""},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"filters\":[{\"column\":\"a\",\"op\":\"range\",\"type\":\"int\",\"values\":[\"1\"]}]}]}",
+     "$.tables[0].filters[0].values", "$.tables[0].filters[0].values: a range has \"lower\" and \"upper\", not values"},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"filters\":[{\"column\":\"a\",\"op\":\"range\",\"type\":\"int\",\"lower\":\"1\"}]}]}",
+     "$.tables[0].filters[0].lower_inclusive", "$.tables[0].filters[0]: missing key \"lower_inclusive\" (a bound says whether it is included)"},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"filters\":[{\"column\":\"a\",\"op\":\"range\",\"type\":\"int\",\"upper_inclusive\":false}]}]}",
+     "$.tables[0].filters[0].upper_inclusive", "$.tables[0].filters[0]: \"upper_inclusive\" without \"upper\""},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"filters\":[{\"column\":\"a\",\"op\":\"range\",\"type\":\"int\",\"lower\":\"x\",\"lower_inclusive\":true}]}]}",
+     "$.tables[0].filters[0]", "$.tables[0].filters[0]: lower bound \"x\" does not parse as int"},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"filters\":[{\"column\":\"a\",\"op\":\"eq\",\"type\":\"int\"}]}]}",
+     "$.tables[0].filters[0].type", "$.tables[0].filters[0].type: only a range has \"type\""},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"filters\":[{\"column\":\"a\",\"op\":\"in\",\"values\":[\"1\"],\"upper\":\"2\"}]}]}",
+     "$.tables[0].filters[0].upper", "$.tables[0].filters[0].upper: only a range has \"upper\""},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"filters\":[{\"column\":\"a\",\"op\":\"range\",\"type\":\"float8\",\"lower\":\"1\",\"lower_inclusive\":true}]}]}",
+     "$.tables[0].filters[0].type", "$.tables[0].filters[0].type: \"float8\" is not int, numeric, date, timestamp, timestamptz or text"},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"filters\":[{\"column\":\"a\",\"op\":\"range\",\"type\":\"int\",\"lower\":null,\"upper\":null}]}]}",
+     "$.tables[0].filters[0]", "$.tables[0].filters[0]: no bound on a (declare the predicate opaque)"},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"filters\":[{\"column\":\"a\",\"op\":\"range\",\"type\":\"date\",\"lower\":5,\"lower_inclusive\":true}]}]}",
+     "$.tables[0].filters[0].lower", "$.tables[0].filters[0].lower: expected a string, found an integer"},
     {"{\"scope\":{},\"query\":\"q\",\"tables\":[],\"x\":1}", "$.x", "$: unknown key \"x\""},
     {"{\"scope\":{},\"query\":\"q\",\"tables\":[]}", "$.tables",
      "$.tables: empty (a subscription without tables is \"undeclared\": true)"},
@@ -317,7 +395,7 @@ static const bad_case bad_deps[] = {
      "declare IS NULL as opaque)"},
     {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
      "\"filters\":[{\"column\":\"a\",\"op\":\"like\"}]}]}",
-     "$.tables[0].filters[0].op", "$.tables[0].filters[0].op: \"like\" is not eq, in or opaque"},
+     "$.tables[0].filters[0].op", "$.tables[0].filters[0].op: \"like\" is not eq, in, opaque or range"},
     {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
      "\"filters\":[{\"column\":\"a\",\"op\":\"opaque\",\"values\":[\"1\"]}]}]}",
      "$.tables[0].filters[0]", "$.tables[0].filters[0]: an opaque filter has no values"},
@@ -1001,6 +1079,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("json");
     tcase_add_test(tc, deps_design_example);
     tcase_add_test(tc, deps_every_field);
+    tcase_add_test(tc, deps_ranges);
     tcase_add_test(tc, deps_time_dependent);
     tcase_add_test(tc, write_every_field);
     tcase_add_test(tc, verdicts);

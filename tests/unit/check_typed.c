@@ -13,7 +13,7 @@
 #include "inval/typed.h"
 #include "pgw_test.h"
 
-static pgwi_typed parsed(pgwi_cmp_type t, const char *s)
+static pgwi_typed parsed(pgw_cmp_type t, const char *s)
 {
     pgwi_typed v;
     ck_assert_msg(pgwi_typed_parse(&v, t, s, strlen(s)), "%s: \"%s\" does not parse",
@@ -22,7 +22,7 @@ static pgwi_typed parsed(pgwi_cmp_type t, const char *s)
 }
 
 /* The comparison of a and b under t, checked antisymmetric. */
-static int cmp(pgwi_cmp_type t, const char *a, const char *b)
+static int cmp(pgw_cmp_type t, const char *a, const char *b)
 {
     pgwi_typed x = parsed(t, a), y = parsed(t, b);
     int c = pgwi_typed_cmp(&x, &y), r = pgwi_typed_cmp(&y, &x);
@@ -35,7 +35,7 @@ static int cmp(pgwi_cmp_type t, const char *a, const char *b)
 #define LT(t, a, b) ck_assert_msg(cmp(t, a, b) < 0, "%s < %s", a, b)
 #define EQ(t, a, b) ck_assert_msg(cmp(t, a, b) == 0, "%s = %s", a, b)
 
-static void bad(pgwi_cmp_type t, const char *s)
+static void bad(pgw_cmp_type t, const char *s)
 {
     pgwi_typed v;
     ck_assert_msg(!pgwi_typed_parse(&v, t, s, strlen(s)), "%s: \"%s\" parsed",
@@ -44,7 +44,7 @@ static void bad(pgwi_cmp_type t, const char *s)
 
 START_TEST(integers)
 {
-    const pgwi_cmp_type I = PGWI_CMP_INT;
+    const pgw_cmp_type I = PGW_CMP_INT;
     LT(I, "-2", "-1");
     LT(I, "-1", "0");
     LT(I, "9", "10");
@@ -73,7 +73,7 @@ END_TEST
 
 START_TEST(numerics)
 {
-    const pgwi_cmp_type N = PGWI_CMP_NUMERIC;
+    const pgw_cmp_type N = PGW_CMP_NUMERIC;
     /* Leading and trailing zeros, signs, -0. */
     EQ(N, "1.50", "1.5");
     EQ(N, "001.5", "1.5");
@@ -176,7 +176,7 @@ START_TEST(numeric_differential)
         char ta[64], tb[64];
         spell(ta, sizeof ta, a, sa, rand() % 8);
         spell(tb, sizeof tb, b, sb, rand() % 8);
-        int got = cmp(PGWI_CMP_NUMERIC, ta, tb);
+        int got = cmp(PGW_CMP_NUMERIC, ta, tb);
         ck_assert_msg(got == want, "\"%s\" vs \"%s\": %d, want %d", ta, tb, got, want);
     }
 }
@@ -184,7 +184,7 @@ END_TEST
 
 START_TEST(dates)
 {
-    const pgwi_cmp_type D = PGWI_CMP_DATE;
+    const pgw_cmp_type D = PGW_CMP_DATE;
     /* Known days from 1970-01-01. */
     ck_assert(parsed(D, "1970-01-01").i == 0);
     ck_assert(parsed(D, "2000-01-01").i == 10957);
@@ -232,7 +232,7 @@ END_TEST
 
 START_TEST(timestamps)
 {
-    const pgwi_cmp_type T = PGWI_CMP_TIMESTAMP;
+    const pgw_cmp_type T = PGW_CMP_TIMESTAMP;
     pgwi_typed v = parsed(T, "2000-01-01 00:00:01.5");
     ck_assert(v.i == 10957 && v.usec == 1500000);
     v = parsed(T, "1970-01-01 23:59:59.999999");
@@ -265,7 +265,7 @@ END_TEST
 
 START_TEST(timestamptzs)
 {
-    const pgwi_cmp_type Z = PGWI_CMP_TIMESTAMPTZ;
+    const pgw_cmp_type Z = PGW_CMP_TIMESTAMPTZ;
     /* The same instant written in several zones. */
     EQ(Z, "2024-01-01 00:00:00+05:30", "2023-12-31 18:30:00+00");
     EQ(Z, "2024-01-01 00:00:00-08", "2024-01-01 08:00:00+00");
@@ -300,7 +300,7 @@ END_TEST
 
 START_TEST(text_c_collation)
 {
-    const pgwi_cmp_type X = PGWI_CMP_TEXT;
+    const pgw_cmp_type X = PGW_CMP_TEXT;
     LT(X, "", "a");
     LT(X, "B", "a"); /* bytes: upper case first */
     LT(X, "a", "ab");
@@ -325,26 +325,26 @@ START_TEST(names_and_arguments)
 {
     static const char *const names[] = {"int", "numeric", "date", "timestamp", "timestamptz",
                                         "text"};
-    for (int t = PGWI_CMP_INT; t <= PGWI_CMP_TEXT; t++) {
-        ck_assert_str_eq(pgwi_cmp_type_name((pgwi_cmp_type)t), names[t - 1]);
-        pgwi_cmp_type back;
-        ck_assert(pgwi_cmp_type_from_name(&back, names[t - 1]) && back == (pgwi_cmp_type)t);
+    for (int t = PGW_CMP_INT; t <= PGW_CMP_TEXT; t++) {
+        ck_assert_str_eq(pgwi_cmp_type_name((pgw_cmp_type)t), names[t - 1]);
+        pgw_cmp_type back;
+        ck_assert(pgwi_cmp_type_from_name(&back, names[t - 1]) && back == (pgw_cmp_type)t);
     }
-    pgwi_cmp_type out = PGWI_CMP_INT;
+    pgw_cmp_type out = PGW_CMP_INT;
     ck_assert(!pgwi_cmp_type_from_name(&out, "Int"));
     ck_assert(!pgwi_cmp_type_from_name(&out, "float8"));
     ck_assert(!pgwi_cmp_type_from_name(&out, NULL));
     ck_assert(!pgwi_cmp_type_from_name(NULL, "int"));
-    ck_assert_ptr_null(pgwi_cmp_type_name((pgwi_cmp_type)0));
-    ck_assert_ptr_null(pgwi_cmp_type_name((pgwi_cmp_type)7));
+    ck_assert_ptr_null(pgwi_cmp_type_name((pgw_cmp_type)0));
+    ck_assert_ptr_null(pgwi_cmp_type_name((pgw_cmp_type)7));
     pgwi_typed v;
-    ck_assert(!pgwi_typed_parse(&v, (pgwi_cmp_type)0, "1", 1));
-    ck_assert(!pgwi_typed_parse(&v, (pgwi_cmp_type)99, "1", 1));
-    ck_assert(!pgwi_typed_parse(NULL, PGWI_CMP_INT, "1", 1));
-    ck_assert(!pgwi_typed_parse(&v, PGWI_CMP_INT, NULL, 1));
+    ck_assert(!pgwi_typed_parse(&v, (pgw_cmp_type)0, "1", 1));
+    ck_assert(!pgwi_typed_parse(&v, (pgw_cmp_type)99, "1", 1));
+    ck_assert(!pgwi_typed_parse(NULL, PGW_CMP_INT, "1", 1));
+    ck_assert(!pgwi_typed_parse(&v, PGW_CMP_INT, NULL, 1));
     /* A length shorter than the string: only that prefix is read. */
-    ck_assert(pgwi_typed_parse(&v, PGWI_CMP_INT, "12x", 2) && v.i == 12);
-    ck_assert(pgwi_typed_parse(&v, PGWI_CMP_DATE, "2024-01-01junk", 10) && v.i == 19723);
+    ck_assert(pgwi_typed_parse(&v, PGW_CMP_INT, "12x", 2) && v.i == 12);
+    ck_assert(pgwi_typed_parse(&v, PGW_CMP_DATE, "2024-01-01junk", 10) && v.i == 19723);
 }
 END_TEST
 

@@ -58,7 +58,100 @@ typedef struct otable {
     orow r[OMAXR];
     int n;
     bool composite; /* key (id, k) instead of (id) */
+    /* The comparison type of each column (the key columns are integers):
+     * a data value v is written as the text of step 2v of its type
+     * (o_typed_text), so text order follows v's order in every type. */
+    pgw_cmp_type ty[ONCOL];
 } otable;
+
+/* ---- typed text ---- */
+
+/* The text of step x2 in [-1, 7] of a comparison type: strictly increasing
+ * in x2 under the type's order. Values are the even steps (v = x2 / 2),
+ * in the canonical output form a write source sends; range bounds take
+ * any step, odd ones between two values, spelt in one of several forms
+ * (variant: 0 is canonical; others use leading zeros, exponents, 'T',
+ * trailing zeros, other UTC offsets, infinities). */
+static inline void o_typed_text(char out[48], pgw_cmp_type ty, int x2, int variant)
+{
+    static const char *const text[9] = {"", "A", "A ", "AB", "B", "a", "ab", "b", "\xc3\xa9"};
+    static const char *const dates[9] = {"2024-02-26", "2024-02-27", "2024-02-28",
+                                         "2024-02-29", "2024-03-01", "2024-03-02",
+                                         "2024-03-03", "2024-03-04", "2024-03-05"};
+    int q = x2 * 5 - 15; /* INT: -20..20; NUMERIC: q / 10 */
+    int h = x2 + 1;      /* TIMESTAMP(TZ): 2024-02-29 23:59:58 UTC + h/2 s */
+    switch (ty) {
+    case PGW_CMP_INT:
+        if (variant % 3 == 1)
+            snprintf(out, 48, "%s0%d", q < 0 ? "-" : "+", q < 0 ? -q : q);
+        else if (variant % 3 == 2)
+            snprintf(out, 48, " %d ", q);
+        else
+            snprintf(out, 48, "%d", q);
+        return;
+    case PGW_CMP_NUMERIC: {
+        int a = q < 0 ? -q : q;
+        const char *sg = q < 0 ? "-" : "";
+        switch (variant % 4) {
+        case 1:
+            snprintf(out, 48, "%s%de-1", sg, a);
+            return;
+        case 2:
+            snprintf(out, 48, "%s00%d.%d000", q == 0 && variant > 4 ? "-" : sg, a / 10, a % 10);
+            return;
+        case 3:
+            snprintf(out, 48, "%s%d.%d", sg, a / 10, a % 10);
+            return;
+        default:
+            snprintf(out, 48, "%s%d.%d0", sg, a / 10, a % 10); /* numeric(3,2) */
+            return;
+        }
+    }
+    case PGW_CMP_DATE:
+        if (variant % 3 == 1 && (x2 == -1 || x2 == 7))
+            snprintf(out, 48, "%s", x2 < 0 ? "-infinity" : "infinity");
+        else if (variant % 3 == 2 && x2 == -1)
+            snprintf(out, 48, "2024-02-26 BC");
+        else
+            snprintf(out, 48, "%s", dates[h]);
+        return;
+    case PGW_CMP_TIMESTAMP:
+    case PGW_CMP_TIMESTAMPTZ: {
+        bool tz = ty == PGW_CMP_TIMESTAMPTZ;
+        if (variant % 4 == 3 && (x2 == -1 || x2 == 7)) {
+            snprintf(out, 48, "%s", x2 < 0 ? "-infinity" : "infinity");
+            return;
+        }
+        /* seconds of the day in UTC, from 2024-02-29 23:59:58 */
+        int sec = 86398 + h / 2, day = 29;
+        int off = 0; /* minutes east of UTC */
+        const char *offs = "+00";
+        if (tz && variant % 4 == 1) {
+            off = 330;
+            offs = "+05:30";
+        } else if (tz && variant % 4 == 2) {
+            off = -480;
+            offs = "-08";
+        }
+        sec += off * 60;
+        if (sec >= 86400) {
+            sec -= 86400;
+            day++;
+        }
+        char frac[8] = "";
+        if (h % 2)
+            snprintf(frac, sizeof frac, "%s", variant % 2 ? ".500000" : ".5");
+        snprintf(out, 48, "2024-%s %02d:%02d:%02d%s%s", day == 29 ? "02-29" : "03-01",
+                 sec / 3600, sec / 60 % 60, sec % 60, frac, tz ? offs : "");
+        if (!tz && variant % 2)
+            out[10] = 'T';
+        return;
+    }
+    default:
+        snprintf(out, 48, "%s", text[h]);
+        return;
+    }
+}
 
 static inline int o_nkey(const otable *t)
 {
@@ -95,6 +188,9 @@ static inline void o_new_key(orng *r, const otable *t, orow *x)
 static inline void o_table_random(orng *r, otable *t)
 {
     t->composite = orng_p(r, 30);
+    t->ty[0] = t->ty[1] = PGW_CMP_INT;
+    for (int c = 2; c < ONCOL; c++)
+        t->ty[c] = (pgw_cmp_type)(PGW_CMP_INT + orng_int(r, 6));
     t->n = 0;
     int n = orng_int(r, 9);
     for (int i = 0; i < n; i++) {
@@ -108,11 +204,15 @@ static inline void o_table_random(orng *r, otable *t)
 
 /* ---- queries ---- */
 
-enum { F_EQ, F_EQ_NOVAL, F_IN, F_GT, F_ISNULL, F_COLEQ, F_KINDS };
+enum { F_EQ, F_EQ_NOVAL, F_IN, F_GT, F_ISNULL, F_COLEQ, F_RANGE, F_KINDS };
 enum { Q_SINGLE, Q_TWO, Q_JOIN, Q_COUNT };
 
 typedef struct ofilter {
     int col, kind, v1, v2, col2;
+    /* F_RANGE (and F_GT: lower exclusive at 2 v1): each bound's kind
+     * (pgw_bound_kind) and step x2 in [-1, 7] (even on key columns), the
+     * spelling of the bounds' text */
+    int lk, hk, lu, hu, var;
 } ofilter;
 
 typedef struct oqtab {
@@ -121,6 +221,7 @@ typedef struct oqtab {
     ofilter f[3];
     int nf;
     int sort[2];
+    bool desc[2], nulls_first[2]; /* per sort column */
     int ns;
     int limit, offset; /* limit -1: none */
 } oqtab;
@@ -143,10 +244,30 @@ static inline void o_qtab_random(orng *r, oqtab *q, bool window)
         f->v1 = orng_int(r, 4);
         f->v2 = orng_int(r, 4);
         f->col2 = (f->col + 1 + orng_int(r, ONCOL - 1)) % ONCOL;
+        f->var = orng_int(r, 8);
+        if (f->kind == F_GT) {
+            f->lk = PGW_BOUND_EXCLUSIVE;
+            f->lu = 2 * f->v1;
+            f->hk = PGW_BOUND_NONE;
+            f->hu = 0;
+        } else if (f->kind == F_RANGE) {
+            f->lk = orng_int(r, 3);
+            f->hk = orng_int(r, 3);
+            if (f->lk == PGW_BOUND_NONE && f->hk == PGW_BOUND_NONE)
+                f->hk = PGW_BOUND_INCLUSIVE;
+            f->lu = orng_int(r, 9) - 1;
+            f->hu = orng_int(r, 9) - 1;
+            if (f->col < 2) { /* integers of the key domain: even steps */
+                f->lu &= ~1;
+                f->hu &= ~1;
+            }
+        }
     }
     q->ns = orng_int(r, 3);
     for (int i = 0; i < q->ns; i++) {
         q->sort[i] = orng_int(r, ONCOL);
+        q->desc[i] = orng_p(r, 40);
+        q->nulls_first[i] = orng_p(r, 40);
         if (i == 1 && q->sort[1] == q->sort[0])
             q->ns = 1;
     }
@@ -192,7 +313,14 @@ static inline bool o_pass(const ofilter *f, const orow *x)
     case F_IN:
         return v != ONULL && (v == f->v1 || v == f->v2);
     case F_GT:
-        return v != ONULL && v > f->v1;
+    case F_RANGE:
+        if (v == ONULL)
+            return false;
+        if (f->lk == PGW_BOUND_INCLUSIVE ? 2 * v < f->lu : f->lk && 2 * v <= f->lu)
+            return false;
+        if (f->hk == PGW_BOUND_INCLUSIVE ? 2 * v > f->hu : f->hk && 2 * v >= f->hu)
+            return false;
+        return true;
     case F_ISNULL:
         return v == ONULL;
     default: {
@@ -210,18 +338,25 @@ static inline bool o_relevant(const oqtab *q, const orow *x)
     return true;
 }
 
-static inline int o_sortval(int v)
+/* Compares two values of sort column i: ASC or DESC, NULLS FIRST or
+ * LAST (PostgreSQL documentation, SELECT, "ORDER BY Clause"). */
+static inline int o_cmp_sortval(const oqtab *q, int i, int a, int b)
 {
-    return v == ONULL ? 1000 : v; /* NULLS LAST */
+    if (a == b)
+        return 0;
+    if (a == ONULL || b == ONULL)
+        return (a == ONULL) == q->nulls_first[i] ? -1 : 1;
+    int c = a < b ? -1 : 1;
+    return q->desc[i] ? -c : c;
 }
 
 /* Compares by the sort columns, then the key. */
 static inline int o_cmp_rows(const oqtab *q, const otable *t, const orow *x, const orow *y)
 {
     for (int i = 0; i < q->ns; i++) {
-        int a = o_sortval(x->v[q->sort[i]]), b = o_sortval(y->v[q->sort[i]]);
-        if (a != b)
-            return a < b ? -1 : 1;
+        int c = o_cmp_sortval(q, i, x->v[q->sort[i]], y->v[q->sort[i]]);
+        if (c)
+            return c;
     }
     for (int i = 0; i < o_nkey(t); i++)
         if (x->v[i] != y->v[i])
@@ -428,7 +563,33 @@ static inline void o_text(char out[8], int v)
     snprintf(out, 8, "%d", v);
 }
 
-static inline void o_declare_tab(pgw_deps *d, const oquery *q, int ti, bool count)
+/* The text a write source sends for value v of column c of table t. */
+static inline void o_value_text(char out[48], const otable *t, int c, int v)
+{
+    if (c < 2)
+        snprintf(out, 48, "%d", v);
+    else
+        o_typed_text(out, t->ty[c], 2 * v, 0);
+}
+
+/* How a declaration is written: as today's rules can (ranges opaque), or
+ * with typed ranges. */
+enum { O_TODAY = 0, O_TYPED = 1 };
+
+/* A range filter's bound at step u of column c: its text in buf. */
+static inline pgw_bound o_bound(char buf[48], const otable *tab, const ofilter *f, int kind,
+                                int u)
+{
+    if (f->col < 2)
+        snprintf(buf, 48, "%d", u / 2);
+    else
+        o_typed_text(buf, tab->ty[f->col], u, f->var);
+    pgw_bound b = {(pgw_bound_kind)kind, buf};
+    return b;
+}
+
+static inline void o_declare_tab(pgw_deps *d, const oquery *q, int ti, bool count,
+                                 const otable *tab, int mode)
 {
     const oqtab *t = &q->t[ti];
     size_t e;
@@ -445,10 +606,21 @@ static inline void o_declare_tab(pgw_deps *d, const oquery *q, int ti, bool coun
     }
     for (int i = 0; i < t->nf; i++) {
         const ofilter *f = &t->f[i];
-        char v1[8], v2[8];
-        o_text(v1, f->v1);
-        o_text(v2, f->v2);
+        char v1[48], v2[48];
+        o_value_text(v1, tab, f->col, f->v1);
+        o_value_text(v2, tab, f->col, f->v2);
         const char *vals[2] = {v1, v2};
+        if ((f->kind == F_GT || f->kind == F_RANGE) && mode == O_TYPED) {
+            char lb[48], ub[48];
+            pgw_bound lo = o_bound(lb, tab, f, f->lk, f->lu);
+            pgw_bound hi = o_bound(ub, tab, f, f->hk, f->hu);
+            pgw_error err;
+            ck_assert_msg(pgw_deps_add_range(d, e, ocol[f->col],
+                                             f->col < 2 ? PGW_CMP_INT : tab->ty[f->col], &lo,
+                                             &hi, &err) == PGW_OK,
+                          "%s", err.message);
+            continue;
+        }
         switch (f->kind) {
         case F_EQ:
             ck_assert_int_eq(pgw_deps_add_filter(d, e, ocol[f->col], PGW_FILTER_EQ, vals, 1, NULL),
@@ -511,13 +683,14 @@ static inline void o_rowid(char buf[2][8], const char *parts[2], pgw_rowid *id, 
 
 /* Builds the declaration of q with its result IDs from `before`. */
 static inline pgw_deps *o_declare(const oquery *q, const pgw_scope *sc, const ores *before,
-                                  bool ta_composite)
+                                  const otable tabs[2], int mode)
 {
+    const bool ta_composite = tabs[0].composite;
     pgw_deps *d = NULL;
     ck_assert_int_eq(pgw_deps_new(&d, sc, "q", NULL), PGW_OK);
-    o_declare_tab(d, q, 0, q->kind == Q_COUNT);
+    o_declare_tab(d, q, 0, q->kind == Q_COUNT, &tabs[0], mode);
     if (q->kind == Q_TWO || q->kind == Q_JOIN)
-        o_declare_tab(d, q, 1, false);
+        o_declare_tab(d, q, 1, false, &tabs[1], mode);
     if (q->tracked) {
         static char bufs[OMAXR * OMAXR][2][8];
         static const char *parts[OMAXR * OMAXR][2];
@@ -679,8 +852,8 @@ static inline pgw_write *o_statement(orng *r, const otable tabs[2], ostmt *st,
                 for (int c = 0; c < ONCOL; c++) {
                     if (!(vcols & (1 << c)) || orng_p(r, 10))
                         continue;
-                    char v[8];
-                    o_text(v, x->v[c]);
+                    char v[48];
+                    o_value_text(v, t, c, x->v[c]);
                     ck_assert_int_eq(pgw_write_set_value(w, (size_t)i, (pgw_side)side, ocol[c],
                                                          x->v[c] == ONULL ? NULL : v, NULL),
                                      PGW_OK);

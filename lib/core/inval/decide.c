@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "inval_internal.h"
+#include "typed.h"
 
 const pgwi_tdep *pgwi_find_table(const pgwi_dview *d, const pgw_write *w)
 {
@@ -16,8 +17,35 @@ const pgwi_tdep *pgwi_find_table(const pgwi_dview *d, const pgw_write *w)
     return NULL;
 }
 
+/* Whether range filter f admits the known value v: NULL never (a
+ * comparison with NULL is never true), an unparsable value always (maybe
+ * relevant), a parsed one when it lies within the bounds. */
+static bool range_admits(const pgwi_filter *f, const pgwi_str *v)
+{
+    if (v == &pgwi_sqlnull)
+        return false;
+    pgwi_typed x, b;
+    if (!pgwi_typed_parse(&x, (pgw_cmp_type)f->cmp, v->s, v->len))
+        return true;
+    if (f->lo != PGW_BOUND_NONE) {
+        (void)pgwi_typed_parse(&b, (pgw_cmp_type)f->cmp, f->vals[0]->s, f->vals[0]->len);
+        int c = pgwi_typed_cmp(&x, &b);
+        if (c < 0 || (c == 0 && f->lo == PGW_BOUND_EXCLUSIVE))
+            return false;
+    }
+    if (f->hi != PGW_BOUND_NONE) {
+        (void)pgwi_typed_parse(&b, (pgw_cmp_type)f->cmp, f->vals[1]->s, f->vals[1]->len);
+        int c = pgwi_typed_cmp(&x, &b);
+        if (c > 0 || (c == 0 && f->hi == PGW_BOUND_EXCLUSIVE))
+            return false;
+    }
+    return true;
+}
+
 bool pgwi_filter_admits(const pgwi_filter *f, const pgwi_str *v)
 {
+    if (f->op == PGW_FILTER_RANGE)
+        return range_admits(f, v);
     if (v == &pgwi_sqlnull)
         return false; /* SQL: NULL = x is never true */
     for (uint32_t i = 0; i < f->n_vals; i++)
@@ -91,7 +119,7 @@ static fmap resolve(pgwi_wmemo *mm, const pgwi_filter *f)
 {
     const pgw_write *w = mm->w;
     fmap m = {f, -1, true};
-    if (!f->vals_known || w->n_vcols == 0)
+    if (!pgwi_filter_rejects(f) || w->n_vcols == 0)
         return m;
     m.vc = w_vcol(mm, f->col);
     m.changed = !pgwi_cols_ok(w) || w_changed(mm, f->col);
@@ -101,6 +129,8 @@ static fmap resolve(pgwi_wmemo *mm, const pgwi_filter *f)
 /* Whether filter f admits the known value v. */
 static inline bool admits(const pgwi_filter *f, const pgwi_str *v)
 {
+    if (f->op == PGW_FILTER_RANGE)
+        return range_admits(f, v);
     if (f->n_vals == 1) /* eq: most filters */
         return v != &pgwi_sqlnull && pgwi_str_eq(f->vals[0], v);
     return pgwi_filter_admits(f, v);

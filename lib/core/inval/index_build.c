@@ -427,8 +427,10 @@ static uint64_t ident_hash(uint64_t scope_hash, const pgwi_str *query, bool time
         h = hmix(h, t->n_filters);
         for (uint32_t k = 0; k < t->n_filters; k++) {
             const pgwi_filter *f = &t->filters[k];
-            h = hmix(hmix(hmix(h, f->col->hash), f->op), f->vals_known ? f->n_vals : 0xFFFF);
-            for (uint32_t v = 0; f->vals_known && v < f->n_vals; v++)
+            h = hmix(hmix(hmix(h, f->col->hash), f->op), f->vals ? f->n_vals : 0xFFFF);
+            if (f->op == PGW_FILTER_RANGE)
+                h = hmix(h, (uint64_t)f->cmp | (uint64_t)f->lo << 8 | (uint64_t)f->hi << 16);
+            for (uint32_t v = 0; f->vals && v < f->n_vals; v++)
                 h = hmix(h, f->vals[v]->hash);
         }
         h = hmix(h, t->n_sort);
@@ -467,6 +469,7 @@ static bool same_decl(const irunner *r, const pgw_deps *d)
             const pgwi_filter *f = &x->filters[k], *g = &y->filters[k];
             if (!pgwi_str_eq(f->col, g->col) || f->op != g->op ||
                 f->vals_known != g->vals_known || f->n_vals != g->n_vals ||
+                f->cmp != g->cmp || f->lo != g->lo || f->hi != g->hi ||
                 !names_eq(f->vals, g->vals, f->n_vals))
                 return false;
         }
@@ -567,6 +570,9 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
             const pgwi_filter *f = &t->filters[k];
             fs[k].op = f->op;
             fs[k].vals_known = f->vals_known;
+            fs[k].cmp = f->cmp;
+            fs[k].lo = f->lo;
+            fs[k].hi = f->hi;
             fs[k].n_vals = f->n_vals;
             const pgwi_str **vals = (const pgwi_str **)cur;
             cur += ALIGN8(f->n_vals * sizeof(pgwi_str *));
@@ -578,7 +584,7 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
                 memcpy(s->s, f->vals[v]->s, s->len + 1);
                 vals[v] = s;
             }
-            fs[k].vals = f->vals_known ? vals : NULL;
+            fs[k].vals = f->vals ? vals : NULL;
             u->n_filters = k + 1;
             if (!(fs[k].col = name_get(x, f->col)))
                 goto nomem;

@@ -4,6 +4,7 @@
  * The rules are in decide.c. SPDX-License-Identifier: MIT
  */
 #include "inval_internal.h"
+#include "typed.h"
 #include "xxhash_inline.h"
 
 #include <stdalign.h>
@@ -433,6 +434,19 @@ int pgw_deps_set_order_by(pgw_deps *d, size_t table, const char *const *columns,
     return PGW_OK;
 }
 
+/* Appends filter f to entry t. */
+static int push_filter(pgwi_tdep *t, const pgwi_filter *f, pgw_error *err)
+{
+    pgwi_filter *nf = pgwi_reallocarray((void *)t->filters, t->n_filters + 1, sizeof *nf);
+    if (!nf)
+        return pgwi_enomem(err);
+    nf[t->n_filters] = *f;
+    t->filters = nf;
+    t->n_filters++;
+    pgwi_tdep_masks(t);
+    return PGW_OK;
+}
+
 int pgw_deps_add_filter(pgw_deps *d, size_t table, const char *column, pgw_filter_op op,
                         const char *const *values, size_t n_values, pgw_error *err)
 {
@@ -440,6 +454,9 @@ int pgw_deps_add_filter(pgw_deps *d, size_t table, const char *column, pgw_filte
     if ((rc = check_table(d, table, "deps_add_filter", err)) < 0)
         return rc;
     pgwi_tdep *t = &d->tables[table];
+    if (op == PGW_FILTER_RANGE)
+        return pgwi_error(err, PGW_EINVAL,
+                          "deps_add_filter: a range is added with pgw_deps_add_range()");
     if (op != PGW_FILTER_EQ && op != PGW_FILTER_IN && op != PGW_FILTER_OPAQUE)
         return pgwi_error(err, PGW_EINVAL, "deps_add_filter: op %d is not a pgw_filter_op",
                           (int)op);
@@ -481,14 +498,62 @@ int pgw_deps_add_filter(pgw_deps *d, size_t table, const char *column, pgw_filte
         f.n_vals = (uint32_t)n_values;
         f.vals_known = 1;
     }
-    pgwi_filter *nf = pgwi_reallocarray((void *)t->filters, t->n_filters + 1, sizeof *nf);
-    if (!nf)
-        return pgwi_enomem(err);
-    nf[t->n_filters] = f;
-    t->filters = nf;
-    t->n_filters++;
-    pgwi_tdep_masks(t);
+    return push_filter(t, &f, err);
+}
+
+/* The text of one bound of a range (checked: kind, UTF-8, parsable under
+ * type), copied into the arena; "" for an absent bound. */
+static int copy_bound(const pgwi_str **out, uint8_t *kind, pgwi_arena *a, const pgw_bound *b,
+                      pgw_cmp_type type, const char *what, pgw_error *err)
+{
+    *kind = PGW_BOUND_NONE;
+    if (!b || b->kind == PGW_BOUND_NONE)
+        return copy_name(out, a, "", false, what, err);
+    if (b->kind != PGW_BOUND_INCLUSIVE && b->kind != PGW_BOUND_EXCLUSIVE)
+        return pgwi_error(err, PGW_EINVAL, "deps_add_range: %s kind %d is not a pgw_bound_kind",
+                          what, (int)b->kind);
+    char w[64];
+    snprintf(w, sizeof w, "deps_add_range: %s bound", what);
+    int rc = copy_name(out, a, b->value, false, w, err);
+    if (rc < 0)
+        return rc;
+    pgwi_typed x;
+    if (!pgwi_typed_parse(&x, type, (*out)->s, (*out)->len))
+        return pgwi_error(err, PGW_EINVAL, "deps_add_range: %s bound \"%.64s\" does not parse as %s",
+                          what, b->value, pgwi_cmp_type_name(type));
+    *kind = (uint8_t)b->kind;
     return PGW_OK;
+}
+
+int pgw_deps_add_range(pgw_deps *d, size_t table, const char *column, pgw_cmp_type type,
+                       const pgw_bound *lower, const pgw_bound *upper, pgw_error *err)
+{
+    int rc;
+    if ((rc = check_table(d, table, "deps_add_range", err)) < 0)
+        return rc;
+    pgwi_tdep *t = &d->tables[table];
+    if (!pgwi_cmp_type_name(type))
+        return pgwi_error(err, PGW_EINVAL, "deps_add_range: type %d is not a pgw_cmp_type",
+                          (int)type);
+    if (t->n_filters >= 65535)
+        return pgwi_error(err, PGW_ELIMIT, "deps_add_range: more than 65535 filters");
+    pgwi_filter f = {0};
+    f.op = PGW_FILTER_RANGE;
+    f.cmp = (uint8_t)type;
+    const pgwi_str **vals = pgwi_arena_alloc(&d->arena, 2 * sizeof *vals);
+    if (!vals)
+        return pgwi_enomem(err);
+    if ((rc = copy_name(&f.col, &d->arena, column, true, "deps_add_range: column", err)) < 0 ||
+        (rc = copy_bound(&vals[0], &f.lo, &d->arena, lower, type, "lower", err)) < 0 ||
+        (rc = copy_bound(&vals[1], &f.hi, &d->arena, upper, type, "upper", err)) < 0)
+        return rc;
+    if (f.lo == PGW_BOUND_NONE && f.hi == PGW_BOUND_NONE)
+        return pgwi_error(err, PGW_EINVAL,
+                          "deps_add_range: no bound on %s (declare the predicate opaque)",
+                          column);
+    f.vals = vals;
+    f.n_vals = 2;
+    return push_filter(t, &f, err);
 }
 
 int pgw_deps_set_window(pgw_deps *d, size_t table, int64_t limit, int64_t offset,

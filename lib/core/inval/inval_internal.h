@@ -113,11 +113,23 @@ uint64_t pgwi_scope_hash(const pgwi_scope *s);
 
 typedef struct pgwi_filter {
     const pgwi_str *col;
-    const pgwi_str *const *vals; /* n_vals values; NULL when unknown */
+    /* EQ/IN: n_vals values, NULL when unknown. RANGE: n_vals 2, the texts
+     * of the lower and the upper bound ("" for an absent one; each present
+     * one parses under cmp). */
+    const pgwi_str *const *vals;
     uint32_t n_vals;
     uint8_t op;         /* pgw_filter_op */
     uint8_t vals_known; /* EQ/IN with declared values */
+    uint8_t cmp;        /* RANGE: pgw_cmp_type */
+    uint8_t lo, hi;     /* RANGE: pgw_bound_kind of each bound */
 } pgwi_filter;
+
+/* Whether a filter can reject a row from a known value: an eq/in with
+ * declared values, or a range. */
+static inline bool pgwi_filter_rejects(const pgwi_filter *f)
+{
+    return f->vals_known || f->op == PGW_FILTER_RANGE;
+}
 
 typedef struct pgwi_tdep {
     const pgwi_str *schema, *table;

@@ -228,7 +228,60 @@ static int read_ids(idbuf *b, const json_t *v, const char *path, size_t max, pgw
 /* dependencies                                                        */
 
 /* The filter ops' names, from PGW_FILTER_EQ on. */
-static const char *const filter_ops[] = {"eq", "in", "opaque", NULL};
+static const char *const filter_ops[] = {"eq", "in", "opaque", "range", NULL};
+static const char *const cmp_types[] = {"int",       "numeric",     "date",
+                                        "timestamp", "timestamptz", "text", NULL};
+
+/* The bounds of a range filter at path (op "range"): "type", "lower" and
+ * "upper" (strings, or null or absent for none), "lower_inclusive" and
+ * "upper_inclusive" (booleans, required with their bound, refused
+ * without it). */
+static int read_range(pgw_deps *d, size_t t, const char *column, const json_t *f,
+                      const char *path, pgw_error *err)
+{
+    int type = 0;
+    const char *lo = NULL, *hi = NULL;
+    bool lo_in = false, hi_in = false, has_lo = false, has_hi = false, has_loi = false,
+         has_hii = false;
+    pgwi_jfield rows[] = {
+        PGWI_JF_ENUM("type", &type, cmp_types, 0),
+        PGWI_JF_STRING("lower", &lo, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+        PGWI_JF_BOOL("lower_inclusive", &lo_in, PGWI_JF_OPTIONAL),
+        PGWI_JF_STRING("upper", &hi, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+        PGWI_JF_BOOL("upper_inclusive", &hi_in, PGWI_JF_OPTIONAL),
+    };
+    rows[1].present = &has_lo;
+    rows[2].present = &has_loi;
+    rows[3].present = &has_hi;
+    rows[4].present = &has_hii;
+    int rc;
+    if ((rc = pgwi_json_read_fields(f, path, rows, PGWI_NFIELDS(rows), PGWI_JSON_SUBSET,
+                                    err)) < 0)
+        return rc;
+    for (int s = 0; s < 2; s++) {
+        bool has = s ? has_hi : has_lo, inc = s ? has_hii : has_loi;
+        const char *side = s ? "upper" : "lower";
+        char p[PGWI_JPATH_SIZE], k[32];
+        snprintf(k, sizeof k, "%s_inclusive", side);
+        pgwi_jpath_key(p, path, k);
+        if (has && !inc)
+            return pgwi_error_at(err, PGW_EPARSE, p,
+                                 "%s: missing key \"%s\" (a bound says whether it is included)",
+                                 path, k);
+        if (!has && inc)
+            return pgwi_error_at(err, PGW_EPARSE, p, "%s: \"%s\" without \"%s\"", path, k,
+                                 side);
+    }
+    pgw_bound lb = {has_lo ? (lo_in ? PGW_BOUND_INCLUSIVE : PGW_BOUND_EXCLUSIVE)
+                           : PGW_BOUND_NONE,
+                    lo};
+    pgw_bound ub = {has_hi ? (hi_in ? PGW_BOUND_INCLUSIVE : PGW_BOUND_EXCLUSIVE)
+                           : PGW_BOUND_NONE,
+                    hi};
+    pgw_error tmp;
+    rc = pgw_deps_add_range(d, t, column, (pgw_cmp_type)(PGW_CMP_INT + type), &lb, &ub, &tmp);
+    return as_parse(rc, &tmp, path, err);
+}
 
 static int read_filter(pgw_deps *d, size_t t, const json_t *f, const char *path,
                        pgw_error *err)
@@ -236,15 +289,38 @@ static int read_filter(pgw_deps *d, size_t t, const json_t *f, const char *path,
     const char *column;
     int op;
     const json_t *vals = NULL;
+    /* A range's own keys, read by read_range() and refused for other ops. */
+    const json_t *rk[5] = {NULL};
     const pgwi_jfield rows[] = {
         PGWI_JF_STRING("column", &column, 0),
         PGWI_JF_ENUM("op", &op, filter_ops, 0),
         PGWI_JF_VALUE("values", &vals, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+        PGWI_JF_VALUE("type", &rk[0], PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+        PGWI_JF_VALUE("lower", &rk[1], PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+        PGWI_JF_VALUE("lower_inclusive", &rk[2], PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+        PGWI_JF_VALUE("upper", &rk[3], PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+        PGWI_JF_VALUE("upper_inclusive", &rk[4], PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
     };
     int rc;
     if ((rc = pgwi_json_read_fields(f, path, rows, PGWI_NFIELDS(rows), PGWI_JSON_KEYS_FIRST,
                                     err)) < 0)
         return rc;
+    if (PGW_FILTER_EQ + op == PGW_FILTER_RANGE) {
+        if (vals) {
+            char pv[PGWI_JPATH_SIZE];
+            pgwi_jpath_key(pv, path, "values");
+            return pgwi_error_at(err, PGW_EPARSE, pv,
+                                 "%s: a range has \"lower\" and \"upper\", not values", pv);
+        }
+        return read_range(d, t, column, f, path, err);
+    }
+    for (size_t i = 3; i < PGWI_NFIELDS(rows); i++)
+        if (json_object_get(f, rows[i].key)) {
+            char pk[PGWI_JPATH_SIZE];
+            pgwi_jpath_key(pk, path, rows[i].key);
+            return pgwi_error_at(err, PGW_EPARSE, pk, "%s: only a range has \"%s\"", pk,
+                                 rows[i].key);
+        }
     const char **names = NULL;
     size_t n = 0;
     if (vals) {
@@ -424,6 +500,25 @@ int pgw_deps_from_json(pgw_deps **out, const char *json, size_t len, pgw_error *
     return rc;
 }
 
+/* The keys of a range filter after "column" and "op": "type", then each
+ * present bound and whether it is included. */
+static int jrange(json_t *fo, const pgwi_filter *f, pgw_error *err)
+{
+    int rc;
+    if ((rc = pgwi_json_set(fo, "type", json_string(cmp_types[f->cmp - PGW_CMP_INT]), err)) < 0)
+        return rc;
+    for (int s = 0; s < 2; s++) {
+        uint8_t kind = s ? f->hi : f->lo;
+        if (kind == PGW_BOUND_NONE)
+            continue;
+        if ((rc = pgwi_json_set(fo, s ? "upper" : "lower", jstr(f->vals[s]), err)) < 0 ||
+            (rc = pgwi_json_set(fo, s ? "upper_inclusive" : "lower_inclusive",
+                                json_boolean(kind == PGW_BOUND_INCLUSIVE), err)) < 0)
+            return rc;
+    }
+    return PGW_OK;
+}
+
 static int jtable(json_t **out, const pgwi_tdep *t, pgw_error *err)
 {
     json_t *o = json_object(), *a, *fs;
@@ -452,6 +547,11 @@ static int jtable(json_t **out, const pgwi_tdep *t, pgw_error *err)
             goto fail;
         if (f->op == PGW_FILTER_OPAQUE)
             continue;
+        if (f->op == PGW_FILTER_RANGE) {
+            if ((rc = jrange(fo, f, err)) < 0)
+                goto fail;
+            continue;
+        }
         a = json_null();
         if (f->vals_known && (rc = jnames(&a, f->vals, f->n_vals, err)) < 0)
             goto fail;

@@ -273,7 +273,7 @@ static bool parse_offset(int64_t *secs, const char *s, size_t len)
     return true;
 }
 
-static bool parse_datetime(pgwi_typed *out, pgwi_cmp_type type, const char *s, size_t len)
+static bool parse_datetime(pgwi_typed *out, pgw_cmp_type type, const char *s, size_t len)
 {
     size_t k = 0;
     if (k < len && s[k] == '+')
@@ -300,7 +300,7 @@ static bool parse_datetime(pgwi_typed *out, pgwi_cmp_type type, const char *s, s
         return false;
     int64_t days = days_from_civil(y, mo, d), usec = 0;
     k = used;
-    if (type == PGWI_CMP_DATE) {
+    if (type == PGW_CMP_DATE) {
         if (k != len)
             return false;
     } else {
@@ -325,7 +325,7 @@ static bool parse_datetime(pgwi_typed *out, pgwi_cmp_type type, const char *s, s
             k += f;
         }
         usec = ((h * 60 + mi) * 60 + se) * INT64_C(1000000) + frac;
-        if (type == PGWI_CMP_TIMESTAMPTZ) {
+        if (type == PGW_CMP_TIMESTAMPTZ) {
             int64_t off;
             if (!parse_offset(&off, s + k, len - k))
                 return false;
@@ -350,13 +350,13 @@ static bool parse_datetime(pgwi_typed *out, pgwi_cmp_type type, const char *s, s
 
 /* ---- the interface ---- */
 
-bool pgwi_typed_parse(pgwi_typed *out, pgwi_cmp_type type, const char *s, size_t len)
+bool pgwi_typed_parse(pgwi_typed *out, pgw_cmp_type type, const char *s, size_t len)
 {
     if (!out || (!s && len))
         return false;
     memset(out, 0, sizeof *out);
     out->type = type;
-    if (type == PGWI_CMP_TEXT) {
+    if (type == PGW_CMP_TEXT) {
         out->cls = PGWI_TYPED_FINITE;
         out->text = s;
         out->len = len;
@@ -364,13 +364,13 @@ bool pgwi_typed_parse(pgwi_typed *out, pgwi_cmp_type type, const char *s, size_t
     }
     trim(&s, &len);
     switch (type) {
-    case PGWI_CMP_INT:
+    case PGW_CMP_INT:
         return parse_int(out, s, len);
-    case PGWI_CMP_NUMERIC:
+    case PGW_CMP_NUMERIC:
         return parse_numeric(out, s, len);
-    case PGWI_CMP_DATE:
-    case PGWI_CMP_TIMESTAMP:
-    case PGWI_CMP_TIMESTAMPTZ:
+    case PGW_CMP_DATE:
+    case PGW_CMP_TIMESTAMP:
+    case PGW_CMP_TIMESTAMPTZ:
         return parse_datetime(out, type, s, len);
     default:
         return false;
@@ -389,11 +389,11 @@ int pgwi_typed_cmp(const pgwi_typed *a, const pgwi_typed *b)
     if (a->cls != PGWI_TYPED_FINITE)
         return 0; /* the same infinity, or NaN = NaN */
     switch (a->type) {
-    case PGWI_CMP_INT:
+    case PGW_CMP_INT:
         return cmp_i64(a->i, b->i);
-    case PGWI_CMP_NUMERIC:
+    case PGW_CMP_NUMERIC:
         return cmp_numeric(a, b);
-    case PGWI_CMP_TEXT: {
+    case PGW_CMP_TEXT: {
         size_t n = a->len < b->len ? a->len : b->len;
         int c = n ? memcmp(a->text, b->text, n) : 0;
         if (c)
@@ -408,29 +408,42 @@ int pgwi_typed_cmp(const pgwi_typed *a, const pgwi_typed *b)
 }
 
 static const char *const type_names[] = {
-    [PGWI_CMP_INT] = "int",
-    [PGWI_CMP_NUMERIC] = "numeric",
-    [PGWI_CMP_DATE] = "date",
-    [PGWI_CMP_TIMESTAMP] = "timestamp",
-    [PGWI_CMP_TIMESTAMPTZ] = "timestamptz",
-    [PGWI_CMP_TEXT] = "text",
+    [PGW_CMP_INT] = "int",
+    [PGW_CMP_NUMERIC] = "numeric",
+    [PGW_CMP_DATE] = "date",
+    [PGW_CMP_TIMESTAMP] = "timestamp",
+    [PGW_CMP_TIMESTAMPTZ] = "timestamptz",
+    [PGW_CMP_TEXT] = "text",
 };
 
-const char *pgwi_cmp_type_name(pgwi_cmp_type type)
+const char *pgwi_cmp_type_name(pgw_cmp_type type)
 {
-    if ((int)type < PGWI_CMP_INT || (int)type > PGWI_CMP_TEXT)
+    if ((int)type < PGW_CMP_INT || (int)type > PGW_CMP_TEXT)
         return NULL;
     return type_names[type];
 }
 
-bool pgwi_cmp_type_from_name(pgwi_cmp_type *out, const char *name)
+bool pgwi_cmp_type_from_name(pgw_cmp_type *out, const char *name)
 {
     if (!out || !name)
         return false;
-    for (int t = PGWI_CMP_INT; t <= PGWI_CMP_TEXT; t++)
+    for (int t = PGW_CMP_INT; t <= PGW_CMP_TEXT; t++)
         if (strcmp(type_names[t], name) == 0) {
-            *out = (pgwi_cmp_type)t;
+            *out = (pgw_cmp_type)t;
             return true;
         }
     return false;
+}
+
+const char *pgw_cmp_type_name(pgw_cmp_type type)
+{
+    const char *s = pgwi_cmp_type_name(type);
+    return s ? s : "invalid";
+}
+
+int pgw_cmp_type_from_name(pgw_cmp_type *out, const char *name)
+{
+    if (!out || !name)
+        return PGW_EINVAL;
+    return pgwi_cmp_type_from_name(out, name) ? PGW_OK : PGW_ENOTFOUND;
 }

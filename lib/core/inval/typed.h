@@ -60,15 +60,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/** The comparison types. */
-typedef enum pgwi_cmp_type {
-    PGWI_CMP_INT = 1,
-    PGWI_CMP_NUMERIC = 2,
-    PGWI_CMP_DATE = 3,
-    PGWI_CMP_TIMESTAMP = 4,
-    PGWI_CMP_TIMESTAMPTZ = 5,
-    PGWI_CMP_TEXT = 6
-} pgwi_cmp_type;
+#include "pgwitness/inval.h"
+
+/* The comparison types are the public pgw_cmp_type (inval.h). */
 
 /** The class of a parsed value, in order: every -infinity before every
  *  finite value, then +infinity, then NaN (numeric only). */
@@ -76,7 +70,7 @@ enum { PGWI_TYPED_NEG_INF = 0, PGWI_TYPED_FINITE = 1, PGWI_TYPED_POS_INF = 2, PG
 
 /** A value parsed under its comparison type. */
 typedef struct pgwi_typed {
-    pgwi_cmp_type type;
+    pgw_cmp_type type;
     int cls; /* PGWI_TYPED_* */
     /* INT: the value. DATE: days from 1970-01-01. TIMESTAMP(TZ): days from
      * 1970-01-01 of the instant (in UTC for TIMESTAMPTZ). */
@@ -99,17 +93,17 @@ typedef struct pgwi_typed {
 
 /* Parses s[0..len) as type. Returns true, or false when it is unparsable
  * (see above; *out is then unspecified). s need not be NUL-terminated. */
-bool pgwi_typed_parse(pgwi_typed *out, pgwi_cmp_type type, const char *s, size_t len);
+bool pgwi_typed_parse(pgwi_typed *out, pgw_cmp_type type, const char *s, size_t len);
 
 /* Compares two values parsed under the same type: -1, 0 or 1. */
 int pgwi_typed_cmp(const pgwi_typed *a, const pgwi_typed *b);
 
 /* The lower-case name of a comparison type ("int", "numeric", "date",
  * "timestamp", "timestamptz", "text"); NULL outside the enum. */
-const char *pgwi_cmp_type_name(pgwi_cmp_type type);
+const char *pgwi_cmp_type_name(pgw_cmp_type type);
 
 /* Looks a comparison type up by name (exact, case-sensitive); false when
  * no type has that name. */
-bool pgwi_cmp_type_from_name(pgwi_cmp_type *out, const char *name);
+bool pgwi_cmp_type_from_name(pgw_cmp_type *out, const char *name);
 
 #endif
