@@ -54,6 +54,11 @@ static const char *explain(pgw_reason r)
         return "the table's definition changed (ALTER TABLE...): any row and column may differ";
     case PGW_REASON_CLOCK:
         return "the query reads the clock and its interval passed";
+    case PGW_REASON_BEYOND_WINDOW:
+        return "the changed rows sort strictly after the last row of the full window";
+    case PGW_REASON_BEFORE_WINDOW:
+        return "the updated rows stay strictly before the window's first row, and no filtered "
+               "column changed";
     }
     return "";
 }

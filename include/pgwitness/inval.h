@@ -286,11 +286,15 @@ typedef enum pgw_reason {
     PGW_REASON_INSERT_MAY_ENTER = 15,     /**< refresh: an inserted row may enter */
     PGW_REASON_DELETE_IN_WINDOW = 16,     /**< refresh: a deleted row may be in or before the window */
     PGW_REASON_DDL = 17,  /**< refresh: the table's definition changed (DDL) */
-    PGW_REASON_CLOCK = 18 /**< refresh: the query reads the clock and its interval passed */
+    PGW_REASON_CLOCK = 18, /**< refresh: the query reads the clock and its interval passed */
+    PGW_REASON_BEYOND_WINDOW = 19, /**< skip: changed rows lie strictly beyond the last
+                                        row of a full window (window bounds) */
+    PGW_REASON_BEFORE_WINDOW = 20  /**< skip: updated rows stay strictly before the first
+                                        row of the window (window bounds) */
 } pgw_reason;
 
 /** Number of reason codes defined by this release (one past the largest). */
-#define PGW_REASON_COUNT 19
+#define PGW_REASON_COUNT 21
 
 /** A decision: refresh or skip, and why. */
 typedef struct pgw_verdict {
@@ -490,7 +494,49 @@ PGW_API int pgw_deps_set_order_by(pgw_deps *deps, size_t table, const char *cons
                                   size_t n_columns, pgw_error *err);
 
 /**
- * Sets the window (LIMIT/OFFSET) of a declared table.
+ * One sort key of a declared table: an ORDER BY column, its comparison
+ * type, its direction and where its NULLs sort. A borrowed view, valid
+ * for the call.
+ */
+typedef struct pgw_sort_key {
+    const char *column;  /**< the column, non-empty UTF-8 */
+    pgw_cmp_type type;   /**< its comparison type (pgw_cmp_type: the query
+                              sorts under that type's order), or 0 when it
+                              is none of them: the key is then not compared,
+                              and window bounds cannot be declared */
+    bool descending;     /**< DESC (false: ASC) */
+    bool nulls_first;    /**< NULLS FIRST (false: NULLS LAST). PostgreSQL's
+                              default is NULLS LAST for ASC and NULLS FIRST
+                              for DESC: state the query's order */
+} pgw_sort_key;
+
+/**
+ * Sets the sort keys of a declared table: its ORDER BY columns in order,
+ * each with its comparison type, direction and NULLS order (the primary
+ * key is implied last, ascending). pgw_deps_set_order_by() is this with
+ * every key of type 0, ASC, NULLS LAST. The rules of today's table read
+ * only the names; window bounds (pgw_deps_set_window_bounds()) compare
+ * rows by the types and orders (PostgreSQL documentation, SELECT, "ORDER
+ * BY Clause"; "Indexes and ORDER BY"). Clears the declaration's window
+ * bounds when table is 0.
+ *
+ * @param deps    the declaration.
+ * @param table   an entry index.
+ * @param keys    n_keys keys with distinct non-empty UTF-8 columns (copied);
+ *                NULL with 0 for none.
+ * @param n_keys  number of keys.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL on a bad index, a NULL/empty/non-UTF-8 or
+ *         duplicate column, or a type that is neither 0 nor a
+ *         pgw_cmp_type; PGW_ELIMIT beyond 65535 keys; PGW_ENOMEM. The
+ *         previous keys are kept on failure.
+ */
+PGW_API int pgw_deps_set_sort_keys(pgw_deps *deps, size_t table, const pgw_sort_key *keys,
+                                   size_t n_keys, pgw_error *err);
+
+/**
+ * Sets the window (LIMIT/OFFSET) of a declared table. Clears the
+ * declaration's window bounds when table is 0.
  *
  * @param deps    the declaration.
  * @param table   an entry index.
@@ -524,6 +570,63 @@ PGW_API int pgw_deps_set_result_ids(pgw_deps *deps, const pgw_rowid *ids, size_t
  * @param deps  the declaration; NULL is ignored.
  */
 PGW_API void pgw_deps_clear_result_ids(pgw_deps *deps);
+
+/**
+ * The bounds of the first table's current window: the sort-key values of
+ * its first and its last row, and whether it is full. A borrowed view,
+ * valid for the call.
+ */
+typedef struct pgw_window_bounds {
+    const char *const *first; /**< n values, one per sort key of the first
+                                   table, in order: the window's first row's,
+                                   as text in the form a write source sends
+                                   (docs/wire.md "Text forms"); NULL entries
+                                   are SQL NULL */
+    const char *const *last;  /**< n values: the window's last row's */
+    size_t n;                 /**< number of sort keys */
+    bool full;                /**< the window holds `limit` rows (always false
+                                   without a limit) */
+} pgw_window_bounds;
+
+/**
+ * Declares the bounds of the first table's window after a rerun, so that
+ * writes to rows outside it skip (the window rules of the rule table):
+ * a row strictly beyond the last row, on each side it exists and is
+ * relevant, changes nothing of a full window (a deleted one nothing of any
+ * window), and an updated row that stays strictly before the first row, of
+ * an update that changes no filter column, leaves the count in front of
+ * the window unchanged. "Strictly" is in the order of the sort keys alone:
+ * a row that ties the boundary row on every key is not beyond it, as the
+ * key breaking the tie is not compared. For a query over several tables
+ * the bounds are the first table's, and its sort keys must lead the
+ * query's ORDER BY (ORDER BY t1.a, t1.id, t2.b: declare a, id on t1).
+ *
+ * Like result IDs, bounds describe one result: set them from the rerun
+ * they came from, and clear them when the result may have changed (a
+ * pgw_index keeps them per runner: pgw_index_ack_window()). Replaced by
+ * each call; cleared by pgw_deps_clear_window_bounds() and by changing
+ * the first table's sort keys or window.
+ *
+ * @param deps    the declaration.
+ * @param bounds  the bounds (values copied); bounds->n must equal the
+ *                first table's number of sort keys.
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when deps or bounds is NULL, no table is
+ *         declared, the first table has no window (no limit and offset 0)
+ *         or no sort keys, a sort key has no comparison type, n differs
+ *         from the number of sort keys, first or last is NULL, or a value
+ *         is not UTF-8 or does not parse under its key's type (the message
+ *         names it); PGW_ENOMEM (the previous bounds are kept).
+ */
+PGW_API int pgw_deps_set_window_bounds(pgw_deps *deps, const pgw_window_bounds *bounds,
+                                       pgw_error *err);
+
+/**
+ * Forgets the window bounds (the default: none).
+ *
+ * @param deps  the declaration; NULL is ignored.
+ */
+PGW_API void pgw_deps_clear_window_bounds(pgw_deps *deps);
 
 /**
  * The query key of a declaration.

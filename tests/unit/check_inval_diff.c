@@ -31,8 +31,10 @@ static double test_scale(void)
     return f > 0 && f <= 1.0 ? f : 1.0;
 }
 
-static const char *const mode_name[2] = {"declared as today (ranges opaque)",
-                                         "declared with typed ranges"};
+#define NMODES 3
+static const char *const mode_name[NMODES] = {
+    "declared as today (ranges opaque)", "with typed ranges and sort keys",
+    "with typed ranges, sort keys and window bounds"};
 
 static const char *kind_name(int k)
 {
@@ -51,11 +53,11 @@ START_TEST(differential)
     const pgw_scope sc = {"p", "t", "db"};
     /* [O_TODAY]: declared as today's rules can (ranges opaque); [O_TYPED]:
      * with typed ranges. Both decide the same pairs. */
-    long pairs = 0, needed = 0, table_level = 0, issued[2] = {0}, missed[2] = {0};
-    long by_reason[2][PGW_REASON_COUNT] = {{0}}, unneeded[2][PGW_REASON_COUNT] = {{0}};
+    long pairs = 0, needed = 0, table_level = 0, issued[NMODES] = {0}, missed[NMODES] = {0};
+    static long by_reason[NMODES][PGW_REASON_COUNT], unneeded[NMODES][PGW_REASON_COUNT];
     static ores before[QUERIES], after;
     oquery q[QUERIES];
-    pgw_deps *d[2][QUERIES];
+    pgw_deps *d[NMODES][QUERIES];
 
     while (pairs < target) {
         otable tabs[2];
@@ -64,7 +66,7 @@ START_TEST(differential)
         for (int i = 0; i < QUERIES; i++) {
             o_query_random(&r, &q[i]);
             o_eval(&before[i], &q[i], tabs);
-            for (int m = 0; m < 2; m++)
+            for (int m = 0; m < NMODES; m++)
                 d[m][i] = o_declare(&q[i], &sc, &before[i], tabs, m);
         }
         for (int k = 0; k < WRITES; k++) {
@@ -76,7 +78,7 @@ START_TEST(differential)
                 pairs++;
                 needed += changed;
                 table_level += o_reads(&q[i], st.table);
-                for (int m = 0; m < 2; m++) {
+                for (int m = 0; m < NMODES; m++) {
                     pgw_verdict v;
                     ck_assert_int_eq(pgw_decide(&v, d[m][i], w, NULL), PGW_OK);
                     ck_assert(v.refresh == pgw_reason_refreshes(v.reason));
@@ -96,16 +98,17 @@ START_TEST(differential)
             }
             pgw_write_free(w);
         }
-        for (int m = 0; m < 2; m++)
+        for (int m = 0; m < NMODES; m++)
             for (int i = 0; i < QUERIES; i++)
                 pgw_deps_free(d[m][i]);
     }
     printf("# differential: seed %llu, %ld (query, write) pairs, %ld results changed, "
-           "%ld missed refreshes (%ld declared as today)\n",
-           (unsigned long long)seed, pairs, needed, missed[O_TYPED], missed[O_TODAY]);
+           "%ld missed refreshes (%ld declared as today, %ld without bounds)\n",
+           (unsigned long long)seed, pairs, needed, missed[O_BOUNDS], missed[O_TODAY],
+           missed[O_TYPED]);
     printf("# table-level invalidation: %.3f (%ld/%ld)\n", (double)table_level / (double)needed,
            table_level, needed);
-    for (int m = 0; m < 2; m++) {
+    for (int m = 0; m < NMODES; m++) {
         printf("# %s: over-refresh ratio (issued/needed) %.3f (%ld/%ld)\n", mode_name[m],
                (double)issued[m] / (double)needed, issued[m], needed);
         printf("#   verdicts by reason:");
@@ -122,8 +125,9 @@ START_TEST(differential)
     ck_assert_int_ge(pairs, target);
     ck_assert_int_gt(needed, pairs / 20); /* the test exercises real changes */
     ck_assert_int_lt(issued[O_TODAY], table_level); /* and the rules skip something */
-    ck_assert_int_lt(issued[O_TYPED], issued[O_TODAY]); /* ranges skip more */
-    for (int m = 0; m < 2; m++)
+    ck_assert_int_lt(issued[O_TYPED], issued[O_TODAY]);  /* ranges skip more */
+    ck_assert_int_lt(issued[O_BOUNDS], issued[O_TYPED]); /* and so do bounds */
+    for (int m = 0; m < NMODES; m++)
         ck_assert_msg(missed[m] == 0, "%ld missed refreshes %s (seed %llu)", missed[m],
                       mode_name[m], (unsigned long long)seed);
 }

@@ -378,7 +378,24 @@ typedef struct ores {
     /* result IDs (keys of ta's rows in the result) */
     orow ids[OMAXR * OMAXR];
     int nids;
+    /* the window of ta's list (or of the join): its first and last rows of
+     * ta, whether it holds `limit` rows; has_bounds false when it has no
+     * window or no row */
+    bool has_bounds, full;
+    orow bfirst, blast;
 } ores;
+
+/* Records the bounds of a window of ta's rows first..last (n of them). */
+static inline void o_set_bounds(ores *o, const oqtab *q, const orow *first, const orow *last,
+                                int n)
+{
+    if (n == 0 || (q->limit < 0 && q->offset == 0))
+        return;
+    o->has_bounds = true;
+    o->full = q->limit >= 0 && n == q->limit;
+    o->bfirst = *first;
+    o->blast = *last;
+}
 
 static inline void o_push(ores *o, int v)
 {
@@ -426,7 +443,8 @@ static inline int o_qsort_rows(const void *a, const void *b)
 }
 
 /* Evaluates one list query (Q_SINGLE, or one half of Q_TWO). */
-static inline void o_eval_list(ores *o, const oqtab *q, const otable *t, bool ids)
+static inline void o_eval_list(ores *o, const oqtab *q, const otable *t, bool ids,
+                               bool bounds)
 {
     const orow *rows[OMAXR];
     int n = 0;
@@ -439,6 +457,8 @@ static inline void o_eval_list(ores *o, const oqtab *q, const otable *t, bool id
     int from = q->offset, to = q->limit >= 0 ? q->offset + q->limit : n;
     if (to > n)
         to = n;
+    if (bounds && to > from)
+        o_set_bounds(o, q, rows[from], rows[to - 1], to - from);
     otuple tup[OMAXR];
     int nt = 0;
     for (int i = from; i < to; i++) {
@@ -484,14 +504,15 @@ static inline void o_eval(ores *o, const oquery *q, const otable tabs[2])
 {
     o->n = 0;
     o->nids = 0;
+    o->has_bounds = false;
     switch (q->kind) {
     case Q_SINGLE:
-        o_eval_list(o, &q->t[0], &tabs[0], o_ids_in_result(q));
+        o_eval_list(o, &q->t[0], &tabs[0], o_ids_in_result(q), true);
         break;
     case Q_TWO:
-        o_eval_list(o, &q->t[0], &tabs[0], o_ids_in_result(q));
+        o_eval_list(o, &q->t[0], &tabs[0], o_ids_in_result(q), true);
         o_push(o, -200);
-        o_eval_list(o, &q->t[1], &tabs[1], false);
+        o_eval_list(o, &q->t[1], &tabs[1], false, false);
         break;
     case Q_COUNT: {
         int n = 0;
@@ -525,6 +546,8 @@ static inline void o_eval(ores *o, const oquery *q, const otable tabs[2])
         int from = w->offset, to = w->limit >= 0 ? w->offset + w->limit : n;
         if (to > n)
             to = n;
+        if (to > from)
+            o_set_bounds(o, w, pairs[from][0], pairs[to - 1][0], to - from);
         static otuple tup[OMAXR * OMAXR];
         int nt = 0;
         for (int i = from; i < to; i++) {
@@ -572,9 +595,10 @@ static inline void o_value_text(char out[48], const otable *t, int c, int v)
         o_typed_text(out, t->ty[c], 2 * v, 0);
 }
 
-/* How a declaration is written: as today's rules can (ranges opaque), or
- * with typed ranges. */
-enum { O_TODAY = 0, O_TYPED = 1 };
+/* How a declaration is written: as today's rules can (ranges opaque,
+ * sort columns by name), with typed ranges and sort keys, or also with the
+ * bounds of the window `before` shows. */
+enum { O_TODAY = 0, O_TYPED = 1, O_BOUNDS = 2 };
 
 /* A range filter's bound at step u of column c: its text in buf. */
 static inline pgw_bound o_bound(char buf[48], const otable *tab, const ofilter *f, int kind,
@@ -589,7 +613,7 @@ static inline pgw_bound o_bound(char buf[48], const otable *tab, const ofilter *
 }
 
 static inline void o_declare_tab(pgw_deps *d, const oquery *q, int ti, bool count,
-                                 const otable *tab, int mode)
+                                 const otable *tab, int mode, const ores *before)
 {
     const oqtab *t = &q->t[ti];
     size_t e;
@@ -610,7 +634,7 @@ static inline void o_declare_tab(pgw_deps *d, const oquery *q, int ti, bool coun
         o_value_text(v1, tab, f->col, f->v1);
         o_value_text(v2, tab, f->col, f->v2);
         const char *vals[2] = {v1, v2};
-        if ((f->kind == F_GT || f->kind == F_RANGE) && mode == O_TYPED) {
+        if ((f->kind == F_GT || f->kind == F_RANGE) && mode != O_TODAY) {
             char lb[48], ub[48];
             pgw_bound lo = o_bound(lb, tab, f, f->lk, f->lu);
             pgw_bound hi = o_bound(ub, tab, f, f->hk, f->hu);
@@ -649,25 +673,56 @@ static inline void o_declare_tab(pgw_deps *d, const oquery *q, int ti, bool coun
         ck_assert_int_eq(pgw_deps_add_filter(d, e, "a", PGW_FILTER_OPAQUE, NULL, 0, NULL),
                          PGW_OK);
     n = 0;
-    for (int i = 0; i < t->ns; i++)
-        names[n++] = ocol[t->sort[i]];
+    pgw_sort_key keys[ONCOL + 2];
+    int kcol[ONCOL + 2];
+    for (int i = 0; i < t->ns; i++) {
+        kcol[n] = t->sort[i];
+        pgw_sort_key k = {ocol[t->sort[i]], t->sort[i] < 2 ? PGW_CMP_INT : tab->ty[t->sort[i]],
+                          t->desc[i], t->nulls_first[i]};
+        keys[n++] = k;
+    }
     bool join_ordered = q->kind == Q_JOIN && (o_ordered(&q->t[0]) || q->t[1].ns > 0);
-    if (join_ordered) {
+    /* A host that acknowledges window bounds writes the key last in ORDER
+     * BY (inval.h, "order_by"), so that no two rows tie. */
+    bool key_last = mode == O_BOUNDS && ti == 0 && (t->limit >= 0 || t->offset > 0);
+    if (join_ordered || key_last) {
         /* ORDER BY ta.sort..., ta.key, tb.sort..., tb.key: each key is an
          * ORDER BY column of its table. */
-        for (int k = 0; k < 2; k++) {
+        for (int c = 0; c < (join_ordered || tab->composite ? 2 : 1); c++) {
             bool dup = false;
             for (size_t i = 0; i < n; i++)
-                dup |= strcmp(names[i], ocol[k]) == 0;
-            if (!dup)
-                names[n++] = ocol[k];
+                dup |= kcol[i] == c;
+            if (!dup) {
+                kcol[n] = c;
+                pgw_sort_key k = {ocol[c], PGW_CMP_INT, false, false};
+                keys[n++] = k;
+            }
         }
     }
-    if (n)
+    for (size_t i = 0; i < n; i++)
+        names[i] = keys[i].column;
+    if (n && mode == O_TODAY)
         ck_assert_int_eq(pgw_deps_set_order_by(d, e, names, n, NULL), PGW_OK);
+    else if (n)
+        ck_assert_int_eq(pgw_deps_set_sort_keys(d, e, keys, n, NULL), PGW_OK);
     const oqtab *w = q->kind == Q_JOIN ? &q->t[0] : t;
     if (w->limit >= 0 || w->offset > 0)
         ck_assert_int_eq(pgw_deps_set_window(d, e, w->limit, w->offset, NULL), PGW_OK);
+    if (mode == O_BOUNDS && ti == 0 && before && before->has_bounds && n) {
+        /* the host's acknowledgement of the rerun that gave `before` */
+        char fb[ONCOL + 2][48], lb[ONCOL + 2][48];
+        const char *first[ONCOL + 2], *last[ONCOL + 2];
+        for (size_t i = 0; i < n; i++) {
+            int c = kcol[i], fv = before->bfirst.v[c], lv = before->blast.v[c];
+            o_value_text(fb[i], tab, c, fv);
+            o_value_text(lb[i], tab, c, lv);
+            first[i] = fv == ONULL ? NULL : fb[i];
+            last[i] = lv == ONULL ? NULL : lb[i];
+        }
+        pgw_window_bounds b = {first, last, n, before->full};
+        pgw_error err;
+        ck_assert_msg(pgw_deps_set_window_bounds(d, &b, &err) == PGW_OK, "%s", err.message);
+    }
 }
 
 static inline void o_rowid(char buf[2][8], const char *parts[2], pgw_rowid *id, const orow *x,
@@ -688,9 +743,9 @@ static inline pgw_deps *o_declare(const oquery *q, const pgw_scope *sc, const or
     const bool ta_composite = tabs[0].composite;
     pgw_deps *d = NULL;
     ck_assert_int_eq(pgw_deps_new(&d, sc, "q", NULL), PGW_OK);
-    o_declare_tab(d, q, 0, q->kind == Q_COUNT, &tabs[0], mode);
+    o_declare_tab(d, q, 0, q->kind == Q_COUNT, &tabs[0], mode, before);
     if (q->kind == Q_TWO || q->kind == Q_JOIN)
-        o_declare_tab(d, q, 1, false, &tabs[1], mode);
+        o_declare_tab(d, q, 1, false, &tabs[1], mode, NULL);
     if (q->tracked) {
         static char bufs[OMAXR * OMAXR][2][8];
         static const char *parts[OMAXR * OMAXR][2];

@@ -184,6 +184,62 @@ static inline int relevance(const pgwi_tdep *t, const fset *fs, pgwi_wmemo *mm,
     return PGWI_MAYBE;
 }
 
+/* ---- window bounds (rules W1 to W4) ---- */
+
+/* Compares value v of a sort key with flags kf to a boundary value b (b
+ * parses under the key's type, or is &pgwi_sqlnull): -1, 0, 1 in the key's
+ * order (its direction and NULLS order), or 2 when v does not parse. */
+static int key_cmp(uint8_t kf, const pgwi_str *v, const pgwi_str *b)
+{
+    const bool vn = v == &pgwi_sqlnull, bn = b == &pgwi_sqlnull;
+    if (vn || bn) {
+        if (vn && bn)
+            return 0;
+        return vn == ((kf & PGWI_SORT_NULLS_FIRST) != 0) ? -1 : 1;
+    }
+    const pgw_cmp_type ty = (pgw_cmp_type)(kf & PGWI_SORT_TYPE);
+    pgwi_typed x, y;
+    if (!pgwi_typed_parse(&x, ty, v->s, v->len))
+        return 2;
+    (void)pgwi_typed_parse(&y, ty, b->s, b->len);
+    int c = pgwi_typed_cmp(&x, &y);
+    return (kf & PGWI_SORT_DESC) ? -c : c;
+}
+
+/* Compares row i's sort-key values on a side with a boundary row (n
+ * values): lexicographically, -1, 0 or 1; 2 when a value that decides is
+ * unknown or unparsable. */
+static int tuple_cmp(const pgwi_tdep *t, const pgwi_str *const *bound, pgwi_wmemo *mm,
+                     const pgw_write *w, uint32_t i, int side, bool cols_ok)
+{
+    for (uint32_t k = 0; k < t->n_sort; k++) {
+        const pgwi_str *col = t->sort[k];
+        const pgwi_str *v =
+            pgwi_row_value(w, i, side, w_vcol(mm, col), !cols_ok || w_changed(mm, col));
+        if (!v)
+            return 2;
+        int c = key_cmp(t->sort_kf[k], v, bound[k]);
+        if (c)
+            return c;
+    }
+    return 0;
+}
+
+enum { POS_INSIDE = 0, POS_BEFORE = 1, POS_BEYOND = 2 };
+
+/* Where row i lies on a side against the window's bounds: strictly beyond
+ * its last row, strictly before its first, or otherwise (within, tied with
+ * a boundary row, or unknown). */
+static int window_pos(const pgwi_tdep *t, const pgwi_dview *d, pgwi_wmemo *mm,
+                      const pgw_write *w, uint32_t i, int side, bool cols_ok)
+{
+    if (tuple_cmp(t, d->bounds + d->n_bounds, mm, w, i, side, cols_ok) == 1)
+        return POS_BEYOND;
+    if (tuple_cmp(t, d->bounds, mm, w, i, side, cols_ok) == -1)
+        return POS_BEFORE;
+    return POS_INSIDE;
+}
+
 static pgw_verdict refresh(pgw_reason r)
 {
     pgw_verdict v = {true, r};
@@ -208,6 +264,10 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
      * columns are unknown). */
     const bool fchg = !cols_ok || filter_col_changed(mm, t);
     const bool schg = !cols_ok || any_changed(mm, t->sort, t->n_sort);
+    /* The window's bounds are known (rules W1 to W4): the first table's,
+     * while its result is (not being rerun). */
+    const bool bounded = first && d->n_bounds && !r_unknown && windowed && t->sort_kf &&
+                         d->n_bounds == t->n_sort;
 
     /* Rule 7: only unread columns changed. */
     if (w->op == PGW_OP_UPDATE && cols_ok) {
@@ -229,7 +289,7 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
     fset fs;
     fset_init(&fs, mm, t);
     const bool same = pgwi_same_row(w);
-    bool used_values = false;
+    bool used_values = false, used_beyond = false, used_before = false;
 
     for (uint32_t i = 0; i < w->n_ids; i++) {
         /* Whether the row is in R, searched only where a rule asks (an
@@ -254,6 +314,19 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
                     continue;
                 }
             }
+            if (bounded) {
+                int po = b == PGWI_NO ? POS_INSIDE : window_pos(t, d, mm, w, i, 0, cols_ok);
+                int pn = a == PGWI_NO ? POS_INSIDE : window_pos(t, d, mm, w, i, 1, cols_ok);
+                if ((b == PGWI_NO || po == POS_BEYOND) &&
+                    (a == PGWI_NO || (pn == POS_BEYOND && d->bounds_full))) {
+                    used_beyond = true; /* W1 */
+                    continue;
+                }
+                if (!fchg && po == POS_BEFORE && pn == POS_BEFORE) {
+                    used_before = true; /* W2 */
+                    continue;
+                }
+            }
             if (fchg)
                 return refresh(PGW_REASON_FILTER_COLUMN_CHANGED); /* 14 */
             if (schg && ordered)
@@ -266,17 +339,29 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
                 return refresh(PGW_REASON_ROW_IN_RESULT); /* 17 */
             if (relevance(t, &fs, mm, w, i, PGW_SIDE_OLD) == PGWI_NO)
                 used_values = true; /* 18 */
-            else if (!(tracked && t->offset == 0))
-                return refresh(PGW_REASON_DELETE_IN_WINDOW); /* 20; else 19 */
+            else if (tracked && t->offset == 0)
+                ; /* 19 */
+            else if (bounded &&
+                     window_pos(t, d, mm, w, i, PGW_SIDE_OLD, cols_ok) == POS_BEYOND)
+                used_beyond = true; /* W3 */
+            else
+                return refresh(PGW_REASON_DELETE_IN_WINDOW); /* 20 */
         }
         if (pgwi_row_exists(w, i, PGW_SIDE_NEW) != PGWI_NO) {
             if (relevance(t, &fs, mm, w, i, PGW_SIDE_NEW) == PGWI_NO)
                 used_values = true; /* 21 */
+            else if (bounded && d->bounds_full &&
+                     window_pos(t, d, mm, w, i, PGW_SIDE_NEW, cols_ok) == POS_BEYOND)
+                used_beyond = true; /* W4 */
             else
                 return refresh(PGW_REASON_INSERT_MAY_ENTER); /* 22 */
         }
 #undef IN_R
     }
+    if (used_before)
+        return skip(PGW_REASON_BEFORE_WINDOW);
+    if (used_beyond)
+        return skip(PGW_REASON_BEYOND_WINDOW);
     return skip(used_values ? PGW_REASON_VALUES_DISJOINT : PGW_REASON_ROWS_DISJOINT);
 }
 

@@ -129,6 +129,20 @@ static inline uint32_t rn_nposts(const irunner *r)
     return r->undeclared ? 1 : r->n_tables;
 }
 
+/* The declaration runner r presents to the rules. */
+static inline void pgwi_runner_view(pgwi_dview *dv, const irunner *r)
+{
+    dv->tables = RN_TABLES(r);
+    dv->n_tables = r->n_tables;
+    dv->undeclared = r->undeclared;
+    dv->rids_known = r->rids_known;
+    dv->n_rids = r->n_rids;
+    dv->rids = RN_RIDS(r);
+    dv->bounds = NULL;
+    dv->n_bounds = 0;
+    dv->bounds_full = false;
+}
+
 /* The clock's record of a time-dependent runner (index_clock.c), in its
  * block after its postings (runner_new() makes room when r->timed). The
  * runners waiting for their interval (CLEAN or RUNNING, not yet marked) are

@@ -112,8 +112,8 @@ static void visit(mctx *c, irunner *r)
         x->coalesced++;
         return;
     }
-    pgwi_dview dv = {RN_TABLES(r), r->n_tables, r->undeclared, r->rids_known, r->n_rids,
-                     RN_RIDS(r)};
+    pgwi_dview dv;
+    pgwi_runner_view(&dv, r);
     uint32_t held[NHITS];
     if (c->held && r->tracked && r->rids_known && RN_POST(r)[0].bucket == c->held->idx) {
         /* The rules ask only whether the write's rows are in the result:

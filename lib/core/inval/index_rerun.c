@@ -233,8 +233,8 @@ int pgw_index_decide(pgw_verdict *out, const pgw_index *x, pgw_runner_id id,
         out->reason = PGW_REASON_SCOPE_DISJOINT;
         return PGW_OK;
     }
-    pgwi_dview dv = {RN_TABLES(r), r->n_tables, r->undeclared, r->rids_known, r->n_rids,
-                     RN_RIDS(r)};
+    pgwi_dview dv;
+    pgwi_runner_view(&dv, r);
     pgwi_wmemo m;
     pgwi_wmemo_init(&m, w);
     *out = pgwi_decide_view(&dv, r->state == ST_RUN, w, &m);

@@ -198,7 +198,7 @@ static const char *const reason_names[PGW_REASON_COUNT] = {
     "IDS_UNKNOWN",      "COLUMNS_UNKNOWN",     "ROW_IN_RESULT",
     "RESULT_UNKNOWN",   "FILTER_COLUMN_CHANGED", "SORT_COLUMN_CHANGED",
     "INSERT_MAY_ENTER", "DELETE_IN_WINDOW",    "DDL",
-    "CLOCK",
+    "CLOCK",            "BEYOND_WINDOW",       "BEFORE_WINDOW",
 };
 
 const char *pgw_reason_name(pgw_reason reason)
@@ -222,7 +222,8 @@ int pgw_reason_from_name(pgw_reason *out, const char *name)
 
 bool pgw_reason_refreshes(pgw_reason reason)
 {
-    return !((int)reason >= 0 && (int)reason <= PGW_REASON_VALUES_DISJOINT);
+    return !(((int)reason >= 0 && (int)reason <= PGW_REASON_VALUES_DISJOINT) ||
+             reason == PGW_REASON_BEYOND_WINDOW || reason == PGW_REASON_BEFORE_WINDOW);
 }
 
 const char *pgw_op_name(pgw_op op)
@@ -277,8 +278,10 @@ void pgw_deps_free(pgw_deps *d)
     for (uint32_t i = 0; i < d->n_tables; i++) {
         pgwi_free((void *)d->tables[i].cols);
         pgwi_free((void *)d->tables[i].sort);
+        pgwi_free((void *)d->tables[i].sort_kf);
         pgwi_free((void *)d->tables[i].filters);
     }
+    pgwi_free((void *)d->bounds);
     pgwi_free(d->tables);
     pgwi_free(d->rids);
     pgwi_free(d->fps);
@@ -416,6 +419,25 @@ int pgw_deps_set_columns(pgw_deps *d, size_t table, const char *const *columns,
     return PGW_OK;
 }
 
+/* Rounds a block size up for the pgwi_str that follows (8-byte aligned). */
+#define ALIGN_PTR(n) (((n) + 7) & ~(size_t)7)
+
+/* Replaces the sort keys of entry `table` with names arr and key flags kf
+ * (both allocated, owned from now on; kf NULL: every key of type 0, ASC,
+ * NULLS LAST). */
+static void put_sort(pgw_deps *d, size_t table, const pgwi_str **arr, uint8_t *kf, size_t n)
+{
+    pgwi_tdep *t = &d->tables[table];
+    pgwi_free((void *)t->sort);
+    pgwi_free((void *)t->sort_kf);
+    t->sort = arr;
+    t->sort_kf = kf;
+    t->n_sort = (uint16_t)n;
+    pgwi_tdep_masks(t);
+    if (table == 0)
+        pgw_deps_clear_window_bounds(d);
+}
+
 int pgw_deps_set_order_by(pgw_deps *d, size_t table, const char *const *columns,
                           size_t n_columns, pgw_error *err)
 {
@@ -426,12 +448,132 @@ int pgw_deps_set_order_by(pgw_deps *d, size_t table, const char *const *columns,
     if ((rc = name_list(&arr, &d->arena, columns, n_columns, "deps_set_order_by", "columns",
                         err)) < 0)
         return rc;
-    pgwi_tdep *t = &d->tables[table];
-    pgwi_free((void *)t->sort);
-    t->sort = arr;
-    t->n_sort = (uint16_t)n_columns;
-    pgwi_tdep_masks(t);
+    put_sort(d, table, arr, NULL, n_columns);
     return PGW_OK;
+}
+
+int pgw_deps_set_sort_keys(pgw_deps *d, size_t table, const pgw_sort_key *keys, size_t n_keys,
+                           pgw_error *err)
+{
+    int rc;
+    if ((rc = check_table(d, table, "deps_set_sort_keys", err)) < 0)
+        return rc;
+    if (!keys && n_keys)
+        return pgwi_error(err, PGW_EINVAL, "deps_set_sort_keys: keys is NULL with %zu entries",
+                          n_keys);
+    if (n_keys > 65535)
+        return pgwi_error(err, PGW_ELIMIT, "deps_set_sort_keys: more than 65535 keys");
+    const char **names = pgwi_malloc((n_keys ? n_keys : 1) * sizeof *names);
+    uint8_t *kf = pgwi_malloc(n_keys ? n_keys : 1);
+    if (!names || !kf) {
+        pgwi_free(names);
+        pgwi_free(kf);
+        return pgwi_enomem(err);
+    }
+    rc = PGW_OK;
+    for (size_t i = 0; i < n_keys && rc == PGW_OK; i++) {
+        int ty = (int)keys[i].type;
+        if (ty != 0 && !pgwi_cmp_type_name(keys[i].type))
+            rc = pgwi_error(err, PGW_EINVAL,
+                            "deps_set_sort_keys: keys[%zu].type %d is neither 0 nor a "
+                            "pgw_cmp_type",
+                            i, ty);
+        names[i] = keys[i].column;
+        kf[i] = (uint8_t)(ty | (keys[i].descending ? PGWI_SORT_DESC : 0) |
+                          (keys[i].nulls_first ? PGWI_SORT_NULLS_FIRST : 0));
+    }
+    const pgwi_str **arr = NULL;
+    if (rc == PGW_OK)
+        rc = name_list(&arr, &d->arena, names, n_keys, "deps_set_sort_keys", "keys", err);
+    pgwi_free(names);
+    if (rc < 0) {
+        pgwi_free(kf);
+        return rc;
+    }
+    put_sort(d, table, arr, kf, n_keys);
+    return PGW_OK;
+}
+
+int pgw_deps_set_window_bounds(pgw_deps *d, const pgw_window_bounds *b, pgw_error *err)
+{
+    if (!d || !b)
+        return pgwi_error(err, PGW_EINVAL, "deps_set_window_bounds: %s is NULL",
+                          d ? "bounds" : "deps");
+    if (d->n_tables == 0)
+        return pgwi_error(err, PGW_EINVAL, "deps_set_window_bounds: no table is declared");
+    const pgwi_tdep *t = &d->tables[0];
+    if (t->limit < 0 && t->offset == 0)
+        return pgwi_error(err, PGW_EINVAL,
+                          "deps_set_window_bounds: the first table has no window (limit or "
+                          "offset)");
+    if (t->n_sort == 0)
+        return pgwi_error(err, PGW_EINVAL, "deps_set_window_bounds: the first table has no "
+                                           "sort keys");
+    if (b->n != t->n_sort)
+        return pgwi_error(err, PGW_EINVAL,
+                          "deps_set_window_bounds: %zu values per row for %u sort keys", b->n,
+                          (unsigned)t->n_sort);
+    if (!b->first || !b->last)
+        return pgwi_error(err, PGW_EINVAL, "deps_set_window_bounds: %s is NULL",
+                          b->first ? "last" : "first");
+    size_t size = ALIGN_PTR(2 * b->n * sizeof(pgwi_str *));
+    for (size_t k = 0; k < b->n; k++) {
+        int ty = t->sort_kf ? t->sort_kf[k] & PGWI_SORT_TYPE : 0;
+        if (!ty)
+            return pgwi_error(err, PGW_EINVAL,
+                              "deps_set_window_bounds: sort key %s has no comparison type",
+                              t->sort[k]->s);
+        for (int s = 0; s < 2; s++) {
+            const char *v = s ? b->last[k] : b->first[k];
+            if (!v)
+                continue;
+            size_t len = strlen(v);
+            pgwi_typed x;
+            if (!pgwi_utf8_valid(v, len) || !pgwi_typed_parse(&x, (pgw_cmp_type)ty, v, len))
+                return pgwi_error(err, PGW_EINVAL,
+                                  "deps_set_window_bounds: %s[%zu] \"%.64s\" (sort key %s) "
+                                  "does not parse as %s",
+                                  s ? "last" : "first", k, pgwi_utf8_valid(v, len) ? v : "?",
+                                  t->sort[k]->s, pgwi_cmp_type_name((pgw_cmp_type)ty));
+            size += ALIGN_PTR(sizeof(pgwi_str) + len + 1);
+        }
+    }
+    unsigned char *blk = pgwi_malloc(size);
+    if (!blk)
+        return pgwi_enomem(err);
+    const pgwi_str **vals = (const pgwi_str **)blk;
+    unsigned char *cur = blk + ALIGN_PTR(2 * b->n * sizeof(pgwi_str *));
+    for (size_t k = 0; k < b->n; k++)
+        for (int s = 0; s < 2; s++) {
+            const char *v = s ? b->last[k] : b->first[k];
+            if (!v) {
+                vals[s * b->n + k] = &pgwi_sqlnull;
+                continue;
+            }
+            size_t len = strlen(v);
+            pgwi_str *p = (pgwi_str *)cur;
+            cur += ALIGN_PTR(sizeof(pgwi_str) + len + 1);
+            p->hash = pgwi_hash_bytes(v, len);
+            p->len = (uint32_t)len;
+            p->refs = 0;
+            memcpy(p->s, v, len + 1);
+            vals[s * b->n + k] = p;
+        }
+    pgwi_free((void *)d->bounds);
+    d->bounds = vals;
+    d->n_bounds = (uint32_t)b->n;
+    d->bounds_full = b->full && t->limit >= 0;
+    return PGW_OK;
+}
+
+void pgw_deps_clear_window_bounds(pgw_deps *d)
+{
+    if (!d)
+        return;
+    pgwi_free((void *)d->bounds);
+    d->bounds = NULL;
+    d->n_bounds = 0;
+    d->bounds_full = false;
 }
 
 /* Appends filter f to entry t. */
@@ -570,6 +712,8 @@ int pgw_deps_set_window(pgw_deps *d, size_t table, int64_t limit, int64_t offset
                           (long long)offset);
     d->tables[table].limit = limit;
     d->tables[table].offset = offset;
+    if (table == 0)
+        pgw_deps_clear_window_bounds(d);
     return PGW_OK;
 }
 
@@ -663,6 +807,9 @@ void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d)
     out->rids_known = d->rids_known;
     out->n_rids = d->n_fps;
     out->rids = d->fps;
+    out->bounds = d->bounds;
+    out->n_bounds = d->bounds ? d->n_bounds : 0;
+    out->bounds_full = d->bounds_full;
 }
 
 /* ------------------------------------------------------------------ */

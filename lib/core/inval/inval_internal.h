@@ -135,6 +135,8 @@ typedef struct pgwi_tdep {
     const pgwi_str *schema, *table;
     const pgwi_str *const *cols; /* n_cols read columns (ignored when all_cols) */
     const pgwi_str *const *sort; /* n_sort sort columns */
+    const uint8_t *sort_kf;      /* n_sort key flags (PGWI_SORT_*), or NULL: type 0, ASC,
+                                  * NULLS LAST */
     const pgwi_filter *filters;  /* n_filters filters */
     int64_t limit;               /* -1: none */
     int64_t offset;              /* 0: none */
@@ -152,6 +154,9 @@ static inline bool pgwi_tdep_lists_rows(const pgwi_tdep *t)
     return t->all_cols || t->n_cols > 0;
 }
 
+/* The flags of a sort key: its pgw_cmp_type (0: none), DESC, NULLS FIRST. */
+enum { PGWI_SORT_TYPE = 0x7, PGWI_SORT_DESC = 0x8, PGWI_SORT_NULLS_FIRST = 0x10 };
+
 typedef struct pgwi_dview {
     const pgwi_tdep *tables;
     uint32_t n_tables;
@@ -159,6 +164,11 @@ typedef struct pgwi_dview {
     bool rids_known;      /* result IDs of tables[0] known */
     uint32_t n_rids;      /* sorted unique fingerprints */
     const uint32_t *rids;
+    /* window bounds of tables[0]: n_bounds values of its first row, then
+     * n_bounds of its last (&pgwi_sqlnull: NULL); n_bounds 0: none */
+    const pgwi_str *const *bounds;
+    uint32_t n_bounds;
+    bool bounds_full;
 } pgwi_dview;
 
 struct pgw_deps {
@@ -173,6 +183,11 @@ struct pgw_deps {
     uint32_t *fps; /* n_fps sorted unique fingerprints */
     uint32_t n_fps;
     bool time_dependent; /* the query reads the clock (pgw_index_clock()) */
+    /* window bounds (pgw_deps_set_window_bounds()): one block of 2 n_bounds
+     * pointers then their strings; NULL: none */
+    const pgwi_str **bounds;
+    uint32_t n_bounds;
+    bool bounds_full;
 };
 
 void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d);
