@@ -649,6 +649,40 @@ PGW_API int pgw_deps_scope(pgw_scope *out, const pgw_deps *deps);
  */
 PGW_API size_t pgw_deps_n_tables(const pgw_deps *deps);
 
+/** What the result of a declaration is, for its result IDs. */
+typedef enum pgw_result_kind {
+    PGW_RESULT_UNSPECIFIED = 0, /**< the default, as before result kinds: a list when
+                                     the first table reads a column, an aggregate
+                                     when it reads none (count(*), EXISTS) */
+    PGW_RESULT_LIST = 1,        /**< a list of the first table's rows, one result row
+                                     per row (its primary key identifies it) */
+    PGW_RESULT_AGGREGATE = 2    /**< anything else: an aggregate (count(x), sum(x),
+                                     GROUP BY), DISTINCT, rows of another table */
+} pgw_result_kind;
+
+/**
+ * Declares what the result is. Result IDs (pgw_deps_set_result_ids()) are
+ * used only for a list: an aggregate's are ignored by pgw_decide() and by
+ * a pgw_index, at registration and at acknowledgement (pgw_index_ack()),
+ * so that sum(x) and count(x) are safe however their host acknowledges
+ * them. PGW_RESULT_UNSPECIFIED keeps the rule that came before: a first
+ * table with an empty column list is an aggregate. The kind takes part in
+ * a runner's identity and in the JSON form (`"result": "list"` or
+ * `"aggregate"`, docs/wire.md).
+ *
+ * @param deps  the declaration.
+ * @param kind  a pgw_result_kind.
+ * @param err   optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL when deps is NULL or kind is outside the enum.
+ */
+PGW_API int pgw_deps_set_result_kind(pgw_deps *deps, pgw_result_kind kind, pgw_error *err);
+
+/**
+ * The declared result kind (pgw_deps_set_result_kind()).
+ * @param deps  the declaration; NULL gives PGW_RESULT_UNSPECIFIED.
+ */
+PGW_API pgw_result_kind pgw_deps_result_kind(const pgw_deps *deps);
+
 /**
  * Declares whether the query reads the clock: `now()`,
  * `current_timestamp`, `current_date`, `current_time`, `localtimestamp`,

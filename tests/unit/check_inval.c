@@ -725,7 +725,9 @@ START_TEST(reason_names)
         pgw_reason back;
         ck_assert_int_eq(pgw_reason_from_name(&back, pgw_reason_name((pgw_reason)r)), PGW_OK);
         ck_assert_int_eq(back, r);
-        ck_assert(pgw_reason_refreshes((pgw_reason)r) == (r >= PGW_REASON_SCOPE_RESET));
+        ck_assert(pgw_reason_refreshes((pgw_reason)r) ==
+                  (r >= PGW_REASON_SCOPE_RESET && r != PGW_REASON_BEYOND_WINDOW &&
+                   r != PGW_REASON_BEFORE_WINDOW));
     }
     ck_assert_str_eq(pgw_reason_name(PGW_REASON_FILTER_COLUMN_CHANGED), "FILTER_COLUMN_CHANGED");
     ck_assert_str_eq(pgw_reason_name((pgw_reason)99), "UNKNOWN_REASON");
@@ -739,7 +741,11 @@ START_TEST(reason_names)
     /* The reasons of issue 16, at their shared values. */
     ck_assert_int_eq(PGW_REASON_DDL, 17);
     ck_assert_int_eq(PGW_REASON_CLOCK, 18);
-    ck_assert_int_eq(PGW_REASON_COUNT, 19);
+    ck_assert_int_eq(PGW_REASON_BEYOND_WINDOW, 19);
+    ck_assert_int_eq(PGW_REASON_BEFORE_WINDOW, 20);
+    ck_assert_int_eq(PGW_REASON_COUNT, 21);
+    ck_assert(!pgw_reason_refreshes(PGW_REASON_BEYOND_WINDOW));
+    ck_assert(!pgw_reason_refreshes(PGW_REASON_BEFORE_WINDOW));
     ck_assert_str_eq(pgw_reason_name(PGW_REASON_DDL), "DDL");
     ck_assert_str_eq(pgw_reason_name(PGW_REASON_CLOCK), "CLOCK");
     ck_assert(pgw_reason_refreshes(PGW_REASON_DDL));
@@ -1180,6 +1186,235 @@ START_TEST(range_bad_arguments)
 }
 END_TEST
 
+/* ---- window bounds (issue 18) ---- */
+
+/* ORDER BY due ASC NULLS LAST, id LIMIT 3 OFFSET off on tasks, with the
+ * window's first row (2024-01-02, 5) and last row (2024-01-05, 9). */
+static pgw_deps *bounded_tasks(int64_t offset, bool full)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, "tasks.page");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title,due");
+    ih_filter(d, t, "status", PGW_FILTER_EQ, "open");
+    const pgw_sort_key keys[] = {{"due", PGW_CMP_DATE, false, false},
+                                 {"id", PGW_CMP_INT, false, false}};
+    ck_assert_int_eq(pgw_deps_set_sort_keys(d, t, keys, 2, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 3, offset, NULL), PGW_OK);
+    const char *first[] = {"2024-01-02", "5"}, *last[] = {"2024-01-05", "9"};
+    pgw_window_bounds b = {first, last, 2, full};
+    pgw_error err;
+    ck_assert_msg(pgw_deps_set_window_bounds(d, &b, &err) == PGW_OK, "%s", err.message);
+    return d;
+}
+
+/* A one-row write of tasks: op, and the row's due and id on each side it
+ * has (NULL due: SQL NULL; "?" leaves due unknown). */
+static pgw_write *task_row(pgw_op op, const char *id, const char *old_due, const char *new_due)
+{
+    pgw_write *w = ih_write(&IH_ACME, "tasks", op);
+    ih_wids(w, id, false);
+    if (op == PGW_OP_UPDATE)
+        ih_wcols(w, "due", false);
+    for (int s = 0; s < 2; s++) {
+        const char *due = s ? new_due : old_due;
+        if ((s == 0 && op == PGW_OP_INSERT) || (s == 1 && op == PGW_OP_DELETE))
+            continue;
+        ih_wval(w, 0, (pgw_side)s, "id", id);
+        ih_wval(w, 0, (pgw_side)s, "status", "open");
+        if (!due || strcmp(due, "?") != 0)
+            ih_wval(w, 0, (pgw_side)s, "due", due);
+    }
+    return w;
+}
+
+#define EXPECT_ROW(d, op, id, od, nd, refresh, reason)                                     \
+    do {                                                                                    \
+        pgw_write *w_ = task_row((op), (id), (od), (nd));                                   \
+        IH_EXPECT((d), w_, (refresh), (reason));                                            \
+        pgw_write_free(w_);                                                                 \
+    } while (0)
+
+START_TEST(window_bounds_beyond)
+{
+    pgw_deps *d = bounded_tasks(0, true);
+    /* strictly beyond the last row: later due, or a tie on due broken by id */
+    EXPECT_ROW(d, PGW_OP_INSERT, "1", NULL, "2024-01-06", false, PGW_REASON_BEYOND_WINDOW);
+    EXPECT_ROW(d, PGW_OP_INSERT, "10", NULL, "2024-01-05", false, PGW_REASON_BEYOND_WINDOW);
+    EXPECT_ROW(d, PGW_OP_INSERT, "1", NULL, NULL, false, PGW_REASON_BEYOND_WINDOW); /* NULLS LAST */
+    /* within, tied with the last row, unknown or unparsable: refresh */
+    EXPECT_ROW(d, PGW_OP_INSERT, "8", NULL, "2024-01-05", true, PGW_REASON_INSERT_MAY_ENTER);
+    EXPECT_ROW(d, PGW_OP_INSERT, "9", NULL, "2024-01-05", true, PGW_REASON_INSERT_MAY_ENTER);
+    EXPECT_ROW(d, PGW_OP_INSERT, "1", NULL, "2024-01-03", true, PGW_REASON_INSERT_MAY_ENTER);
+    EXPECT_ROW(d, PGW_OP_INSERT, "1", NULL, "?", true, PGW_REASON_INSERT_MAY_ENTER);
+    EXPECT_ROW(d, PGW_OP_INSERT, "1", NULL, "soon", true, PGW_REASON_INSERT_MAY_ENTER);
+    /* deletes and updates beyond, before and after */
+    EXPECT_ROW(d, PGW_OP_DELETE, "11", "2024-02-01", NULL, false, PGW_REASON_BEYOND_WINDOW);
+    EXPECT_ROW(d, PGW_OP_UPDATE, "11", "2024-02-01", "2024-01-07", false,
+               PGW_REASON_BEYOND_WINDOW);
+    EXPECT_ROW(d, PGW_OP_UPDATE, "11", "2024-02-01", "2024-01-04", true,
+               PGW_REASON_SORT_COLUMN_CHANGED);
+    EXPECT_ROW(d, PGW_OP_UPDATE, "11", "2024-01-04", "2024-02-01", true,
+               PGW_REASON_SORT_COLUMN_CHANGED);
+    /* a delete before the first row shifts the window */
+    EXPECT_ROW(d, PGW_OP_DELETE, "2", "2024-01-01", NULL, true, PGW_REASON_DELETE_IN_WINDOW);
+    /* an irrelevant row is decided by its values first */
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "3", false);
+    ih_wval(w, 0, PGW_SIDE_NEW, "status", "done");
+    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
+    pgw_write_free(w);
+    /* changing the window or the sort keys clears the bounds */
+    ck_assert_int_eq(pgw_deps_set_window(d, 0, 3, 0, NULL), PGW_OK);
+    EXPECT_ROW(d, PGW_OP_INSERT, "1", NULL, "2024-01-06", true, PGW_REASON_INSERT_MAY_ENTER);
+    pgw_deps_free(d);
+    d = bounded_tasks(0, true);
+    pgw_deps_clear_window_bounds(d);
+    EXPECT_ROW(d, PGW_OP_DELETE, "11", "2024-02-01", NULL, true, PGW_REASON_DELETE_IN_WINDOW);
+    pgw_deps_free(d);
+
+    /* a window that is not full: an entering row may join it, a deleted
+     * one beyond it was not in it */
+    d = bounded_tasks(0, false);
+    EXPECT_ROW(d, PGW_OP_INSERT, "1", NULL, "2024-01-06", true, PGW_REASON_INSERT_MAY_ENTER);
+    EXPECT_ROW(d, PGW_OP_DELETE, "11", "2024-02-01", NULL, false, PGW_REASON_BEYOND_WINDOW);
+    EXPECT_ROW(d, PGW_OP_UPDATE, "11", "2024-02-01", "2024-03-01", true,
+               PGW_REASON_SORT_COLUMN_CHANGED);
+    pgw_deps_free(d);
+}
+END_TEST
+
+START_TEST(window_bounds_before)
+{
+    /* OFFSET 2: an update that stays before the first row keeps the count
+     * in front of the window */
+    pgw_deps *d = bounded_tasks(2, true);
+    EXPECT_ROW(d, PGW_OP_UPDATE, "2", "2024-01-01", "2023-12-31", false,
+               PGW_REASON_BEFORE_WINDOW);
+    EXPECT_ROW(d, PGW_OP_UPDATE, "2", "2024-01-02", "2023-12-31", false,
+               PGW_REASON_BEFORE_WINDOW); /* id 2 < 5 breaks the tie on due */
+    EXPECT_ROW(d, PGW_OP_UPDATE, "6", "2024-01-02", "2023-12-31", true,
+               PGW_REASON_SORT_COLUMN_CHANGED); /* it was within */
+    EXPECT_ROW(d, PGW_OP_UPDATE, "2", "2024-01-01", "2024-01-03", true,
+               PGW_REASON_SORT_COLUMN_CHANGED);
+    /* inserts and deletes before the first row shift the window */
+    EXPECT_ROW(d, PGW_OP_INSERT, "1", NULL, "2023-01-01", true, PGW_REASON_INSERT_MAY_ENTER);
+    EXPECT_ROW(d, PGW_OP_DELETE, "1", "2023-01-01", NULL, true, PGW_REASON_DELETE_IN_WINDOW);
+    /* a filter column that changes may move the row out of the count */
+    pgw_write *w = task_row(PGW_OP_UPDATE, "2", "2024-01-01", "2024-01-01");
+    ih_wcols(w, "due,status", false);
+    IH_EXPECT(d, w, true, PGW_REASON_FILTER_COLUMN_CHANGED);
+    pgw_write_free(w);
+    /* a title change of a row before the window: unread by the page */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "2", false);
+    ih_wcols(w, "title", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "due", "2024-01-01");
+    ih_wval(w, 0, PGW_SIDE_OLD, "id", "2");
+    IH_EXPECT(d, w, false, PGW_REASON_BEFORE_WINDOW);
+    /* the same update with the result's IDs known is decided by them first */
+    ih_result(d, "5,6,9");
+    IH_EXPECT(d, w, false, PGW_REASON_ROWS_DISJOINT);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+START_TEST(window_bounds_desc)
+{
+    /* ORDER BY score DESC NULLS FIRST LIMIT 2: first row 9.5, last 1.50 */
+    pgw_deps *d = ih_deps(&IH_ACME, "tasks.top");
+    size_t t = ih_table(d, "tasks");
+    const pgw_sort_key key = {"score", PGW_CMP_NUMERIC, true, true};
+    ck_assert_int_eq(pgw_deps_set_sort_keys(d, t, &key, 1, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 2, 0, NULL), PGW_OK);
+    const char *first[] = {"9.5"}, *last[] = {"1.50"};
+    pgw_window_bounds b = {first, last, 1, true};
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &b, NULL), PGW_OK);
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "1", false);
+    ih_wval(w, 0, PGW_SIDE_NEW, "score", "1.4999");
+    IH_EXPECT(d, w, false, PGW_REASON_BEYOND_WINDOW);
+    ih_wval(w, 0, PGW_SIDE_NEW, "score", "-Infinity");
+    IH_EXPECT(d, w, false, PGW_REASON_BEYOND_WINDOW);
+    ih_wval(w, 0, PGW_SIDE_NEW, "score", "1.5"); /* ties the last row */
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    ih_wval(w, 0, PGW_SIDE_NEW, "score", NULL); /* NULLS FIRST: before the first row */
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    ih_wval(w, 0, PGW_SIDE_NEW, "score", "NaN"); /* NaN is the largest: first */
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    pgw_write_free(w);
+    /* a NULL boundary: the last row's score is NULL under NULLS LAST */
+    const pgw_sort_key asc = {"score", PGW_CMP_NUMERIC, false, false};
+    ck_assert_int_eq(pgw_deps_set_sort_keys(d, t, &asc, 1, NULL), PGW_OK);
+    const char *nlast[] = {NULL};
+    pgw_window_bounds nb = {first, nlast, 1, true};
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &nb, NULL), PGW_OK);
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "1", false);
+    ih_wval(w, 0, PGW_SIDE_NEW, "score", NULL); /* ties the NULL: not beyond */
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    ih_wval(w, 0, PGW_SIDE_NEW, "score", "1e9"); /* before NULL */
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+START_TEST(window_bounds_bad_arguments)
+{
+    pgw_error err;
+    const char *one[] = {"1"}, *two[] = {"1", "2"}, *bad[] = {"x", "2"};
+    pgw_window_bounds b1 = {one, one, 1, true}, b2 = {two, two, 2, false};
+    pgw_deps *d = ih_deps(&IH_ACME, "tasks.bad");
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &b1, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_window_bounds: no table is declared");
+    size_t t = ih_table(d, "tasks");
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &b1, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "deps_set_window_bounds: the first table has no window (limit or offset)");
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 10, 0, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &b1, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_window_bounds: the first table has no sort keys");
+    ih_sort(d, t, "rank");
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &b1, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_window_bounds: sort key rank has no comparison type");
+    const pgw_sort_key keys[] = {{"rank", PGW_CMP_INT, false, false},
+                                 {"id", PGW_CMP_INT, false, false}};
+    ck_assert_int_eq(pgw_deps_set_sort_keys(d, t, keys, 2, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &b1, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_window_bounds: 1 values per row for 2 sort keys");
+    pgw_window_bounds bb = {bad, two, 2, true};
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &bb, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "deps_set_window_bounds: first[0] \"x\" (sort key rank) does not parse as int");
+    pgw_window_bounds bn = {two, NULL, 2, true};
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &bn, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_window_bounds: last is NULL");
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, NULL, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_deps_set_window_bounds(NULL, &b2, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &b2, &err), PGW_OK);
+    pgw_deps_clear_window_bounds(NULL);
+    /* sort keys */
+    const pgw_sort_key badty = {"rank", (pgw_cmp_type)9, false, false};
+    ck_assert_int_eq(pgw_deps_set_sort_keys(d, t, &badty, 1, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "deps_set_sort_keys: keys[0].type 9 is neither 0 nor a pgw_cmp_type");
+    const pgw_sort_key dup[] = {{"rank", PGW_CMP_INT, false, false},
+                                {"rank", PGW_CMP_TEXT, true, false}};
+    ck_assert_int_eq(pgw_deps_set_sort_keys(d, t, dup, 2, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_deps_set_sort_keys(d, t, NULL, 1, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_deps_set_sort_keys(d, 3, keys, 2, &err), PGW_EINVAL);
+    /* failed calls kept the keys and the bounds: a row beyond skips */
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    ih_wids(w, "3", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "rank", "1");
+    ih_wval(w, 0, PGW_SIDE_OLD, "id", "3");
+    IH_EXPECT(d, w, false, PGW_REASON_BEYOND_WINDOW);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("inval");
@@ -1209,12 +1444,16 @@ static Suite *suite(void)
     tcase_add_test(tc, key_change_unread);
     tcase_add_test(tc, range_numeric);
     tcase_add_test(tc, range_every_type);
+    tcase_add_test(tc, window_bounds_beyond);
+    tcase_add_test(tc, window_bounds_before);
+    tcase_add_test(tc, window_bounds_desc);
     suite_add_tcase(s, tc);
     tc = tcase_create("api");
     tcase_add_test(tc, ddl);
     tcase_add_test(tc, reason_names);
     tcase_add_test(tc, bad_arguments);
     tcase_add_test(tc, range_bad_arguments);
+    tcase_add_test(tc, window_bounds_bad_arguments);
     tcase_add_test(tc, accessors);
     tcase_add_test(tc, decide_allocates_nothing);
     tcase_add_test(tc, builders_enomem);

@@ -38,7 +38,7 @@ static const char *const mode_name[NMODES] = {
 
 static const char *kind_name(int k)
 {
-    static const char *const n[] = {"single", "two-lists", "join", "count"};
+    static const char *const n[] = {"single", "two-lists", "join", "count", "sum"};
     return n[k];
 }
 

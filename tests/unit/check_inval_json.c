@@ -185,6 +185,52 @@ START_TEST(deps_ranges)
 }
 END_TEST
 
+START_TEST(deps_sort_keys_and_bounds)
+{
+    /* typed sort keys as objects (nulls_first defaults to PostgreSQL's:
+     * FIRST for DESC, LAST for ASC), untyped ASC NULLS LAST ones as names;
+     * window bounds after result_ids, before time_dependent */
+    const char *in =
+        "{\"scope\":{},\"query\":\"q\",\"time_dependent\":true,\"window_bounds\":{\"full\":true,"
+        "\"first\":[null,\"1\"],\"last\":[\"2024-01-01\",\"2\"]},\"tables\":[{\"schema\":\"s\","
+        "\"table\":\"t\",\"order_by\":[{\"column\":\"due\",\"type\":\"date\",\"descending\":"
+        "true},{\"column\":\"id\",\"type\":\"int\",\"nulls_first\":true}],\"limit\":3}],"
+        "\"result_ids\":[\"1\"]}";
+    const char *want =
+        "{\"scope\":{\"project\":null,\"tenant\":null,\"database\":null},\"query\":\"q\","
+        "\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"columns\":\"*\",\"filters\":[],"
+        "\"order_by\":[{\"column\":\"due\",\"type\":\"date\",\"descending\":true,"
+        "\"nulls_first\":true},{\"column\":\"id\",\"type\":\"int\",\"descending\":false,"
+        "\"nulls_first\":true}],\"limit\":3,\"offset\":0}],\"result_ids\":[\"1\"],"
+        "\"window_bounds\":{\"first\":[null,\"1\"],\"last\":[\"2024-01-01\",\"2\"],"
+        "\"full\":true},\"time_dependent\":true}";
+    deps_round_trip(in, want);
+    /* a key without type, ASC NULLS LAST, is written as its name; null bounds
+     * read as none */
+    deps_round_trip(
+        "{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+        "\"order_by\":[{\"column\":\"a\",\"type\":null,\"descending\":false},"
+        "{\"column\":\"b\",\"descending\":true,\"nulls_first\":false}]}],"
+        "\"window_bounds\":null}",
+        "{\"scope\":{\"project\":null,\"tenant\":null,\"database\":null},\"query\":\"q\","
+        "\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"columns\":\"*\",\"filters\":[],"
+        "\"order_by\":[\"a\",{\"column\":\"b\",\"type\":null,\"descending\":true,"
+        "\"nulls_first\":false}],\"limit\":null,\"offset\":0}],\"result_ids\":null}");
+    /* the decoded bounds decide: a deleted row beyond (2024-01-01, 2) in
+     * DESC due order is an earlier date */
+    pgw_deps *d = deps_json(want);
+    pgw_write *w = write_json(
+        "{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"delete\",\"ids\":[\"7\"],"
+        "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+        "\"old\":[{\"due\":\"2023-12-31\",\"id\":\"7\"}],\"pk_changed\":false}");
+    IH_EXPECT(d, w, false, PGW_REASON_ROWS_DISJOINT); /* 7 is not in the result */
+    pgw_deps_clear_result_ids(d);
+    IH_EXPECT(d, w, false, PGW_REASON_BEYOND_WINDOW);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
 /* "time_dependent": written last, only when true; false reads as absent. */
 START_TEST(deps_time_dependent)
 {
@@ -346,6 +392,32 @@ typedef struct bad_case {
 } bad_case;
 
 static const bad_case bad_deps[] = {
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"order_by\":[{\"column\":\"due\",\"type\":\"date\"},{\"column\":\"id\",\"type\":\"int\"}],\"limit\":3}],"
+     "\"window_bounds\":{\"first\":[null,\"1\"],\"last\":[\"2024-01-01\",\"2\"]}}",
+     "$.window_bounds.full", "$.window_bounds: missing key \"full\""},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"order_by\":[{\"column\":\"due\",\"type\":\"date\"},{\"column\":\"id\",\"type\":\"int\"}],\"limit\":3}],"
+     "\"window_bounds\":{\"first\":[null,5],\"last\":[\"2024-01-01\",\"2\"],\"full\":false}}",
+     "$.window_bounds.first[1]", "$.window_bounds.first[1]: expected a string, found an integer"},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"order_by\":[{\"column\":\"due\",\"type\":\"date\"},{\"column\":\"id\",\"type\":\"int\"}],\"limit\":3}],"
+     "\"window_bounds\":{\"first\":[null],\"last\":[\"2024-01-01\",\"2\"],\"full\":false}}",
+     "$.window_bounds.last", "$.window_bounds.last: 2 values, \"first\" has 1"},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"order_by\":[{\"column\":\"due\",\"type\":\"date\"},{\"column\":\"id\",\"type\":\"int\"}],\"limit\":3}],"
+     "\"window_bounds\":{\"first\":[null,\"x\"],\"last\":[\"2024-01-01\",\"2\"],\"full\":false}}",
+     "$.window_bounds", "$.window_bounds: first[1] \"x\" (sort key id) does not parse as int"},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"order_by\":[{\"column\":\"due\",\"type\":\"date\"},{\"column\":\"id\",\"type\":\"int\"}],\"limit\":3}],"
+     "\"window_bounds\":{\"first\":[\"1\"],\"last\":[\"2\"],\"full\":false}}",
+     "$.window_bounds", "$.window_bounds: 1 values per row for 2 sort keys"},
+    {"{\"scope\":{},\"query\":\"q\",\"undeclared\":true,\"window_bounds\":{\"first\":[],"
+     "\"last\":[],\"full\":true}}",
+     "$.window_bounds", "$: an undeclared subscription has no \"window_bounds\""},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"order_by\":[{\"column\":\"a\",\"type\":\"real\"}]}]}",
+     "$.tables[0].order_by[0].type",
+     "$.tables[0].order_by[0].type: \"real\" is not int, numeric, date, timestamp, timestamptz "
+     "or text"},
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"order_by\":[{\"col\":\"a\"}]}]}",
+     "$.tables[0].order_by[0].col", "$.tables[0].order_by[0]: unknown key \"col\""},
     {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
      "\"filters\":[{\"column\":\"a\",\"op\":\"range\",\"lower\":\"1\",\"lower_inclusive\":true}]}]}",
      "$.tables[0].filters[0].type", "$.tables[0].filters[0]: missing key \"type\""},
@@ -1080,6 +1152,7 @@ static Suite *suite(void)
     tcase_add_test(tc, deps_design_example);
     tcase_add_test(tc, deps_every_field);
     tcase_add_test(tc, deps_ranges);
+    tcase_add_test(tc, deps_sort_keys_and_bounds);
     tcase_add_test(tc, deps_time_dependent);
     tcase_add_test(tc, write_every_field);
     tcase_add_test(tc, verdicts);

@@ -205,7 +205,7 @@ static inline void o_table_random(orng *r, otable *t)
 /* ---- queries ---- */
 
 enum { F_EQ, F_EQ_NOVAL, F_IN, F_GT, F_ISNULL, F_COLEQ, F_RANGE, F_KINDS };
-enum { Q_SINGLE, Q_TWO, Q_JOIN, Q_COUNT };
+enum { Q_SINGLE, Q_TWO, Q_JOIN, Q_COUNT, Q_SUM };
 
 typedef struct ofilter {
     int col, kind, v1, v2, col2;
@@ -228,6 +228,7 @@ typedef struct oqtab {
 
 typedef struct oquery {
     int kind;
+    int sumcol; /* Q_SUM: the summed column */
     oqtab t[2];
     bool tracked;
 } oquery;
@@ -285,14 +286,16 @@ static inline void o_qtab_random(orng *r, oqtab *q, bool window)
 static inline void o_query_random(orng *r, oquery *q)
 {
     int k = orng_int(r, 100);
-    q->kind = k < 60 ? Q_SINGLE : k < 75 ? Q_TWO : k < 92 ? Q_JOIN : Q_COUNT;
-    o_qtab_random(r, &q->t[0], q->kind != Q_COUNT);
+    q->kind = k < 55 ? Q_SINGLE : k < 70 ? Q_TWO : k < 87 ? Q_JOIN : k < 94 ? Q_COUNT : Q_SUM;
+    const bool agg = q->kind == Q_COUNT || q->kind == Q_SUM;
+    o_qtab_random(r, &q->t[0], !agg);
+    q->sumcol = 2 + orng_int(r, ONCOL - 2);
     o_qtab_random(r, &q->t[1], q->kind == Q_TWO);
     if (q->kind == Q_JOIN) {
         q->t[1].limit = q->t[0].limit; /* the query's window */
         q->t[1].offset = q->t[0].offset;
     }
-    if (q->kind == Q_COUNT) {
+    if (agg) {
         q->t[0].ns = 0;
         q->t[0].limit = -1;
         q->t[0].offset = 0;
@@ -464,11 +467,11 @@ static inline void o_eval_list(ores *o, const oqtab *q, const otable *t, bool id
     for (int i = from; i < to; i++) {
         otuple *tp = &tup[nt++];
         tp->n = 0;
-        if (ids) {
+        if (ids)
             for (int k = 0; k < o_nkey(t); k++)
                 tp->v[tp->n++] = rows[i]->v[k];
+        if (bounds) /* ta's rows in the result, whether it shows their keys */
             o_add_id(o, rows[i]);
-        }
         o_tuple_add(tp, q, rows[i]);
     }
     if (!o_ordered(q))
@@ -514,11 +517,23 @@ static inline void o_eval(ores *o, const oquery *q, const otable tabs[2])
         o_push(o, -200);
         o_eval_list(o, &q->t[1], &tabs[1], false, false);
         break;
-    case Q_COUNT: {
-        int n = 0;
-        for (int i = 0; i < tabs[0].n; i++)
-            n += o_relevant(&q->t[0], &tabs[0].r[i]);
-        o_push(o, n);
+    case Q_COUNT:
+    case Q_SUM: {
+        /* count(*) or sum(col) (NULL over no non-NULL value); the IDs of
+         * the rows aggregated are what a careless host might acknowledge */
+        int n = 0, sum = 0, nn = 0;
+        for (int i = 0; i < tabs[0].n; i++) {
+            const orow *x = &tabs[0].r[i];
+            if (!o_relevant(&q->t[0], x))
+                continue;
+            n++;
+            o_add_id(o, x);
+            if (x->v[q->sumcol] != ONULL) {
+                sum += x->v[q->sumcol];
+                nn++;
+            }
+        }
+        o_push(o, q->kind == Q_COUNT ? n : nn ? sum : -999);
         break;
     }
     default: { /* Q_JOIN: ta ⋈ tb ON ta.a = tb.a */
@@ -553,11 +568,10 @@ static inline void o_eval(ores *o, const oquery *q, const otable tabs[2])
         for (int i = from; i < to; i++) {
             otuple *tp = &tup[nt++];
             tp->n = 0;
-            if (o_ids_in_result(q)) {
+            if (o_ids_in_result(q))
                 for (int k = 0; k < o_nkey(&tabs[0]); k++)
                     tp->v[tp->n++] = pairs[i][0]->v[k];
-                o_add_id(o, pairs[i][0]);
-            }
+            o_add_id(o, pairs[i][0]);
             o_tuple_add(tp, &q->t[0], pairs[i][0]);
             tp->v[tp->n++] = -50;
             o_tuple_add(tp, &q->t[1], pairs[i][1]);
@@ -743,10 +757,24 @@ static inline pgw_deps *o_declare(const oquery *q, const pgw_scope *sc, const or
     const bool ta_composite = tabs[0].composite;
     pgw_deps *d = NULL;
     ck_assert_int_eq(pgw_deps_new(&d, sc, "q", NULL), PGW_OK);
+    const bool agg = q->kind == Q_COUNT || q->kind == Q_SUM;
     o_declare_tab(d, q, 0, q->kind == Q_COUNT, &tabs[0], mode, before);
+    if (q->kind == Q_SUM) {
+        const char *col = ocol[q->sumcol];
+        ck_assert_int_eq(pgw_deps_set_columns(d, 0, &col, 1, NULL), PGW_OK);
+    }
     if (q->kind == Q_TWO || q->kind == Q_JOIN)
         o_declare_tab(d, q, 1, false, &tabs[1], mode, NULL);
-    if (q->tracked) {
+    /* Today, a host declares result IDs of a list that shows its rows'
+     * keys, and none for a count (ignored) or a sum (the docs say so);
+     * with result kinds, it declares what the result is and passes the
+     * IDs of the rows it read whatever it is: an aggregate's are ignored,
+     * and a list that reads no column uses them. */
+    if (mode != O_TODAY)
+        ck_assert_int_eq(
+            pgw_deps_set_result_kind(d, agg ? PGW_RESULT_AGGREGATE : PGW_RESULT_LIST, NULL),
+            PGW_OK);
+    if (q->tracked && (mode != O_TODAY || (!agg && o_ids_in_result(q)))) {
         static char bufs[OMAXR * OMAXR][2][8];
         static const char *parts[OMAXR * OMAXR][2];
         static pgw_rowid ids[OMAXR * OMAXR];

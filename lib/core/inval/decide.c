@@ -257,7 +257,8 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
 {
     const bool windowed = t->limit >= 0 || t->offset > 0;
     const bool ordered = windowed || t->n_sort > 0;
-    const bool tracked = first && d->rids_known && !r_unknown && pgwi_tdep_lists_rows(t);
+    const bool tracked =
+        first && d->rids_known && !r_unknown && pgwi_lists_rows(d->result_kind, t);
     const bool key_read = ordered || tracked;
     const bool cols_ok = pgwi_cols_ok(w);
     /* Whether a filter or sort column changed (true when the changed

@@ -412,11 +412,13 @@ static uint64_t hmix(uint64_t h, uint64_t v)
 /* Identity of a subscription: scope, query and declaration (of a pgw_deps
  * at registration, of a runner block at unregistration: the same hash). */
 static uint64_t ident_hash(uint64_t scope_hash, const pgwi_str *query, bool timed,
-                           const pgwi_tdep *tables, uint32_t n_tables)
+                           uint8_t kind, const pgwi_tdep *tables, uint32_t n_tables)
 {
     uint64_t h = hmix(scope_hash, query->hash);
     if (timed)
         h = hmix(h, 0x71AE);
+    if (kind)
+        h = hmix(h, 0x4E5D00u + kind);
     h = hmix(h, n_tables);
     for (uint32_t i = 0; i < n_tables; i++) {
         const pgwi_tdep *t = &tables[i];
@@ -435,7 +437,7 @@ static uint64_t ident_hash(uint64_t scope_hash, const pgwi_str *query, bool time
         }
         h = hmix(h, t->n_sort);
         for (uint32_t k = 0; k < t->n_sort; k++)
-            h = hmix(h, t->sort[k]->hash);
+            h = hmix(hmix(h, t->sort[k]->hash), t->sort_kf ? t->sort_kf[k] : 0);
         h = hmix(hmix(h, (uint64_t)t->limit), (uint64_t)t->offset);
     }
     return h;
@@ -449,10 +451,19 @@ static bool names_eq(const pgwi_str *const *a, const pgwi_str *const *b, uint32_
     return true;
 }
 
+/* Whether two entries' sort keys have the same flags (none: all 0). */
+static bool kf_eq(const pgwi_tdep *x, const pgwi_tdep *y)
+{
+    for (uint32_t k = 0; k < x->n_sort; k++)
+        if ((x->sort_kf ? x->sort_kf[k] : 0) != (y->sort_kf ? y->sort_kf[k] : 0))
+            return false;
+    return true;
+}
+
 static bool same_decl(const irunner *r, const pgw_deps *d)
 {
     if (!pgwi_str_eq(r->query, d->query) || r->n_tables != d->n_tables ||
-        r->timed != d->time_dependent)
+        r->timed != d->time_dependent || r->result_kind != d->result_kind)
         return false;
     for (uint32_t i = 0; i < d->n_tables; i++) {
         const pgwi_tdep *x = &RN_TABLES(r)[i], *y = &d->tables[i];
@@ -463,7 +474,7 @@ static bool same_decl(const irunner *r, const pgw_deps *d)
             return false;
         if (!x->all_cols && !names_eq(x->cols, y->cols, x->n_cols))
             return false;
-        if (!names_eq(x->sort, y->sort, x->n_sort))
+        if (!names_eq(x->sort, y->sort, x->n_sort) || !kf_eq(x, y))
             return false;
         for (uint32_t k = 0; k < x->n_filters; k++) {
             const pgwi_filter *f = &x->filters[k], *g = &y->filters[k];
@@ -495,6 +506,7 @@ static void runner_free(pgw_index *x, irunner *r)
         for (uint32_t k = 0; k < t->n_filters; k++)
             name_put(x, t->filters[k].col);
     }
+    pgwi_free((void *)r->bounds);
     pgwi_free(r);
 }
 
@@ -510,6 +522,7 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
     for (uint32_t i = 0; i < d->n_tables; i++) {
         const pgwi_tdep *t = &d->tables[i];
         size += ALIGN8(((t->all_cols ? 0 : t->n_cols) + t->n_sort) * sizeof(pgwi_str *));
+        size += t->sort_kf ? ALIGN8(t->n_sort) : 0;
         size += ALIGN8(t->n_filters * sizeof(pgwi_filter));
         for (uint32_t k = 0; k < t->n_filters; k++) {
             const pgwi_filter *f = &t->filters[k];
@@ -520,7 +533,8 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
     }
     /* Result IDs of a first table that reads no column (an aggregate such
      * as count(*)) are never used: the runner's result is unknown. */
-    const bool rids_known = d->rids_known && d->n_tables && pgwi_tdep_lists_rows(&d->tables[0]);
+    const bool rids_known =
+        d->rids_known && d->n_tables && pgwi_lists_rows(d->result_kind, &d->tables[0]);
     uint32_t n_rids = rids_known ? d->n_fps : 0;
     if (size > UINT32_MAX || n_rids > (SIZE_MAX - size) / sizeof(uint32_t))
         return PGW_ELIMIT;
@@ -539,6 +553,7 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
     r->cap_rids = r->n_rids = n_rids;
     r->rids_known = rids_known;
     r->timed = d->time_dependent;
+    r->result_kind = d->result_kind;
     if (n_rids)
         memcpy(RN_RIDS(r), d->fps, n_rids * sizeof(uint32_t));
     unsigned char *cur = p + head;
@@ -563,6 +578,11 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
         for (uint32_t k = 0; k < t->n_sort; k++, u->n_sort++)
             if (!(names[nc + k] = name_get(x, t->sort[k])))
                 goto nomem;
+        if (t->sort_kf) {
+            memcpy(cur, t->sort_kf, t->n_sort);
+            u->sort_kf = cur;
+            cur += ALIGN8(t->n_sort);
+        }
         pgwi_filter *fs = (pgwi_filter *)cur;
         cur += ALIGN8(t->n_filters * sizeof(pgwi_filter));
         u->filters = fs;
@@ -591,6 +611,15 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
         }
         pgwi_tdep_masks(u);
     }
+    /* The declaration's window bounds (of a list, or of the window an
+     * aggregate reads). */
+    if (d->bounds && d->n_tables) {
+        if (pgwi_bounds_copy(&r->bounds, &RN_TABLES(r)[0], d->bounds, d->n_bounds,
+                             d->bounds_full) < 0)
+            goto nomem;
+        r->n_bounds = (uint16_t)d->n_bounds;
+        r->bounds_full = d->bounds_full;
+    }
     *out = r;
     return PGW_OK;
 nomem:
@@ -618,6 +647,7 @@ static irunner *runner_move(pgw_index *x, irunner *r, irunner *nr, uint32_t cap)
         pgwi_tdep *t = &RN_TABLES(nr)[i];
         t->cols = rebase(t->cols, lo, size, to);
         t->sort = rebase(t->sort, lo, size, to);
+        t->sort_kf = rebase(t->sort_kf, lo, size, to);
         t->filters = rebase(t->filters, lo, size, to);
         pgwi_filter *fs = (pgwi_filter *)t->filters;
         for (uint32_t k = 0; k < t->n_filters; k++) {
@@ -739,7 +769,8 @@ int pgwi_index_runner_at(uint32_t *out, const pgw_index *x, pgw_runner_id id, co
 static uint32_t runner_ident(const pgw_index *x, const irunner *r)
 {
     return pgwi_fp32(
-        ident_hash(x->sc[r->scope].hash, r->query, r->timed, RN_TABLES(r), r->n_tables));
+        ident_hash(x->sc[r->scope].hash, r->query, r->timed, r->result_kind, RN_TABLES(r),
+                   r->n_tables));
 }
 
 /* The filter of runner r's posting p (its i-th), or NULL. */
@@ -983,7 +1014,8 @@ int pgw_index_register(pgw_runner_id *out, pgw_index *x, const pgw_deps *d, pgw_
         return pgwi_error(err, PGW_EINVAL, "index_register: %s is NULL",
                           !out ? "out" : !x ? "index" : "deps");
     uint64_t sh = pgwi_scope_hash(&d->scope);
-    uint64_t ident = ident_hash(sh, d->query, d->time_dependent, d->tables, d->n_tables);
+    uint64_t ident =
+        ident_hash(sh, d->query, d->time_dependent, d->result_kind, d->tables, d->n_tables);
     uint32_t sk = pgwi_index_scope_find(x, &d->scope, sh);
     if (sk != NONE) {
         uint32_t fp = pgwi_fp32(ident);

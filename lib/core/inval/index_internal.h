@@ -118,6 +118,10 @@ typedef struct irunner {
     uint8_t state, reason;
     bool rids_known, tracked, undeclared;
     bool timed; /* time-dependent: its block holds an itime after its postings */
+    bool bounds_full;
+    uint8_t result_kind;    /* pgw_result_kind */
+    uint16_t n_bounds;      /* window bounds of its first table (0: none) */
+    const pgwi_str **bounds; /* pgwi_bounds_make()'s block, or NULL */
 } irunner;
 
 #define RN_TABLES(r) ((pgwi_tdep *)((unsigned char *)(r) + ALIGN8(sizeof(irunner))))
@@ -136,11 +140,12 @@ static inline void pgwi_runner_view(pgwi_dview *dv, const irunner *r)
     dv->n_tables = r->n_tables;
     dv->undeclared = r->undeclared;
     dv->rids_known = r->rids_known;
+    dv->result_kind = r->result_kind;
     dv->n_rids = r->n_rids;
     dv->rids = RN_RIDS(r);
-    dv->bounds = NULL;
-    dv->n_bounds = 0;
-    dv->bounds_full = false;
+    dv->bounds = r->bounds;
+    dv->n_bounds = r->bounds ? r->n_bounds : 0;
+    dv->bounds_full = r->bounds_full;
 }
 
 /* The clock's record of a time-dependent runner (index_clock.c), in its

@@ -178,7 +178,7 @@ int pgw_index_ack(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n
         if ((rc = pgwi_rowid_check(&ids[i], "index_ack: ids", i, err)) < 0)
             return rc;
     irunner *r = RUNNER(x, k), *nr = NULL;
-    if (r->n_tables && !pgwi_tdep_lists_rows(&RN_TABLES(r)[0])) {
+    if (r->n_tables && !pgwi_lists_rows(r->result_kind, &RN_TABLES(r)[0])) {
         /* An aggregate's result lists no rows: its IDs are not used. */
         ack_finish(x, r, NULL, 0, false, NULL, NONE);
         return PGW_OK;

@@ -494,34 +494,24 @@ int pgw_deps_set_sort_keys(pgw_deps *d, size_t table, const pgw_sort_key *keys, 
     return PGW_OK;
 }
 
-int pgw_deps_set_window_bounds(pgw_deps *d, const pgw_window_bounds *b, pgw_error *err)
+int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window_bounds *b,
+                     const char *fn, pgw_error *err)
 {
-    if (!d || !b)
-        return pgwi_error(err, PGW_EINVAL, "deps_set_window_bounds: %s is NULL",
-                          d ? "bounds" : "deps");
-    if (d->n_tables == 0)
-        return pgwi_error(err, PGW_EINVAL, "deps_set_window_bounds: no table is declared");
-    const pgwi_tdep *t = &d->tables[0];
     if (t->limit < 0 && t->offset == 0)
         return pgwi_error(err, PGW_EINVAL,
-                          "deps_set_window_bounds: the first table has no window (limit or "
-                          "offset)");
+                          "%s: the first table has no window (limit or offset)", fn);
     if (t->n_sort == 0)
-        return pgwi_error(err, PGW_EINVAL, "deps_set_window_bounds: the first table has no "
-                                           "sort keys");
+        return pgwi_error(err, PGW_EINVAL, "%s: the first table has no sort keys", fn);
     if (b->n != t->n_sort)
-        return pgwi_error(err, PGW_EINVAL,
-                          "deps_set_window_bounds: %zu values per row for %u sort keys", b->n,
+        return pgwi_error(err, PGW_EINVAL, "%s: %zu values per row for %u sort keys", fn, b->n,
                           (unsigned)t->n_sort);
     if (!b->first || !b->last)
-        return pgwi_error(err, PGW_EINVAL, "deps_set_window_bounds: %s is NULL",
-                          b->first ? "last" : "first");
+        return pgwi_error(err, PGW_EINVAL, "%s: %s is NULL", fn, b->first ? "last" : "first");
     size_t size = ALIGN_PTR(2 * b->n * sizeof(pgwi_str *));
     for (size_t k = 0; k < b->n; k++) {
         int ty = t->sort_kf ? t->sort_kf[k] & PGWI_SORT_TYPE : 0;
         if (!ty)
-            return pgwi_error(err, PGW_EINVAL,
-                              "deps_set_window_bounds: sort key %s has no comparison type",
+            return pgwi_error(err, PGW_EINVAL, "%s: sort key %s has no comparison type", fn,
                               t->sort[k]->s);
         for (int s = 0; s < 2; s++) {
             const char *v = s ? b->last[k] : b->first[k];
@@ -531,10 +521,10 @@ int pgw_deps_set_window_bounds(pgw_deps *d, const pgw_window_bounds *b, pgw_erro
             pgwi_typed x;
             if (!pgwi_utf8_valid(v, len) || !pgwi_typed_parse(&x, (pgw_cmp_type)ty, v, len))
                 return pgwi_error(err, PGW_EINVAL,
-                                  "deps_set_window_bounds: %s[%zu] \"%.64s\" (sort key %s) "
-                                  "does not parse as %s",
-                                  s ? "last" : "first", k, pgwi_utf8_valid(v, len) ? v : "?",
-                                  t->sort[k]->s, pgwi_cmp_type_name((pgw_cmp_type)ty));
+                                  "%s: %s[%zu] \"%.64s\" (sort key %s) does not parse as %s",
+                                  fn, s ? "last" : "first", k,
+                                  pgwi_utf8_valid(v, len) ? v : "?", t->sort[k]->s,
+                                  pgwi_cmp_type_name((pgw_cmp_type)ty));
             size += ALIGN_PTR(sizeof(pgwi_str) + len + 1);
         }
     }
@@ -559,10 +549,39 @@ int pgw_deps_set_window_bounds(pgw_deps *d, const pgw_window_bounds *b, pgw_erro
             memcpy(p->s, v, len + 1);
             vals[s * b->n + k] = p;
         }
+    *out = vals;
+    return PGW_OK;
+}
+
+int pgwi_bounds_copy(const pgwi_str ***out, const pgwi_tdep *t, const pgwi_str *const *bounds,
+                     uint32_t n, bool full)
+{
+    const char **v = pgwi_malloc((n ? 2 * (size_t)n : 1) * sizeof *v);
+    if (!v)
+        return PGW_ENOMEM;
+    for (uint32_t i = 0; i < 2 * n; i++)
+        v[i] = bounds[i] == &pgwi_sqlnull ? NULL : bounds[i]->s;
+    pgw_window_bounds b = {v, v + n, n, full};
+    int rc = pgwi_bounds_make(out, t, &b, "bounds_copy", NULL);
+    pgwi_free(v);
+    return rc;
+}
+
+int pgw_deps_set_window_bounds(pgw_deps *d, const pgw_window_bounds *b, pgw_error *err)
+{
+    if (!d || !b)
+        return pgwi_error(err, PGW_EINVAL, "deps_set_window_bounds: %s is NULL",
+                          d ? "bounds" : "deps");
+    if (d->n_tables == 0)
+        return pgwi_error(err, PGW_EINVAL, "deps_set_window_bounds: no table is declared");
+    const pgwi_str **vals;
+    int rc = pgwi_bounds_make(&vals, &d->tables[0], b, "deps_set_window_bounds", err);
+    if (rc < 0)
+        return rc;
     pgwi_free((void *)d->bounds);
     d->bounds = vals;
     d->n_bounds = (uint32_t)b->n;
-    d->bounds_full = b->full && t->limit >= 0;
+    d->bounds_full = b->full && d->tables[0].limit >= 0;
     return PGW_OK;
 }
 
@@ -805,6 +824,7 @@ void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d)
     out->n_tables = d->n_tables;
     out->undeclared = d->n_tables == 0;
     out->rids_known = d->rids_known;
+    out->result_kind = d->result_kind;
     out->n_rids = d->n_fps;
     out->rids = d->fps;
     out->bounds = d->bounds;
@@ -1207,4 +1227,21 @@ int pgwi_write_absent(pgw_write *w, uint32_t row, int side)
         return PGW_ENOMEM;
     w->rstate[row * 2 + (uint32_t)side] = PGWI_ROW_ABSENT;
     return PGW_OK;
+}
+
+int pgw_deps_set_result_kind(pgw_deps *d, pgw_result_kind kind, pgw_error *err)
+{
+    if (!d)
+        return pgwi_error(err, PGW_EINVAL, "deps_set_result_kind: deps is NULL");
+    if (kind != PGW_RESULT_UNSPECIFIED && kind != PGW_RESULT_LIST &&
+        kind != PGW_RESULT_AGGREGATE)
+        return pgwi_error(err, PGW_EINVAL,
+                          "deps_set_result_kind: kind %d is not a pgw_result_kind", (int)kind);
+    d->result_kind = (uint8_t)kind;
+    return PGW_OK;
+}
+
+pgw_result_kind pgw_deps_result_kind(const pgw_deps *d)
+{
+    return d ? (pgw_result_kind)d->result_kind : PGW_RESULT_UNSPECIFIED;
 }

@@ -146,11 +146,14 @@ typedef struct pgwi_tdep {
     uint8_t all_cols;
 } pgwi_tdep;
 
-/* Whether the result can list rows of table entry t: false when t reads no
- * column (count(*), EXISTS: an aggregate of its rows), whose result IDs the
- * rules never use (inval.h, "R"). */
-static inline bool pgwi_tdep_lists_rows(const pgwi_tdep *t)
+/* Whether a result of kind `kind` (pgw_result_kind) whose first table entry
+ * is t lists rows of t, so that its result IDs are used (inval.h, "R"): a
+ * list does, an aggregate does not, and an unspecified kind does when t
+ * reads a column (count(*), EXISTS read none: an aggregate of its rows). */
+static inline bool pgwi_lists_rows(uint8_t kind, const pgwi_tdep *t)
 {
+    if (kind != PGW_RESULT_UNSPECIFIED)
+        return kind == PGW_RESULT_LIST;
     return t->all_cols || t->n_cols > 0;
 }
 
@@ -162,6 +165,7 @@ typedef struct pgwi_dview {
     uint32_t n_tables;
     bool undeclared;
     bool rids_known;      /* result IDs of tables[0] known */
+    uint8_t result_kind;  /* pgw_result_kind */
     uint32_t n_rids;      /* sorted unique fingerprints */
     const uint32_t *rids;
     /* window bounds of tables[0]: n_bounds values of its first row, then
@@ -183,6 +187,7 @@ struct pgw_deps {
     uint32_t *fps; /* n_fps sorted unique fingerprints */
     uint32_t n_fps;
     bool time_dependent; /* the query reads the clock (pgw_index_clock()) */
+    uint8_t result_kind; /* pgw_result_kind */
     /* window bounds (pgw_deps_set_window_bounds()): one block of 2 n_bounds
      * pointers then their strings; NULL: none */
     const pgwi_str **bounds;
@@ -191,6 +196,18 @@ struct pgw_deps {
 };
 
 void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d);
+
+/* Window bounds b of first table entry t, checked (as
+ * pgw_deps_set_window_bounds() documents; fn names the caller in
+ * messages) and copied into one allocation: 2 b->n pointers (the first
+ * row's values, then the last row's; &pgwi_sqlnull for NULL), then their
+ * strings. Freed with pgwi_free(). PGW_EINVAL or PGW_ENOMEM. */
+int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window_bounds *b,
+                     const char *fn, pgw_error *err);
+/* A copy of bounds made by pgwi_bounds_make() for an entry with the same
+ * sort keys: PGW_OK or PGW_ENOMEM. */
+int pgwi_bounds_copy(const pgwi_str ***out, const pgwi_tdep *t, const pgwi_str *const *bounds,
+                     uint32_t n, bool full);
 /* Recomputes the Bloom masks of an entry. */
 void pgwi_tdep_masks(pgwi_tdep *t);
 

@@ -229,6 +229,7 @@ static int read_ids(idbuf *b, const json_t *v, const char *path, size_t max, pgw
 
 /* The filter ops' names, from PGW_FILTER_EQ on. */
 static const char *const filter_ops[] = {"eq", "in", "opaque", "range", NULL};
+static const char *const result_kinds[] = {"list", "aggregate", NULL};
 static const char *const cmp_types[] = {"int",       "numeric",     "date",
                                         "timestamp", "timestamptz", "text", NULL};
 
@@ -347,6 +348,61 @@ static int read_filter(pgw_deps *d, size_t t, const json_t *f, const char *path,
     return as_parse(rc, &tmp, path, err);
 }
 
+/* Whether an order_by array holds a sort key written as an object. */
+static bool has_key_objects(const json_t *om)
+{
+    for (size_t i = 0; json_is_array(om) && i < json_array_size(om); i++)
+        if (json_is_object(json_array_get(om, i)))
+            return true;
+    return false;
+}
+
+/* An order_by array with sort keys written as objects ({"column", "type",
+ * "descending", "nulls_first"}) or names, at path. */
+static int read_sort_keys(pgw_deps *d, size_t t, const json_t *om, const char *path,
+                          pgw_error *err)
+{
+    size_t n = json_array_size(om);
+    pgw_sort_key *keys = pgwi_malloc((n ? n : 1) * sizeof *keys);
+    if (!keys)
+        return pgwi_enomem(err);
+    int rc = PGW_OK;
+    for (size_t i = 0; i < n && rc == PGW_OK; i++) {
+        const json_t *e = json_array_get(om, i);
+        char p[PGWI_JPATH_SIZE];
+        pgwi_jpath_index(p, path, i);
+        pgw_sort_key k = {NULL, (pgw_cmp_type)0, false, false};
+        if (json_is_string(e)) {
+            k.column = json_string_value(e);
+            keys[i] = k;
+            continue;
+        }
+        int type = -1;
+        bool has_nf = false;
+        pgwi_jfield rows[] = {
+            PGWI_JF_STRING("column", &k.column, 0),
+            PGWI_JF_ENUM("type", &type, cmp_types, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+            PGWI_JF_BOOL("descending", &k.descending, PGWI_JF_OPTIONAL),
+            PGWI_JF_BOOL("nulls_first", &k.nulls_first, PGWI_JF_OPTIONAL),
+        };
+        rows[3].present = &has_nf;
+        if ((rc = pgwi_json_read_fields(e, p, rows, PGWI_NFIELDS(rows), PGWI_JSON_KEYS_FIRST,
+                                        err)) < 0)
+            break;
+        if (type >= 0)
+            k.type = (pgw_cmp_type)(PGW_CMP_INT + type);
+        if (!has_nf) /* PostgreSQL's default: NULLS FIRST for DESC, LAST for ASC */
+            k.nulls_first = k.descending;
+        keys[i] = k;
+    }
+    if (rc == PGW_OK) {
+        pgw_error tmp;
+        rc = as_parse(pgw_deps_set_sort_keys(d, t, keys, n, &tmp), &tmp, path, err);
+    }
+    pgwi_free(keys);
+    return rc;
+}
+
 /* A window bound of a table at path: m is its value, NULL for none. */
 static int read_window(int64_t *out, const json_t *m, int64_t none, const char *path,
                        const char *key, pgw_error *err)
@@ -404,7 +460,11 @@ static int read_table(pgw_deps *d, const json_t *to, const char *path, pgw_error
                 return rc;
         }
     }
-    if (om) {
+    if (om && has_key_objects(om)) {
+        pgwi_jpath_key(p, path, "order_by");
+        if ((rc = read_sort_keys(d, t, om, p, err)) < 0)
+            return rc;
+    } else if (om) {
         pgwi_jpath_key(p, path, "order_by");
         if ((rc = read_names(&names, &n, om, p, 0, err)) < 0)
             return rc;
@@ -420,14 +480,64 @@ static int read_table(pgw_deps *d, const json_t *to, const char *path, pgw_error
     return as_parse(pgw_deps_set_window(d, t, limit, offset, &tmp), &tmp, path, err);
 }
 
+/* Reads "window_bounds" at $.window_bounds into d (its tables declared). */
+static int read_bounds(pgw_deps *d, const json_t *bm, pgw_error *err)
+{
+    const json_t *fm, *lm;
+    bool full;
+    const pgwi_jfield rows[] = {
+        PGWI_JF_VALUE("first", &fm, 0),
+        PGWI_JF_VALUE("last", &lm, 0),
+        PGWI_JF_BOOL("full", &full, 0),
+    };
+    int rc;
+    if ((rc = pgwi_json_read_fields(bm, "$.window_bounds", rows, PGWI_NFIELDS(rows),
+                                    PGWI_JSON_KEYS_FIRST, err)) < 0)
+        return rc;
+    const json_t *arr[2] = {fm, lm};
+    size_t n = json_is_array(fm) ? json_array_size(fm) : 0;
+    const char **vals = pgwi_malloc((n ? 2 * n : 1) * sizeof *vals);
+    if (!vals)
+        return pgwi_enomem(err);
+    for (int s = 0; s < 2 && rc == PGW_OK; s++) {
+        char p[PGWI_JPATH_SIZE];
+        pgwi_jpath_key(p, "$.window_bounds", s ? "last" : "first");
+        if ((rc = pgwi_json_array(arr[s], p, err)) < 0)
+            break;
+        if (json_array_size(arr[s]) != n) {
+            rc = pgwi_error_at(err, PGW_EPARSE, p, "%s: %zu values, \"first\" has %zu", p,
+                               json_array_size(arr[s]), n);
+            break;
+        }
+        for (size_t k = 0; k < n && rc == PGW_OK; k++) {
+            const json_t *v = json_array_get(arr[s], k);
+            char q[PGWI_JPATH_SIZE];
+            pgwi_jpath_index(q, p, k);
+            vals[s * n + k] = NULL;
+            if (!json_is_null(v))
+                rc = pgwi_json_string(&vals[s * n + k], NULL, v, 0, q, err);
+        }
+    }
+    if (rc == PGW_OK) {
+        pgw_window_bounds b = {vals, vals + n, n, full};
+        pgw_error tmp;
+        rc = as_parse(pgw_deps_set_window_bounds(d, &b, &tmp), &tmp, "$.window_bounds", err);
+    }
+    pgwi_free(vals);
+    return rc;
+}
+
 static int deps_from_jobj(pgw_deps **out, const json_t *v, pgw_error *err)
 {
-    const json_t *sm, *qm, *tm = NULL, *rm = NULL, *um = NULL, *cm = NULL;
+    const json_t *sm, *qm, *tm = NULL, *rm = NULL, *um = NULL, *cm = NULL, *bm = NULL;
+    int kind = -1;
     const pgwi_jfield f[] = {
         PGWI_JF_VALUE("scope", &sm, 0),
         PGWI_JF_VALUE("query", &qm, 0),
         PGWI_JF_VALUE("tables", &tm, PGWI_JF_OPTIONAL),
+        PGWI_JF_ENUM("result", &kind, result_kinds, PGWI_JF_OPTIONAL),
         PGWI_JF_VALUE("result_ids", &rm, PGWI_JF_OPTIONAL),
+        PGWI_JF_VALUE("window_bounds", &bm, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
         PGWI_JF_VALUE("undeclared", &um, PGWI_JF_OPTIONAL),
         PGWI_JF_VALUE("time_dependent", &cm, PGWI_JF_OPTIONAL),
     };
@@ -479,6 +589,20 @@ static int deps_from_jobj(pgw_deps **out, const json_t *v, pgw_error *err)
         if (rc < 0)
             goto fail;
     }
+    if (kind >= 0 && undeclared) {
+        rc = pgwi_error_at(err, PGW_EPARSE, "$.result",
+                           "$: an undeclared subscription has no \"result\"");
+        goto fail;
+    }
+    if (kind >= 0)
+        d->result_kind = (uint8_t)(PGW_RESULT_LIST + kind);
+    if (bm && undeclared) {
+        rc = pgwi_error_at(err, PGW_EPARSE, "$.window_bounds",
+                           "$: an undeclared subscription has no \"window_bounds\"");
+        goto fail;
+    }
+    if (bm && (rc = read_bounds(d, bm, err)) < 0)
+        goto fail;
     d->time_dependent = timed;
     *out = d;
     return PGW_OK;
@@ -517,6 +641,41 @@ static int jrange(json_t *fo, const pgwi_filter *f, pgw_error *err)
             return rc;
     }
     return PGW_OK;
+}
+
+/* A table's order_by: each key a name when it has no comparison type and
+ * sorts ASC NULLS LAST, else {"column", "type", "descending",
+ * "nulls_first"}. */
+static int jsort(json_t **out, const pgwi_tdep *t, pgw_error *err)
+{
+    json_t *a = json_array();
+    int rc;
+    if (!a)
+        return pgwi_enomem(err);
+    for (uint32_t k = 0; k < t->n_sort; k++) {
+        uint8_t kf = t->sort_kf ? t->sort_kf[k] : 0;
+        if (kf == 0) {
+            if ((rc = pgwi_json_append(a, jstr(t->sort[k]), err)) < 0)
+                goto fail;
+            continue;
+        }
+        json_t *ko = json_object();
+        int ty = kf & PGWI_SORT_TYPE;
+        if ((rc = pgwi_json_append(a, ko, err)) < 0 ||
+            (rc = pgwi_json_set(ko, "column", jstr(t->sort[k]), err)) < 0 ||
+            (rc = pgwi_json_set(ko, "type",
+                                ty ? json_string(cmp_types[ty - PGW_CMP_INT]) : json_null(),
+                                err)) < 0 ||
+            (rc = pgwi_json_set(ko, "descending", json_boolean(kf & PGWI_SORT_DESC), err)) < 0 ||
+            (rc = pgwi_json_set(ko, "nulls_first", json_boolean(kf & PGWI_SORT_NULLS_FIRST),
+                                err)) < 0)
+            goto fail;
+    }
+    *out = a;
+    return PGW_OK;
+fail:
+    json_decref(a);
+    return rc;
 }
 
 static int jtable(json_t **out, const pgwi_tdep *t, pgw_error *err)
@@ -558,8 +717,7 @@ static int jtable(json_t **out, const pgwi_tdep *t, pgw_error *err)
         if ((rc = pgwi_json_set(fo, "values", a, err)) < 0)
             goto fail;
     }
-    if ((rc = jnames(&a, t->sort, t->n_sort, err)) < 0 ||
-        (rc = pgwi_json_set(o, "order_by", a, err)) < 0 ||
+    if ((rc = jsort(&a, t, err)) < 0 || (rc = pgwi_json_set(o, "order_by", a, err)) < 0 ||
         (rc = pgwi_json_set(o, "limit", t->limit >= 0 ? json_integer(t->limit) : json_null(),
                             err)) < 0 ||
         (rc = pgwi_json_set(o, "offset", json_integer(t->offset), err)) < 0)
@@ -582,6 +740,27 @@ static int deps_dump(char **out, size_t *out_len, json_t *o, const pgw_deps *d,
         return rc;
     }
     return dump(out, out_len, o, err);
+}
+
+/* "window_bounds": {"first": [...], "last": [...], "full": bool}, values
+ * strings or null. */
+static int jbounds(json_t *o, const pgw_deps *d, pgw_error *err)
+{
+    json_t *b = json_object();
+    int rc;
+    if ((rc = pgwi_json_set(o, "window_bounds", b, err)) < 0)
+        return rc;
+    for (int s = 0; s < 2; s++) {
+        json_t *a = json_array();
+        if ((rc = pgwi_json_set(b, s ? "last" : "first", a, err)) < 0)
+            return rc;
+        for (uint32_t k = 0; k < d->n_bounds; k++) {
+            const pgwi_str *v = d->bounds[s * d->n_bounds + k];
+            if ((rc = pgwi_json_append(a, v == &pgwi_sqlnull ? json_null() : jstr(v), err)) < 0)
+                return rc;
+        }
+    }
+    return pgwi_json_set(b, "full", json_boolean(d->bounds_full), err);
 }
 
 int pgw_deps_to_json(char **out, size_t *out_len, const pgw_deps *d, pgw_error *err)
@@ -608,10 +787,17 @@ int pgw_deps_to_json(char **out, size_t *out_len, const pgw_deps *d, pgw_error *
         if ((rc = jtable(&a, &d->tables[i], err)) < 0 ||
             (rc = pgwi_json_append(ts, a, err)) < 0)
             goto fail;
+    if (d->result_kind != PGW_RESULT_UNSPECIFIED &&
+        (rc = pgwi_json_set(o, "result",
+                            json_string(result_kinds[d->result_kind - PGW_RESULT_LIST]),
+                            err)) < 0)
+        goto fail;
     a = json_null();
     if (d->rids_known && (rc = jrids(&a, d->rids, d->n_rids, err)) < 0)
         goto fail;
     if ((rc = pgwi_json_set(o, "result_ids", a, err)) < 0)
+        goto fail;
+    if (d->bounds && (rc = jbounds(o, d, err)) < 0)
         goto fail;
     return deps_dump(out, out_len, o, d, err);
 fail:
