@@ -437,8 +437,42 @@ PGW_API int pgw_index_ack(pgw_index *idx, pgw_runner_id runner, const pgw_rowid 
                           size_t n_ids, pgw_error *err);
 
 /**
+ * Acknowledges a rerun with the bounds of its window (inval.h,
+ * pgw_deps_set_window_bounds()): the sort-key values of the first table's
+ * first and last row in the new result, and whether the window is full,
+ * so that writes to rows beyond the window or, for an update, staying in
+ * front of it skip (BEYOND_WINDOW, BEFORE_WINDOW). RUNNING → CLEAN;
+ * RUNNING_DIRTY → DIRTY. The runner keeps the bounds until its next
+ * acknowledgement; pgw_index_ack() and pgw_index_ack_unknown() clear
+ * them, and while it is rerun they are not used (its result is unknown).
+ *
+ * @param idx     the index.
+ * @param runner  a RUNNING or RUNNING_DIRTY runner.
+ * @param ids     the result IDs, as pgw_index_ack() takes them, or NULL
+ *                (with n_ids 0) when they are not known: the bounds alone
+ *                are acknowledged (any result kind: an aggregate over a
+ *                window, rows of a join).
+ * @param n_ids   number of IDs.
+ * @param bounds  the window's bounds (values copied), or NULL for none:
+ *                then this is pgw_index_ack() (ids given) or
+ *                pgw_index_ack_unknown() (ids NULL).
+ * @param err     optional detail on failure.
+ * @return PGW_OK; PGW_EINVAL as pgw_index_ack(), for an undeclared runner
+ *         with bounds, and for bounds that pgw_deps_set_window_bounds()
+ *         refuses for the runner's first table (no window, no sort keys,
+ *         an untyped key, a value count that differs, a value that does
+ *         not parse; the message names it); PGW_ENOTFOUND; PGW_ESTATE;
+ *         PGW_ENOMEM (the runner stays running, its previous result
+ *         forgotten as the pop or begin forgot it).
+ */
+PGW_API int pgw_index_ack_window(pgw_index *idx, pgw_runner_id runner, const pgw_rowid *ids,
+                                 size_t n_ids, const pgw_window_bounds *bounds,
+                                 pgw_error *err);
+
+/**
  * Acknowledges a rerun without result IDs (the result is unknown from now
- * on: more refreshes, never fewer). Never allocates.
+ * on: more refreshes, never fewer) and without window bounds. Never
+ * allocates.
  *
  * @param idx     the index.
  * @param runner  a RUNNING or RUNNING_DIRTY runner.

@@ -875,7 +875,7 @@ START_TEST(index_equals_decide)
             ores before;
             o_query_random(&rng, &q);
             o_eval(&before, &q, tabs);
-            deps[i] = o_declare(&q, &scopes[orng_int(&rng, 2)], &before, tabs, O_TYPED);
+            deps[i] = o_declare(&q, &scopes[orng_int(&rng, 2)], &before, tabs, O_BOUNDS);
             if (orng_p(&rng, 5))
                 pgw_deps_clear_result_ids(deps[i]);
             if (i % 5 == 0) /* reading the clock changes no verdict of a write */
@@ -960,7 +960,7 @@ START_TEST(index_equals_decide)
                 ores before;
                 o_query_random(&rng, &q);
                 o_eval(&before, &q, tabs);
-                deps[i] = o_declare(&q, &scopes[orng_int(&rng, 2)], &before, tabs, O_TYPED);
+                deps[i] = o_declare(&q, &scopes[orng_int(&rng, 2)], &before, tabs, O_BOUNDS);
                 ids[i] = reg(x, deps[i]);
             }
         }
@@ -1003,7 +1003,7 @@ static void batch_setup(pgw_index *x[2], pgw_deps **deps, pgw_runner_id ids[2][4
             ores before;
             o_query_random(rng, &q);
             o_eval(&before, &q, tabs);
-            deps[i] = o_declare(&q, &scopes[orng_int(rng, 2)], &before, tabs, O_TYPED);
+            deps[i] = o_declare(&q, &scopes[orng_int(rng, 2)], &before, tabs, O_BOUNDS);
             if (orng_p(rng, 5))
                 pgw_deps_clear_result_ids(deps[i]);
         }

@@ -7,6 +7,8 @@
  */
 #include "index_internal.h"
 
+#include <stdio.h>
+
 /* ------------------------------------------------------------------ */
 /* runner lists                                                        */
 
@@ -163,23 +165,46 @@ static void ack_finish(pgw_index *x, irunner *r, const uint32_t *fps, uint32_t n
     lists_enter(x, r);
 }
 
-int pgw_index_ack(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n_ids,
-                  pgw_error *err)
+/* Replaces runner r's window bounds with blk (pgwi_bounds_make()'s, for
+ * bounds b), or none when blk is NULL. */
+static void set_bounds(irunner *r, const pgwi_str **blk, const pgw_window_bounds *b)
+{
+    pgwi_free((void *)r->bounds);
+    r->bounds = blk;
+    r->n_bounds = blk ? (uint16_t)b->n : 0;
+    r->bounds_full = blk && b->full && RN_TABLES(r)[0].limit >= 0;
+}
+
+/* Acknowledges a rerun of runner id with its result IDs (known or not)
+ * and window bounds (b, or NULL for none). Everything that can fail comes
+ * before the runner changes. */
+static int ack_result(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n_ids,
+                      bool known, const pgw_window_bounds *b, const char *fn, pgw_error *err)
 {
     uint32_t k = 0;
     int rc;
-    if ((rc = ack_check(&k, x, id, "index_ack", err)) < 0)
+    if ((rc = ack_check(&k, x, id, fn, err)) < 0)
         return rc;
     if (!ids && n_ids)
-        return pgwi_error(err, PGW_EINVAL, "index_ack: ids is NULL with %zu entries", n_ids);
+        return pgwi_error(err, PGW_EINVAL, "%s: ids is NULL with %zu entries", fn, n_ids);
     if (n_ids > UINT32_MAX / 2)
-        return pgwi_error(err, PGW_ELIMIT, "index_ack: too many IDs");
+        return pgwi_error(err, PGW_ELIMIT, "%s: too many IDs", fn);
+    char what[48];
+    snprintf(what, sizeof what, "%s: ids", fn);
     for (size_t i = 0; i < n_ids; i++)
-        if ((rc = pgwi_rowid_check(&ids[i], "index_ack: ids", i, err)) < 0)
+        if ((rc = pgwi_rowid_check(&ids[i], what, i, err)) < 0)
             return rc;
     irunner *r = RUNNER(x, k), *nr = NULL;
-    if (r->n_tables && !pgwi_lists_rows(r->result_kind, &RN_TABLES(r)[0])) {
-        /* An aggregate's result lists no rows: its IDs are not used. */
+    const pgwi_str **blk = NULL;
+    if (b) {
+        if (r->n_tables == 0)
+            return pgwi_error(err, PGW_EINVAL, "%s: an undeclared runner has no window", fn);
+        if ((rc = pgwi_bounds_make(&blk, &RN_TABLES(r)[0], b, fn, err)) < 0)
+            return rc;
+    }
+    if (!known || (r->n_tables && !pgwi_lists_rows(r->result_kind, &RN_TABLES(r)[0]))) {
+        /* Unknown IDs, or an aggregate's, whose result lists no rows. */
+        set_bounds(r, blk, b);
         ack_finish(x, r, NULL, 0, false, NULL, NONE);
         return PGW_OK;
     }
@@ -187,8 +212,10 @@ int pgw_index_ack(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n
     uint32_t n = 0;
     if (n_ids) {
         fps = pgwi_calloc(n_ids, sizeof *fps);
-        if (!fps)
+        if (!fps) {
+            pgwi_free((void *)blk);
             return pgwi_enomem(err);
+        }
         for (size_t i = 0; i < n_ids; i++)
             fps[i] = pgwi_rid_fp(ids[i].parts, ids[i].n_parts);
         n = pgwi_fps_sort_unique(fps, n_ids);
@@ -196,12 +223,26 @@ int pgw_index_ack(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n
     uint32_t regroup = NONE;
     if ((rc = pgwi_index_rids_reserve(&nr, &regroup, x, r, n)) < 0) {
         pgwi_free(fps);
+        pgwi_free((void *)blk);
         return rc == PGW_ENOMEM ? pgwi_enomem(err)
-                                : pgwi_error(err, rc, "index_ack: index limit reached");
+                                : pgwi_error(err, rc, "%s: index limit reached", fn);
     }
+    set_bounds(r, blk, b);
     ack_finish(x, r, fps, n, true, nr, regroup);
     pgwi_free(fps);
     return PGW_OK;
+}
+
+int pgw_index_ack(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n_ids,
+                  pgw_error *err)
+{
+    return ack_result(x, id, ids, n_ids, true, NULL, "index_ack", err);
+}
+
+int pgw_index_ack_window(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size_t n_ids,
+                         const pgw_window_bounds *bounds, pgw_error *err)
+{
+    return ack_result(x, id, ids, n_ids, ids != NULL, bounds, "index_ack_window", err);
 }
 
 int pgw_index_ack_unknown(pgw_index *x, pgw_runner_id id, pgw_error *err)
@@ -210,6 +251,7 @@ int pgw_index_ack_unknown(pgw_index *x, pgw_runner_id id, pgw_error *err)
     int rc;
     if ((rc = ack_check(&k, x, id, "index_ack_unknown", err)) < 0)
         return rc;
+    set_bounds(RUNNER(x, k), NULL, NULL);
     ack_finish(x, RUNNER(x, k), NULL, 0, false, NULL, NONE);
     return PGW_OK;
 }

@@ -470,28 +470,28 @@ int pgw_deps_set_sort_keys(pgw_deps *d, size_t table, const pgw_sort_key *keys, 
         pgwi_free(kf);
         return pgwi_enomem(err);
     }
-    rc = PGW_OK;
-    for (size_t i = 0; i < n_keys && rc == PGW_OK; i++) {
+    const pgwi_str **arr = NULL;
+    for (size_t i = 0; i < n_keys; i++) {
         int ty = (int)keys[i].type;
-        if (ty != 0 && !pgwi_cmp_type_name(keys[i].type))
+        if (ty != 0 && !pgwi_cmp_type_name(keys[i].type)) {
             rc = pgwi_error(err, PGW_EINVAL,
                             "deps_set_sort_keys: keys[%zu].type %d is neither 0 nor a "
                             "pgw_cmp_type",
                             i, ty);
+            goto done;
+        }
         names[i] = keys[i].column;
         kf[i] = (uint8_t)(ty | (keys[i].descending ? PGWI_SORT_DESC : 0) |
                           (keys[i].nulls_first ? PGWI_SORT_NULLS_FIRST : 0));
     }
-    const pgwi_str **arr = NULL;
-    if (rc == PGW_OK)
-        rc = name_list(&arr, &d->arena, names, n_keys, "deps_set_sort_keys", "keys", err);
-    pgwi_free(names);
-    if (rc < 0) {
-        pgwi_free(kf);
-        return rc;
-    }
+    if ((rc = name_list(&arr, &d->arena, names, n_keys, "deps_set_sort_keys", "keys", err)) < 0)
+        goto done;
     put_sort(d, table, arr, kf, n_keys);
-    return PGW_OK;
+    kf = NULL;
+done:
+    pgwi_free(names);
+    pgwi_free(kf);
+    return rc;
 }
 
 int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window_bounds *b,

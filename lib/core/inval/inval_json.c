@@ -366,8 +366,9 @@ static int read_sort_keys(pgw_deps *d, size_t t, const json_t *om, const char *p
     pgw_sort_key *keys = pgwi_malloc((n ? n : 1) * sizeof *keys);
     if (!keys)
         return pgwi_enomem(err);
-    int rc = PGW_OK;
-    for (size_t i = 0; i < n && rc == PGW_OK; i++) {
+    int rc;
+    pgw_error tmp;
+    for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(om, i);
         char p[PGWI_JPATH_SIZE];
         pgwi_jpath_index(p, path, i);
@@ -388,17 +389,15 @@ static int read_sort_keys(pgw_deps *d, size_t t, const json_t *om, const char *p
         rows[3].present = &has_nf;
         if ((rc = pgwi_json_read_fields(e, p, rows, PGWI_NFIELDS(rows), PGWI_JSON_KEYS_FIRST,
                                         err)) < 0)
-            break;
+            goto done;
         if (type >= 0)
             k.type = (pgw_cmp_type)(PGW_CMP_INT + type);
         if (!has_nf) /* PostgreSQL's default: NULLS FIRST for DESC, LAST for ASC */
             k.nulls_first = k.descending;
         keys[i] = k;
     }
-    if (rc == PGW_OK) {
-        pgw_error tmp;
-        rc = as_parse(pgw_deps_set_sort_keys(d, t, keys, n, &tmp), &tmp, path, err);
-    }
+    rc = as_parse(pgw_deps_set_sort_keys(d, t, keys, n, &tmp), &tmp, path, err);
+done:
     pgwi_free(keys);
     return rc;
 }
@@ -499,30 +498,30 @@ static int read_bounds(pgw_deps *d, const json_t *bm, pgw_error *err)
     const char **vals = pgwi_malloc((n ? 2 * n : 1) * sizeof *vals);
     if (!vals)
         return pgwi_enomem(err);
-    for (int s = 0; s < 2 && rc == PGW_OK; s++) {
+    for (int s = 0; s < 2; s++) {
         char p[PGWI_JPATH_SIZE];
         pgwi_jpath_key(p, "$.window_bounds", s ? "last" : "first");
         if ((rc = pgwi_json_array(arr[s], p, err)) < 0)
-            break;
+            goto done;
         if (json_array_size(arr[s]) != n) {
             rc = pgwi_error_at(err, PGW_EPARSE, p, "%s: %zu values, \"first\" has %zu", p,
                                json_array_size(arr[s]), n);
-            break;
+            goto done;
         }
-        for (size_t k = 0; k < n && rc == PGW_OK; k++) {
+        for (size_t k = 0; k < n; k++) {
             const json_t *v = json_array_get(arr[s], k);
             char q[PGWI_JPATH_SIZE];
             pgwi_jpath_index(q, p, k);
             vals[s * n + k] = NULL;
-            if (!json_is_null(v))
-                rc = pgwi_json_string(&vals[s * n + k], NULL, v, 0, q, err);
+            if (!json_is_null(v) &&
+                (rc = pgwi_json_string(&vals[s * n + k], NULL, v, 0, q, err)) < 0)
+                goto done;
         }
     }
-    if (rc == PGW_OK) {
-        pgw_window_bounds b = {vals, vals + n, n, full};
-        pgw_error tmp;
-        rc = as_parse(pgw_deps_set_window_bounds(d, &b, &tmp), &tmp, "$.window_bounds", err);
-    }
+    pgw_window_bounds b = {vals, vals + n, n, full};
+    pgw_error tmp;
+    rc = as_parse(pgw_deps_set_window_bounds(d, &b, &tmp), &tmp, "$.window_bounds", err);
+done:
     pgwi_free(vals);
     return rc;
 }
