@@ -1509,6 +1509,165 @@ START_TEST(memory_per_subscription)
 }
 END_TEST
 
+/* ---- window bounds and result kinds (issue 18) ---- */
+
+/* ORDER BY due, id LIMIT 3 on tasks, typed. */
+static pgw_deps *page_tasks(const char *query)
+{
+    pgw_deps *d = ih_deps(&IH_ACME, query);
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title,due");
+    const pgw_sort_key keys[] = {{"due", PGW_CMP_DATE, false, false},
+                                 {"id", PGW_CMP_INT, false, false}};
+    ck_assert_int_eq(pgw_deps_set_sort_keys(d, t, keys, 2, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 3, 0, NULL), PGW_OK);
+    return d;
+}
+
+static pgw_write *insert_due(const char *id, const char *due)
+{
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, id, false);
+    ih_wval(w, 0, PGW_SIDE_NEW, "id", id);
+    ih_wval(w, 0, PGW_SIDE_NEW, "due", due);
+    return w;
+}
+
+static pgw_reason index_reason(pgw_index *x, pgw_runner_id r, const pgw_write *w)
+{
+    pgw_verdict v;
+    ck_assert_int_eq(pgw_index_decide(&v, x, r, w, NULL), PGW_OK);
+    return v.reason;
+}
+
+START_TEST(index_window_bounds)
+{
+    pgw_index *x = new_index();
+    pgw_deps *d1 = page_tasks("tasks.page");
+    pgw_runner_id r = reg(x, d1);
+    pgw_write *beyond = insert_due("40", "2024-03-01"), *inside = insert_due("41", "2024-01-03");
+    const char *first[] = {"2024-01-02", "5"}, *last[] = {"2024-01-05", "9"};
+    const pgw_window_bounds b = {first, last, 2, true};
+    /* without bounds, both inserts may enter */
+    ck_assert_int_eq(index_reason(x, r, beyond), PGW_REASON_INSERT_MAY_ENTER);
+    /* acknowledged with bounds (IDs unknown): the row beyond skips */
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack_window(x, r, NULL, 0, &b, NULL), PGW_OK);
+    ck_assert_int_eq(state_of(x, r), PGW_RUNNER_CLEAN);
+    ck_assert_int_eq(index_reason(x, r, beyond), PGW_REASON_BEYOND_WINDOW);
+    ck_assert_uint_eq(match(x, beyond), 0);
+    ck_assert_uint_eq(pgw_index_reason_count(x, PGW_REASON_BEYOND_WINDOW), 1);
+    ck_assert_uint_eq(match(x, inside), 1);
+    /* while it reruns, its bounds are not used */
+    pgw_dirty dd;
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_int_eq(index_reason(x, r, beyond), PGW_REASON_INSERT_MAY_ENTER);
+    /* with IDs and bounds */
+    ih_ids ids;
+    ih_ids_parse(&ids, "5,7,9");
+    ck_assert_int_eq(pgw_index_ack_window(x, r, ids.ids, ids.n, &b, NULL), PGW_OK);
+    pgw_runner_info info;
+    ck_assert_int_eq(pgw_index_runner(&info, x, r, NULL), PGW_OK);
+    ck_assert(info.result_known);
+    ck_assert_uint_eq(info.n_result_ids, 3);
+    ck_assert_int_eq(index_reason(x, r, beyond), PGW_REASON_BEYOND_WINDOW);
+    /* a plain acknowledgement forgets the bounds, as does ack_unknown */
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack(x, r, ids.ids, ids.n, NULL), PGW_OK);
+    ck_assert_int_eq(index_reason(x, r, beyond), PGW_REASON_INSERT_MAY_ENTER);
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack_window(x, r, NULL, 0, &b, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack_unknown(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(index_reason(x, r, beyond), PGW_REASON_INSERT_MAY_ENTER);
+    /* refused bounds leave the runner running, its previous result gone */
+    pgw_error err;
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    const pgw_window_bounds short_b = {first, last, 1, true};
+    ck_assert_int_eq(pgw_index_ack_window(x, r, NULL, 0, &short_b, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_ack_window: 1 values per row for 2 sort keys");
+    const char *bad[] = {"2024-13-01", "5"};
+    const pgw_window_bounds bad_b = {bad, last, 2, true};
+    ck_assert_int_eq(pgw_index_ack_window(x, r, NULL, 0, &bad_b, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_ack_window: first[0] \"2024-13-01\" (sort key due) "
+                                  "does not parse as date");
+    ck_assert_int_eq(pgw_index_ack_window(x, r, NULL, 2, &b, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_ack_window: ids is NULL with 2 entries");
+    ck_assert_int_eq(state_of(x, r), PGW_RUNNER_RUNNING);
+    ck_assert_int_eq(pgw_index_ack_window(x, r, NULL, 0, NULL, NULL), PGW_OK); /* = unknown */
+    ck_assert_int_eq(index_reason(x, r, beyond), PGW_REASON_INSERT_MAY_ENTER);
+    ck_assert_int_eq(pgw_index_ack_window(x, r, NULL, 0, &b, &err), PGW_ESTATE);
+    /* bounds declared at registration are the new runner's */
+    pgw_deps *d2 = page_tasks("tasks.page2");
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d2, &b, NULL), PGW_OK);
+    pgw_runner_id r2 = reg(x, d2);
+    ck_assert_int_eq(index_reason(x, r2, beyond), PGW_REASON_BEYOND_WINDOW);
+    /* an undeclared runner has no window */
+    pgw_deps *du = ih_deps(&IH_ACME, "legacy");
+    pgw_runner_id ru = reg(x, du);
+    ck_assert_int_eq(pgw_index_begin(x, ru, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack_window(x, ru, NULL, 0, &b, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_ack_window: an undeclared runner has no window");
+    pgw_write_free(beyond);
+    pgw_write_free(inside);
+    pgw_deps_free(d1);
+    pgw_deps_free(d2);
+    pgw_deps_free(du);
+    pgw_index_free(x);
+}
+END_TEST
+
+START_TEST(index_result_kinds)
+{
+    /* sum(x) over tasks: its IDs are ignored however it is acknowledged */
+    pgw_index *x = new_index();
+    pgw_deps *d = ih_deps(&IH_ACME, "tasks.sum");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "estimate");
+    ck_assert_int_eq(pgw_deps_set_result_kind(d, PGW_RESULT_AGGREGATE, NULL), PGW_OK);
+    ih_result(d, "1,2");
+    pgw_runner_id r = reg(x, d);
+    pgw_runner_info info;
+    ck_assert_int_eq(pgw_index_runner(&info, x, r, NULL), PGW_OK);
+    ck_assert(!info.result_known);
+    pgw_write *del = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    ih_wids(del, "3", false);
+    ck_assert_int_eq(index_reason(x, r, del), PGW_REASON_DELETE_IN_WINDOW);
+    ih_ids ids;
+    ih_ids_parse(&ids, "1,2");
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_ack(x, r, ids.ids, ids.n, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_index_runner(&info, x, r, NULL), PGW_OK);
+    ck_assert(!info.result_known);
+    ck_assert_int_eq(index_reason(x, r, del), PGW_REASON_DELETE_IN_WINDOW);
+    /* the same declaration as a list is another runner, and uses its IDs */
+    pgw_deps *l = ih_deps(&IH_ACME, "tasks.sum");
+    t = ih_table(l, "tasks");
+    ih_cols(l, t, "estimate");
+    ck_assert_int_eq(pgw_deps_set_result_kind(l, PGW_RESULT_LIST, NULL), PGW_OK);
+    ih_result(l, "1,2");
+    pgw_runner_id rl = reg(x, l);
+    ck_assert_uint_ne(rl, r);
+    ck_assert_int_eq(index_reason(x, rl, del), PGW_REASON_ROWS_DISJOINT);
+    /* a list that reads no column (SELECT FROM tasks) uses them too */
+    pgw_deps *e = ih_deps(&IH_ACME, "tasks.exists");
+    t = ih_table(e, "tasks");
+    ih_cols(e, t, "");
+    ih_result(e, "1,2");
+    pgw_runner_id re = reg(x, e);
+    ck_assert_int_eq(index_reason(x, re, del), PGW_REASON_DELETE_IN_WINDOW); /* unspecified */
+    ck_assert_int_eq(pgw_deps_set_result_kind(e, PGW_RESULT_LIST, NULL), PGW_OK);
+    pgw_runner_id re2 = reg(x, e);
+    ck_assert_uint_ne(re2, re);
+    ck_assert_int_eq(index_reason(x, re2, del), PGW_REASON_ROWS_DISJOINT);
+    pgw_write_free(del);
+    pgw_deps_free(d);
+    pgw_deps_free(l);
+    pgw_deps_free(e);
+    pgw_index_free(x);
+}
+END_TEST
+
 /* Register, ack and the constructor fail cleanly at every allocation: the
  * index is unchanged (same counters, same verdicts afterwards), nothing
  * leaks. */
@@ -1593,6 +1752,31 @@ START_TEST(index_enomem)
     }
     ck_assert_int_eq(state_of(x, rs), PGW_RUNNER_CLEAN);
     ck_assert_uint_eq(match(x, probe), 1);
+    /* ack_window: the same, with the bounds taken only on success */
+    pgw_deps *dp = page_tasks("tasks.page");
+    pgw_runner_id rp = reg(x, dp);
+    const char *first[] = {"2024-01-02", "5"}, *last[] = {"2024-01-05", "9"};
+    const pgw_window_bounds b = {first, last, 2, true};
+    pgw_write *beyond = insert_due("40", "2024-03-01");
+    ck_assert_int_eq(pgw_index_begin(x, rp, NULL), PGW_OK);
+    for (n = 1;; n++) {
+        pgwt_alloc_fail_at(n);
+        int rc = pgw_index_ack_window(x, rp, four.ids, four.n, &b, NULL);
+        bool failed = pgwt_alloc_failed();
+        pgwt_alloc_fail_at(0);
+        if (!failed) {
+            ck_assert_int_eq(rc, PGW_OK);
+            break;
+        }
+        ck_assert_int_eq(rc, PGW_ENOMEM);
+        ck_assert_int_eq(state_of(x, rp), PGW_RUNNER_RUNNING);
+        ck_assert_int_eq(index_reason(x, rp, beyond), PGW_REASON_INSERT_MAY_ENTER);
+    }
+    ck_assert_uint_gt(n, 1);
+    ck_assert_int_eq(index_reason(x, rp, beyond), PGW_REASON_BEYOND_WINDOW);
+    pgw_write_free(beyond);
+    ck_assert_int_eq(pgw_index_unregister(x, rp, NULL), PGW_OK);
+    pgw_deps_free(dp);
     /* the constructor */
     for (n = 1;; n++) {
         pgw_index *y = (pgw_index *)0x1;
@@ -1772,6 +1956,8 @@ static Suite *suite(void)
     tcase_add_test(tc, batch_many_candidates);
     tcase_add_test(tc, memory_per_subscription);
     tcase_add_test(tc, index_enomem);
+    tcase_add_test(tc, index_window_bounds);
+    tcase_add_test(tc, index_result_kinds);
     tcase_add_test(tc, match_allocates_nothing);
     tcase_add_test(tc, index_bad_arguments);
     suite_add_tcase(s, tc);

@@ -938,6 +938,21 @@ START_TEST(builders_enomem)
             rc = pgw_deps_set_order_by(d, t, cols, 1, NULL);
         if (rc == PGW_OK)
             rc = pgw_deps_set_result_ids(d, ids, 2, NULL);
+        const pgw_bound lo = {PGW_BOUND_INCLUSIVE, "2024-01-01"};
+        const pgw_sort_key keys[] = {{"due", PGW_CMP_DATE, true, true},
+                                     {"id", PGW_CMP_INT, false, false}};
+        const char *first[] = {"2024-02-01", "3"}, *last[] = {NULL, "9"};
+        const pgw_window_bounds b = {first, last, 2, true};
+        if (rc == PGW_OK)
+            rc = pgw_deps_add_range(d, t, "due", PGW_CMP_DATE, &lo, NULL, NULL);
+        if (rc == PGW_OK)
+            rc = pgw_deps_set_sort_keys(d, t, keys, 2, NULL);
+        if (rc == PGW_OK)
+            rc = pgw_deps_set_window(d, t, 10, 0, NULL);
+        if (rc == PGW_OK)
+            rc = pgw_deps_set_window_bounds(d, &b, NULL);
+        if (rc == PGW_OK)
+            rc = pgw_deps_set_result_kind(d, PGW_RESULT_LIST, NULL);
         if (rc == PGW_OK)
             rc = pgw_write_new(&w, &IH_ACME, "public", "tasks", PGW_OP_UPDATE, NULL);
         if (rc == PGW_OK)
@@ -1415,6 +1430,48 @@ START_TEST(window_bounds_bad_arguments)
 }
 END_TEST
 
+/* ---- result kinds (issue 18) ---- */
+
+START_TEST(result_kinds)
+{
+    /* SELECT sum(estimate) FROM tasks, acknowledged with the IDs of the
+     * rows it summed */
+    pgw_deps *d = ih_deps(&IH_ACME, "tasks.sum");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "estimate");
+    ih_result(d, "1,2");
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    ih_wids(w, "3", false);
+    /* unspecified: read as a list (the hazard the docs warned of) */
+    ck_assert_int_eq(pgw_deps_result_kind(d), PGW_RESULT_UNSPECIFIED);
+    IH_EXPECT(d, w, false, PGW_REASON_ROWS_DISJOINT);
+    /* an aggregate ignores them: the delete changes the sum */
+    ck_assert_int_eq(pgw_deps_set_result_kind(d, PGW_RESULT_AGGREGATE, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_result_kind(d), PGW_RESULT_AGGREGATE);
+    IH_EXPECT(d, w, true, PGW_REASON_DELETE_IN_WINDOW);
+    pgw_write *u = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(u, "3", false);
+    ih_wcols(u, "estimate", false);
+    IH_EXPECT(d, u, true, PGW_REASON_RESULT_UNKNOWN);
+    /* count(*) (no column) is an aggregate unless declared a list
+     * (SELECT FROM tasks: one empty row per task) */
+    ih_cols(d, t, "");
+    ck_assert_int_eq(pgw_deps_set_result_kind(d, PGW_RESULT_UNSPECIFIED, NULL), PGW_OK);
+    IH_EXPECT(d, w, true, PGW_REASON_DELETE_IN_WINDOW);
+    ck_assert_int_eq(pgw_deps_set_result_kind(d, PGW_RESULT_LIST, NULL), PGW_OK);
+    IH_EXPECT(d, w, false, PGW_REASON_ROWS_DISJOINT);
+    pgw_error err;
+    ck_assert_int_eq(pgw_deps_set_result_kind(d, (pgw_result_kind)3, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_result_kind: kind 3 is not a pgw_result_kind");
+    ck_assert_int_eq(pgw_deps_result_kind(d), PGW_RESULT_LIST);
+    ck_assert_int_eq(pgw_deps_set_result_kind(NULL, PGW_RESULT_LIST, &err), PGW_EINVAL);
+    ck_assert_int_eq(pgw_deps_result_kind(NULL), PGW_RESULT_UNSPECIFIED);
+    pgw_write_free(w);
+    pgw_write_free(u);
+    pgw_deps_free(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("inval");
@@ -1447,6 +1504,7 @@ static Suite *suite(void)
     tcase_add_test(tc, window_bounds_beyond);
     tcase_add_test(tc, window_bounds_before);
     tcase_add_test(tc, window_bounds_desc);
+    tcase_add_test(tc, result_kinds);
     suite_add_tcase(s, tc);
     tc = tcase_create("api");
     tcase_add_test(tc, ddl);
