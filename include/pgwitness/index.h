@@ -48,15 +48,21 @@
  *           pgw_index_ack(idx, d.runner, ids, n_ids, &err); // → CLEAN or DIRTY
  *       else // an aggregate such as count(*), or rows of another table
  *           pgw_index_ack_unknown(idx, d.runner, &err);
+ *       // or, for a windowed query, with the window's bounds:
+ *       //   pgw_index_ack_window(idx, d.runner, ids or NULL, n_ids, &bounds, &err);
  *   }
  *
  * Result IDs are a promise: the rows of the first table in the result are
  * exactly these (inval.h, "result_ids"), and the rules skip writes to other
- * rows on that promise. An aggregate's result is not a list of rows: acked
- * with no IDs (n_ids 0, "the result is empty"), a sum(x) subscription
- * would skip a delete that changes its sum. Acknowledge such runners with
- * pgw_index_ack_unknown(). (A first table that reads no column, as
- * count(*) does, is known to be an aggregate: its IDs are ignored.)
+ * rows on that promise. An aggregate's result is not a list of rows:
+ * declare it so (pgw_deps_set_result_kind(), PGW_RESULT_AGGREGATE) and the
+ * index ignores its IDs at registration and at every acknowledgement. With
+ * the kind unspecified, a first table that reads no column, as count(*)
+ * does, is an aggregate, and one that reads a column a list: acked with IDs
+ * (or none, n_ids 0, "the result is empty"), a sum(x) subscription of
+ * unspecified kind would skip a delete that changes its sum. Window bounds
+ * are a promise too (pgw_index_ack_window()): the window's first and last
+ * rows have these sort-key values.
  *
  * Time-dependent runners. A query that reads the clock (now(),
  * current_date, ...: pgw_deps_set_time_dependent(), inval.h) changes with
@@ -416,12 +422,14 @@ PGW_API int pgw_index_begin(pgw_index *idx, pgw_runner_id runner, pgw_error *err
  *
  * Only for a result that is a list of the first declared table's rows (one
  * entry per row, keyed by its primary key): the rules then skip writes to
- * rows outside the list (rules 12, 13, 19 of inval.h). For any other result
- * — an aggregate such as sum(x) or count(x), rows of another table — use
- * pgw_index_ack_unknown(): given IDs (or none, n_ids 0), such a runner
- * would miss refreshes. A runner whose first table reads no column
- * (count(*), EXISTS) is acknowledged as by pgw_index_ack_unknown() whatever
- * the IDs (they are still checked).
+ * rows outside the list (rules 12, 13, 19 of inval.h). A runner whose
+ * result is an aggregate — declared PGW_RESULT_AGGREGATE, or of
+ * unspecified kind with a first table that reads no column (count(*),
+ * EXISTS) — is acknowledged as by pgw_index_ack_unknown() whatever the IDs
+ * (they are still checked); for an aggregate of unspecified kind that
+ * reads columns (sum(x), count(x)) use pgw_index_ack_unknown(), or declare
+ * its kind: given IDs, it would miss refreshes. Forgets the runner's window
+ * bounds (pgw_index_ack_window() keeps them).
  *
  * @param idx     the index.
  * @param runner  a RUNNING or RUNNING_DIRTY runner.

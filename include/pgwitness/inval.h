@@ -17,7 +17,11 @@
  *    treated as read, listed or not.
  *  - `filters`: a conjunction. Every predicate on the table's rows appears:
  *    `col = v` or `col IN (...)` as `eq`/`in` with their values when known;
- *    every other predicate (ranges, LIKE, IS NULL, functions, join
+ *    comparisons and BETWEEN of a column with constants as `range` with
+ *    their bounds and the comparison type the query compares under
+ *    (pgw_deps_add_range(), pgw_cmp_type: integers, numeric, date,
+ *    timestamp, timestamptz, text under the C collation); every other
+ *    predicate (LIKE, IS NULL, functions, other types and collations, join
  *    conditions, sub-queries) as `opaque` on each column it involves. A row
  *    that fails any declared filter does not influence the result.
  *    Values are compared as text, byte for byte, with the text the
@@ -29,22 +33,31 @@
  *    boolean, enums, date) in their canonical output form; declare numeric,
  *    float, citext, non-deterministic collations and time zone dependent
  *    types as `opaque`. SQL `=` never matches NULL, so neither do values.
- *  - `order_by`: the sort columns of that table. The result is taken to be
- *    ordered by the sort columns and then by the primary key (write the key
- *    last in ORDER BY so the window is deterministic). Without sort columns
- *    and without a window the result is an unordered multiset.
+ *  - `order_by`: the sort columns of that table, optionally as sort keys
+ *    with their comparison type, ASC/DESC and NULLS FIRST/LAST
+ *    (pgw_deps_set_sort_keys()), which window bounds need. The result is
+ *    taken to be ordered by the sort columns and then by the primary key
+ *    (write the key last in ORDER BY so the window is deterministic).
+ *    Without sort columns and without a window the result is an unordered
+ *    multiset.
  *  - `limit`/`offset`: the window. For a query over several tables, declare
  *    the query's window on every table entry, and each ORDER BY column on
  *    the entry of the table it belongs to.
+ *  - `result`: what the result is (pgw_deps_set_result_kind()): a list of
+ *    the first table's rows, or an aggregate (count(x), sum(x), GROUP BY,
+ *    DISTINCT, ...). Unspecified, a first table that declares no columns
+ *    (count(*), EXISTS) is an aggregate and any other a list, as before
+ *    result kinds: declare sum(x) and count(x) as aggregates.
  *  - `result_ids`: optionally, the primary keys of the rows of the *first*
- *    declared table that are in the current result. Only for queries whose
- *    result is a list of those rows (not for aggregates: an index runner
- *    of an aggregate is acknowledged with pgw_index_ack_unknown()). The
- *    rules ignore them when the first table declares no columns (count(*),
- *    EXISTS); an aggregate that reads columns (sum(x), count(x)) cannot be
- *    told from a list, so only the host can keep them out (declare no
- *    result IDs for it). They are kept as
- *    32-bit fingerprints: a collision can only cause an extra refresh.
+ *    declared table that are in the current result. Used only when the
+ *    result is a list; an aggregate's are ignored, here and in a
+ *    pgw_index. They are kept as 32-bit fingerprints: a collision can only
+ *    cause an extra refresh.
+ *  - `window_bounds`: optionally, after a rerun, the sort-key values of
+ *    the first and the last row of the first table's window, and whether
+ *    it holds `limit` rows (pgw_deps_set_window_bounds(); a pgw_index keeps
+ *    them per runner, pgw_index_ack_window()). For a query over several
+ *    tables, the first table's sort keys must lead its ORDER BY.
  *  A subscription with no table declared is *undeclared*: every write in
  *  its scope refreshes it (the compatibility fallback).
  *
@@ -63,10 +76,14 @@
  * Evaluated top to bottom; the first rule that applies gives the verdict.
  * Notation: T is the declaration's entry for the written table; R is the
  * set of result IDs (known only when T is the first table, result IDs were
- * declared, and T's declared `columns` are not empty: an entry declaring
- * none, as count(*) or EXISTS do, aggregates its rows and lists none, so
- * its result IDs — a host's "no IDs" for a count, say — are never used,
- * whatever its filter and sort columns); "read" = columns ∪ filter columns ∪ sort columns;
+ * declared, and the result is a list: declared so, or unspecified with T's
+ * declared `columns` not empty — an entry declaring none, as count(*) or
+ * EXISTS do, aggregates its rows and lists none, so its result IDs, a
+ * host's "no IDs" for a count, say, are never used, whatever its filter
+ * and sort columns); B, the window bounds, known when T is the first
+ * table, is windowed, and bounds were declared, and the result is not
+ * being rerun (an index runner's while it runs);
+ * "read" = columns ∪ filter columns ∪ sort columns;
  * "windowed" = a limit or an offset > 0; "ordered" = windowed or sort
  * columns; the key counts as read when ordered or R is known.
  *
@@ -93,12 +110,29 @@
  *
  * Then each listed row r is examined; the first row that needs a refresh
  * decides, and if none does the verdict is skip (VALUES_DISJOINT when some
- * row needed its values, else ROWS_DISJOINT). Relevance of a row on a side
- * (before/after) is "no" when some `eq`/`in` filter with declared values
- * has a known value on that side that is NULL or not among the values, and
- * "maybe" otherwise. For an update without key change, a value known on one
- * side is also known on the other when its column is not among the changed
- * columns.
+ * row needed its values, else ROWS_DISJOINT; BEFORE_WINDOW or
+ * BEYOND_WINDOW, in that order, when some row was skipped by a window
+ * rule). Relevance of a row on a side (before/after) is "no" when some
+ * `eq`/`in` filter with declared values has a known value on that side
+ * that is NULL or not among the values, or some `range` filter has a
+ * known value on that side that is NULL or that parses under its
+ * comparison type and lies outside its bounds; "maybe" otherwise (an
+ * unparsable value leaves it maybe). For an update without key change, a
+ * value known on one side is also known on the other when its column is
+ * not among the changed columns. Per filter:
+ *
+ * | filter | a known value v makes the row irrelevant on its side when | why that is sound |
+ * |--------|------------------------------------------------------------|-------------------|
+ * | `eq`/`in` with values | v is NULL or not among the values | declared only for types whose equality is text equality; `NULL = x` is never true |
+ * | `range` | v is NULL, or v parses under the comparison type and lies outside the bounds (an excluded bound is outside) | the comparison follows the type's btree order, the one the query's `<`, `<=`, `BETWEEN` use; a comparison with NULL is never true |
+ * | `range`, v unparsable | never | the text is not of the declared type: nothing is known of the comparison |
+ * | `opaque`, `eq`/`in` without values | never | |
+ *
+ * The window rules compare a row's sort-key values on a side with B's
+ * first and last rows, lexicographically in the keys' order (their types,
+ * directions and NULLS orders): "beyond" is strictly after the last row,
+ * "in front" strictly before the first; a tie on every key is neither, and
+ * so is a row whose deciding value is unknown or unparsable.
  *
  * Update without key change (the row keeps its identity):
  * | # | condition | verdict, reason | why a skip is sound |
@@ -108,6 +142,8 @@
  * | 11 | changed columns unknown | refresh COLUMNS_UNKNOWN | |
  * | 12 | R known, no filter column changed, and no sort column changed or not windowed | (skip) ROWS_DISJOINT | r ∉ R keeps its relevance and position: still outside the window (without a window, r ∉ R means r is irrelevant) |
  * | 13 | R known, a filter column changed, r irrelevant after, and (irrelevant before or offset 0) | (skip) VALUES_DISJOINT | r cannot enter; it can only leave from after the window, which changes nothing |
+ * | W1 | B known; r irrelevant or beyond before; r irrelevant after, or beyond after and B full | (skip) BEYOND_WINDOW | the row was not in the window nor in front of it, and does not enter a full one: rows up to the last are unchanged (a row beyond a window that is not full was irrelevant) |
+ * | W2 | B known, no filter column changed, r in front before and after | (skip) BEFORE_WINDOW | its relevance is unchanged and it stays in front: the count in front of the window and the window's rows are unchanged |
  * | 14 | a filter column changed | refresh FILTER_COLUMN_CHANGED | |
  * | 15 | a sort column changed and ordered | refresh SORT_COLUMN_CHANGED | |
  * | 16 | R unknown (read columns of a row that may be in the result changed) | refresh RESULT_UNKNOWN | |
@@ -120,15 +156,20 @@
  * | 17 | deleted r ∈ R | refresh ROW_IN_RESULT | |
  * | 18 | deleted r irrelevant before | (skip) VALUES_DISJOINT | it was not in the result nor before the window |
  * | 19 | deleted r, R known, r ∉ R, offset 0 | (skip) ROWS_DISJOINT | r was irrelevant or after the window; removing it moves nothing inside |
+ * | W3 | deleted r, B known, r beyond before | (skip) BEYOND_WINDOW | removing a row after the last one moves nothing up to it |
  * | 20 | deleted r otherwise | refresh DELETE_IN_WINDOW | |
  * | 21 | inserted r irrelevant after | (skip) VALUES_DISJOINT | it cannot enter the result nor shift the window |
+ * | W4 | inserted r, B known and full, r beyond after | (skip) BEYOND_WINDOW | a row after the last one of a full window stays out of it |
  * | 22 | inserted r otherwise | refresh INSERT_MAY_ENTER | |
  *
  * pgw_decide() is pure and allocates nothing. Sources: docs/wire.md
  * ("Dependencies", "Write sets", "Verdicts");
  * PostgreSQL documentation, SELECT ("LIMIT Clause": without ORDER BY the
- * subset is unpredictable) and CREATE TRIGGER ("REFERENCING", transition
- * tables); the idea of an equality index over subscriptions follows Electric
+ * subset is unpredictable; "ORDER BY Clause": ASC, DESC, NULLS FIRST and
+ * LAST, NULLS LAST the default for ASC, FIRST for DESC), "Comparison
+ * Functions and Operators" (a comparison with NULL is never true), and
+ * CREATE TRIGGER ("REFERENCING", transition tables); window bounds follow
+ * keyset pagination, which resumes a page from its last row's sort key; the idea of an equality index over subscriptions follows Electric
  * SQL's shape matching.
  *
  * Threading: no shared state; a pgw_deps or pgw_write may be read by many

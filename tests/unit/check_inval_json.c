@@ -231,6 +231,57 @@ START_TEST(deps_sort_keys_and_bounds)
 }
 END_TEST
 
+/* The second example of docs/wire.md ("Dependencies"), pretty-printed as
+ * there, decides as its text says. */
+START_TEST(deps_wire_range_example)
+{
+    const char *doc =
+        "{\"scope\": {\"project\": \"p1\", \"tenant\": \"acme\", \"database\": \"app\"},\n"
+        " \"query\": \"tasks.due\",\n"
+        " \"tables\": [{\"schema\": \"public\", \"table\": \"tasks\",\n"
+        "             \"columns\": [\"id\", \"title\", \"due_at\"],\n"
+        "             \"filters\": [{\"column\": \"status\", \"op\": \"eq\", \"values\": "
+        "[\"open\"]},\n"
+        "                         {\"column\": \"due_at\", \"op\": \"range\", \"type\": \"date\",\n"
+        "                          \"lower\": \"2026-01-01\", \"lower_inclusive\": true,\n"
+        "                          \"upper\": \"2027-01-01\", \"upper_inclusive\": false}],\n"
+        "             \"order_by\": [{\"column\": \"due_at\", \"type\": \"date\", "
+        "\"descending\": true,\n"
+        "                           \"nulls_first\": true},\n"
+        "                          {\"column\": \"id\", \"type\": \"int\", \"descending\": false,\n"
+        "                           \"nulls_first\": false}],\n"
+        "             \"limit\": 20, \"offset\": 0}],\n"
+        " \"result\": \"list\",\n"
+        " \"result_ids\": null,\n"
+        " \"window_bounds\": {\"first\": [\"2026-11-30\", \"88\"], \"last\": [\"2026-10-02\", "
+        "\"17\"],\n"
+        "                   \"full\": true}}";
+    pgw_deps *d = deps_json(doc);
+    static const struct {
+        const char *due;
+        bool refresh;
+        pgw_reason reason;
+    } cases[] = {
+        {"2026-03-01", false, PGW_REASON_BEYOND_WINDOW},
+        {"2025-06-30", false, PGW_REASON_VALUES_DISJOINT},
+        {"2026-10-15", true, PGW_REASON_INSERT_MAY_ENTER},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char w[512];
+        snprintf(w, sizeof w,
+                 "{\"scope\":{\"project\":\"p1\",\"tenant\":\"acme\",\"database\":\"app\"},"
+                 "\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"insert\",\"ids\":[\"99\"],"
+                 "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
+                 "\"new\":[{\"id\":\"99\",\"due_at\":\"%s\"}],\"pk_changed\":false}",
+                 cases[i].due);
+        pgw_write *wr = write_json(w);
+        IH_EXPECT(d, wr, cases[i].refresh, cases[i].reason);
+        pgw_write_free(wr);
+    }
+    pgw_deps_free(d);
+}
+END_TEST
+
 /* "time_dependent": written last, only when true; false reads as absent. */
 START_TEST(deps_time_dependent)
 {
@@ -1153,6 +1204,7 @@ static Suite *suite(void)
     tcase_add_test(tc, deps_every_field);
     tcase_add_test(tc, deps_ranges);
     tcase_add_test(tc, deps_sort_keys_and_bounds);
+    tcase_add_test(tc, deps_wire_range_example);
     tcase_add_test(tc, deps_time_dependent);
     tcase_add_test(tc, write_every_field);
     tcase_add_test(tc, verdicts);
