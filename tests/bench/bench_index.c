@@ -11,7 +11,14 @@
  *     1,000 vs 1,000,000 subscriptions in other scopes (ratio; timed over
  *     passes of 64 writes, a single call being below the clock's resolution);
  *  3. memory per subscription through the allocator hook;
- *  4. decisions per second of pgw_decide alone.
+ *  4. decisions per second of pgw_decide alone;
+ *  7. range filters (issue 18): 100,000 subscriptions, 100 numeric price
+ *     bands per tenant, declared opaque (today's only choice) and as typed
+ *     ranges on two indexes: runners visited and marked per write and the
+ *     match latency, then pgw_decide on one band, side by side. The index
+ *     rejects a range's candidates when it decides them (it visits the
+ *     tenant's bucket and skips each band the write's values fall outside);
+ *     eq/in values reject them before, in the posting groups.
  *
  * Match latencies are reported as median, p90 and p99 of single calls. After
  * a write marks runners they are rerun: acknowledged with the same result IDs
@@ -50,7 +57,8 @@
  *          at once), f-h as 0-2 on a second index holding the same
  *          subscriptions registered in random order (as hosts register
  *          them, when users connect: a bucket's runner blocks are then
- *          scattered over the heap instead of next to each other)
+ *          scattered over the heap instead of next to each other), r the
+ *          range filters of (7)
  *   huge: "yes" (default) runs (6) when the system offers transparent huge
  *         pages, "no" skips it; "child" is the child's own mode
  * SPDX-License-Identifier: MIT
@@ -485,12 +493,149 @@ static void run_huge_child(const char *self, uint32_t subs, const char *cases)
     waitpid(pid, &status, 0);
 }
 
+/* ---- 7: range filters, declared as today (opaque) and typed ---- */
+
+enum { RB_TENANTS = 1000, RB_BANDS = 100 };
+
+/* Subscription `band` of a tenant: SELECT id, title, price FROM items WHERE
+ * price >= band AND price < band + 1 (numeric), typed or opaque. */
+static pgw_deps *band_sub(uint32_t tenant, uint32_t band, bool typed)
+{
+    char tname[24], lo[16], hi[16], q[32];
+    pgw_scope sc;
+    scope_of(tname, &sc, tenant);
+    snprintf(lo, sizeof lo, "%u", band);
+    snprintf(hi, sizeof hi, "%u", band + 1);
+    snprintf(q, sizeof q, "items.band%u", band);
+    static const char *const rcols[] = {"id", "title", "price"};
+    pgw_deps *d = NULL;
+    size_t t;
+    CHECK("deps_new", pgw_deps_new(&d, &sc, q, &err_));
+    CHECK("add_table", pgw_deps_add_table(&t, d, "public", "items", &err_));
+    CHECK("set_columns", pgw_deps_set_columns(d, t, rcols, 3, &err_));
+    if (typed) {
+        pgw_bound l = {PGW_BOUND_INCLUSIVE, lo}, h = {PGW_BOUND_EXCLUSIVE, hi};
+        CHECK("add_range", pgw_deps_add_range(d, t, "price", PGW_CMP_NUMERIC, &l, &h, &err_));
+    } else {
+        CHECK("add_filter", pgw_deps_add_filter(d, t, "price", PGW_FILTER_OPAQUE, NULL, 0, &err_));
+    }
+    return d;
+}
+
+/* A write of one row of items in a tenant: an insert at price p, or an
+ * update of its price from p to q (values known, as a stream with the
+ * row's old and new image carries them). */
+static pgw_write *band_write(uint32_t tenant, bool update, const char *p, const char *q)
+{
+    char tname[24];
+    pgw_scope sc;
+    scope_of(tname, &sc, tenant);
+    pgw_write *w = NULL;
+    const char *id = "7";
+    pgw_rowid rid = {&id, 1};
+    CHECK("write_new", pgw_write_new(&w, &sc, "public", "items",
+                                     update ? PGW_OP_UPDATE : PGW_OP_INSERT, &err_));
+    CHECK("set_ids", pgw_write_set_ids(w, &rid, 1, false, &err_));
+    if (update) {
+        const char *c[] = {"price"};
+        CHECK("set_columns", pgw_write_set_columns(w, c, 1, false, &err_));
+        CHECK("old", pgw_write_set_value(w, 0, PGW_SIDE_OLD, "price", p, &err_));
+        CHECK("new", pgw_write_set_value(w, 0, PGW_SIDE_NEW, "price", q, &err_));
+    } else {
+        CHECK("new", pgw_write_set_value(w, 0, PGW_SIDE_NEW, "price", p, &err_));
+    }
+    return w;
+}
+
+static void bench_ranges(size_t reps)
+{
+    pgw_index *ix[2] = {NULL, NULL};
+    for (int m = 0; m < 2; m++) {
+        CHECK("index_new", pgw_index_new(&ix[m], NULL, &err_));
+        for (uint32_t t = 0; t < RB_TENANTS; t++)
+            for (uint32_t b = 0; b < RB_BANDS; b++) {
+                pgw_deps *d = band_sub(t, b, m == 1);
+                pgw_runner_id id;
+                CHECK("register", pgw_index_register(&id, ix[m], d, &err_));
+                pgw_deps_free(d);
+            }
+    }
+    printf("range filters: %u subscriptions (%u tenants x %u price bands, price >= b AND "
+           "price < b + 1, numeric), declared opaque as today and as typed ranges, on two "
+           "indexes:\n",
+           RB_TENANTS * RB_BANDS, RB_TENANTS, RB_BANDS);
+    enum { NW = 1024 };
+    static pgw_write *ws[NW];
+    for (int kind = 0; kind < 2; kind++) {
+        for (size_t i = 0; i < NW; i++) {
+            char p[24], q[24];
+            snprintf(p, sizeof p, "%u.%02u", rnd(RB_BANDS), rnd(100));
+            snprintf(q, sizeof q, "%u.%02u", rnd(RB_BANDS), rnd(100));
+            ws[i] = band_write(rnd(RB_TENANTS), kind == 1, p, q);
+        }
+        lat l[2];
+        double visited[2], marked[2];
+        for (int m = 0; m < 2; m++) {
+            pgw_index_stats s0 = PGW_INDEX_STATS_INIT, s1 = PGW_INDEX_STATS_INIT;
+            pgw_index_stats_get(&s0, ix[m]);
+            double *t = malloc(reps * sizeof *t);
+            for (size_t i = 0; i < reps; i++) {
+                size_t n;
+                double a = now_ns();
+                pgw_index_match(&n, ix[m], ws[i % NW], NULL);
+                t[i] = now_ns() - a;
+                pgw_dirty dd;
+                while (pgw_index_pop_dirty(&dd, ix[m]) == PGW_OK)
+                    CHECK("ack_unknown", pgw_index_ack_unknown(ix[m], dd.runner, &err_));
+            }
+            l[m] = percentiles(t, reps);
+            free(t);
+            pgw_index_stats_get(&s1, ix[m]);
+            visited[m] = (double)(s1.visited - s0.visited) / reps;
+            marked[m] = (double)(s1.marked - s0.marked) / reps;
+        }
+        printf("  %s: today %.1f visited, %.2f marked per write, median %.0f ns (p99 %.0f); "
+               "typed ranges %.1f visited, %.2f marked, median %.0f ns (p99 %.0f): marked "
+               "ratio %.3f, time ratio %.2f\n",
+               kind ? "update of price, old and new known" : "insert, price known",
+               visited[0], marked[0], l[0].p50, l[0].p99, visited[1], marked[1], l[1].p50,
+               l[1].p99, marked[1] / marked[0], l[1].p50 / l[0].p50);
+        for (size_t i = 0; i < NW; i++)
+            pgw_write_free(ws[i]);
+    }
+    /* pgw_decide alone, one band against the insert, side by side */
+    pgw_deps *d[2] = {band_sub(0, 42, false), band_sub(0, 42, true)};
+    pgw_write *w[3] = {band_write(0, false, "42.50", NULL), band_write(0, false, "7.25", NULL),
+                       band_write(0, true, "7.25", "99.99")};
+    double ns[2];
+    size_t refresh[2] = {0, 0}, iters = 3000000;
+    for (int m = 0; m < 2; m++) {
+        double a = now_ns();
+        for (size_t i = 0; i < iters; i++) {
+            pgw_verdict v;
+            pgw_decide(&v, d[m], w[i % 3], NULL);
+            refresh[m] += v.refresh;
+        }
+        ns[m] = (now_ns() - a) / iters;
+    }
+    printf("  pgw_decide, one band against 1-row writes (in the band, below it, an update "
+           "across it): today %.0f ns (%zu refreshes of %zu), typed %.0f ns (%zu): ratio "
+           "%.2f\n",
+           ns[0], refresh[0], iters, ns[1], refresh[1], ns[1] / ns[0]);
+    for (int m = 0; m < 2; m++) {
+        pgw_deps_free(d[m]);
+        pgw_index_free(ix[m]);
+    }
+    for (int k = 0; k < 3; k++)
+        pgw_write_free(w[k]);
+}
+
 int main(int argc, char **argv)
 {
     uint32_t subs = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 1000000;
     if (subs < 1000 || subs % 100)
         subs = 1000000;
-    const char *cases = argc > 2 ? argv[2] : "0123456789abcdefgh";
+    const char *cases = argc > 2 ? argv[2] : "0123456789abcdefghr";
     const char *huge = argc > 3 ? argv[3] : "yes";
     const bool child = strcmp(huge, "child") == 0;
     pgw_allocator a = {c_malloc, c_realloc, c_free, NULL};
@@ -715,6 +860,8 @@ int main(int argc, char **argv)
     pgw_deps_free(d);
     pgw_index_free(small);
     pgw_index_free(big);
+    if (strchr(cases, 'r'))
+        bench_ranges(reps);
     printf("live bytes after freeing everything: %zu\n", live_bytes);
     if (strcmp(huge, "no") != 0) {
         if (thp_available())

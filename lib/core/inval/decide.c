@@ -20,26 +20,39 @@ const pgwi_tdep *pgwi_find_table(const pgwi_dview *d, const pgw_write *w)
 /* Whether range filter f admits the known value v: NULL never (a
  * comparison with NULL is never true), an unparsable value always (maybe
  * relevant), a parsed one when it lies within the bounds. */
-static bool range_admits(const pgwi_filter *f, const pgwi_str *v)
+void pgwi_range_prepare(pgwi_filter *f)
 {
-    if (v == &pgwi_sqlnull)
-        return false;
-    pgwi_typed x, b;
-    if (!pgwi_typed_parse(&x, (pgw_cmp_type)f->cmp, v->s, v->len))
-        return true;
+    pgwi_typed *b = (pgwi_typed *)(void *)(f->vals + 2);
+    for (int k = 0; k < 2; k++)
+        if ((k ? f->hi : f->lo) != PGW_BOUND_NONE)
+            (void)pgwi_typed_parse(&b[k], (pgw_cmp_type)f->cmp, f->vals[k]->s, f->vals[k]->len);
+}
+
+/* Whether value x (parsed under f's type) lies within range filter f. */
+static bool range_holds(const pgwi_filter *f, const pgwi_typed *x)
+{
+    const pgwi_typed *b = pgwi_range_bounds(f);
     if (f->lo != PGW_BOUND_NONE) {
-        (void)pgwi_typed_parse(&b, (pgw_cmp_type)f->cmp, f->vals[0]->s, f->vals[0]->len);
-        int c = pgwi_typed_cmp(&x, &b);
+        int c = pgwi_typed_cmp(x, &b[0]);
         if (c < 0 || (c == 0 && f->lo == PGW_BOUND_EXCLUSIVE))
             return false;
     }
     if (f->hi != PGW_BOUND_NONE) {
-        (void)pgwi_typed_parse(&b, (pgw_cmp_type)f->cmp, f->vals[1]->s, f->vals[1]->len);
-        int c = pgwi_typed_cmp(&x, &b);
+        int c = pgwi_typed_cmp(x, &b[1]);
         if (c > 0 || (c == 0 && f->hi == PGW_BOUND_EXCLUSIVE))
             return false;
     }
     return true;
+}
+
+static bool range_admits(const pgwi_filter *f, const pgwi_str *v)
+{
+    if (v == &pgwi_sqlnull)
+        return false;
+    pgwi_typed x;
+    if (!pgwi_typed_parse(&x, (pgw_cmp_type)f->cmp, v->s, v->len))
+        return true;
+    return range_holds(f, &x);
 }
 
 bool pgwi_filter_admits(const pgwi_filter *f, const pgwi_str *v)
@@ -66,6 +79,7 @@ static inline int memo_at(pgwi_wmemo *m, const pgwi_str *name)
     m->name[i] = name;
     m->vc[i] = pgwi_write_vcol(m->w, name);
     m->changed[i] = pgwi_write_changed(m->w, name);
+    m->tsrc[i][0] = m->tsrc[i][1] = NULL;
     return (int)i;
 }
 
@@ -112,16 +126,18 @@ static bool filter_col_changed(pgwi_wmemo *m, const pgwi_tdep *t)
 typedef struct fmap {
     const pgwi_filter *f;
     int32_t vc;
+    int slot; /* the filter column's memo entry, or -1 */
     bool changed;
 } fmap;
 
 static fmap resolve(pgwi_wmemo *mm, const pgwi_filter *f)
 {
     const pgw_write *w = mm->w;
-    fmap m = {f, -1, true};
+    fmap m = {f, -1, -1, true};
     if (!pgwi_filter_rejects(f) || w->n_vcols == 0)
         return m;
-    m.vc = w_vcol(mm, f->col);
+    m.slot = memo_at(mm, f->col);
+    m.vc = m.slot >= 0 ? mm->vc[m.slot] : pgwi_write_vcol(w, f->col);
     m.changed = !pgwi_cols_ok(w) || w_changed(mm, f->col);
     return m;
 }
@@ -134,6 +150,25 @@ static inline bool admits(const pgwi_filter *f, const pgwi_str *v)
     if (f->n_vals == 1) /* eq: most filters */
         return v != &pgwi_sqlnull && pgwi_str_eq(f->vals[0], v);
     return pgwi_filter_admits(f, v);
+}
+
+/* Whether the filter of m admits the known value v of row i on a side:
+ * as admits(), with the first row's values parsed once per write and name
+ * for every range on that name (an index decides many candidates, each
+ * with its own range on one column, against one write). */
+static inline bool admits_row(pgwi_wmemo *mm, const fmap *m, const pgwi_str *v, uint32_t i,
+                              int side)
+{
+    const pgwi_filter *f = m->f;
+    if (f->op != PGW_FILTER_RANGE || i != 0 || m->slot < 0 || v == &pgwi_sqlnull)
+        return admits(f, v);
+    const int s = m->slot;
+    if (mm->tsrc[s][side] != v || mm->ttype[s][side] != f->cmp) {
+        mm->tsrc[s][side] = v;
+        mm->ttype[s][side] = f->cmp;
+        mm->tok[s][side] = pgwi_typed_parse(&mm->tval[s][side], (pgw_cmp_type)f->cmp, v->s, v->len);
+    }
+    return !mm->tok[s][side] || range_holds(f, &mm->tval[s][side]);
 }
 
 /* The value filters of a decision that can reject a row: fm[0..n) and the
@@ -170,7 +205,7 @@ static inline int relevance(const pgwi_tdep *t, const fset *fs, pgwi_wmemo *mm,
     for (uint32_t k = 0; k < fs->n; k++) {
         const fmap *m = &fs->fm[k];
         const pgwi_str *v = pgwi_row_value(w, i, side, m->vc, m->changed);
-        if (v && !admits(m->f, v))
+        if (v && !admits_row(mm, m, v, i, side))
             return PGWI_NO;
     }
     for (uint32_t k = fs->rest; k < t->n_filters; k++) {

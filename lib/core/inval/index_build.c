@@ -526,7 +526,8 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
         size += ALIGN8(t->n_filters * sizeof(pgwi_filter));
         for (uint32_t k = 0; k < t->n_filters; k++) {
             const pgwi_filter *f = &t->filters[k];
-            size += ALIGN8(f->n_vals * sizeof(pgwi_str *));
+            size += ALIGN8(f->op == PGW_FILTER_RANGE ? PGWI_RANGE_VALS_SIZE
+                                                     : f->n_vals * sizeof(pgwi_str *));
             for (uint32_t v = 0; v < f->n_vals; v++)
                 size += ALIGN8(sizeof(pgwi_str) + f->vals[v]->len + 1);
         }
@@ -595,7 +596,8 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
             fs[k].hi = f->hi;
             fs[k].n_vals = f->n_vals;
             const pgwi_str **vals = (const pgwi_str **)cur;
-            cur += ALIGN8(f->n_vals * sizeof(pgwi_str *));
+            cur += ALIGN8(f->op == PGW_FILTER_RANGE ? PGWI_RANGE_VALS_SIZE
+                                                    : f->n_vals * sizeof(pgwi_str *));
             for (uint32_t v = 0; v < f->n_vals; v++) {
                 pgwi_str *s = (pgwi_str *)cur;
                 cur += ALIGN8(sizeof(pgwi_str) + f->vals[v]->len + 1);
@@ -605,6 +607,8 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
                 vals[v] = s;
             }
             fs[k].vals = f->vals ? vals : NULL;
+            if (f->op == PGW_FILTER_RANGE)
+                pgwi_range_prepare(&fs[k]);
             u->n_filters = k + 1;
             if (!(fs[k].col = name_get(x, f->col)))
                 goto nomem;
@@ -655,6 +659,8 @@ static irunner *runner_move(pgw_index *x, irunner *r, irunner *nr, uint32_t cap)
             const pgwi_str **vals = (const pgwi_str **)fs[k].vals;
             for (uint32_t v = 0; vals && v < fs[k].n_vals; v++)
                 vals[v] = rebase(vals[v], lo, size, to);
+            if (fs[k].op == PGW_FILTER_RANGE) /* its parsed bounds point into the texts */
+                pgwi_range_prepare(&fs[k]);
         }
     }
     nr->cap_rids = cap;

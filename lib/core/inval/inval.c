@@ -701,7 +701,7 @@ int pgw_deps_add_range(pgw_deps *d, size_t table, const char *column, pgw_cmp_ty
     pgwi_filter f = {0};
     f.op = PGW_FILTER_RANGE;
     f.cmp = (uint8_t)type;
-    const pgwi_str **vals = pgwi_arena_alloc(&d->arena, 2 * sizeof *vals);
+    const pgwi_str **vals = pgwi_arena_alloc(&d->arena, PGWI_RANGE_VALS_SIZE);
     if (!vals)
         return pgwi_enomem(err);
     if ((rc = copy_name(&f.col, &d->arena, column, true, "deps_add_range: column", err)) < 0 ||
@@ -714,6 +714,7 @@ int pgw_deps_add_range(pgw_deps *d, size_t table, const char *column, pgw_cmp_ty
                           column);
     f.vals = vals;
     f.n_vals = 2;
+    pgwi_range_prepare(&f);
     return push_filter(t, &f, err);
 }
 

@@ -21,6 +21,7 @@
 #include "arena.h"
 #include "internal.h"
 #include "pgwitness/inval.h"
+#include "typed.h"
 
 /* ---- strings ---- */
 
@@ -115,7 +116,8 @@ typedef struct pgwi_filter {
     const pgwi_str *col;
     /* EQ/IN: n_vals values, NULL when unknown. RANGE: n_vals 2, the texts
      * of the lower and the upper bound ("" for an absent one; each present
-     * one parses under cmp). */
+     * one parses under cmp), followed in the same block by the two bounds
+     * parsed (pgwi_range_bounds(), filled by pgwi_range_prepare()). */
     const pgwi_str *const *vals;
     uint32_t n_vals;
     uint8_t op;         /* pgw_filter_op */
@@ -123,6 +125,21 @@ typedef struct pgwi_filter {
     uint8_t cmp;        /* RANGE: pgw_cmp_type */
     uint8_t lo, hi;     /* RANGE: pgw_bound_kind of each bound */
 } pgwi_filter;
+
+/* Bytes of a range filter's vals block: the two pointers, then the two
+ * parsed bounds. */
+#define PGWI_RANGE_VALS_SIZE (2 * sizeof(pgwi_str *) + 2 * sizeof(pgwi_typed))
+
+/* The parsed bounds of range filter f (lower, upper; absent ones unset). */
+static inline const pgwi_typed *pgwi_range_bounds(const pgwi_filter *f)
+{
+    return (const pgwi_typed *)(const void *)(f->vals + 2);
+}
+
+/* Parses range filter f's bounds into its vals block, from the texts it
+ * holds (after the block and the texts were copied or moved, as the
+ * parsed values point into the texts). */
+void pgwi_range_prepare(pgwi_filter *f);
 
 /* Whether a filter can reject a row from a known value: an eq/in with
  * declared values, or a range. */
@@ -343,6 +360,13 @@ typedef struct pgwi_wmemo {
     const pgwi_str *name[PGWI_WMEMO_N];
     int32_t vc[PGWI_WMEMO_N]; /* pgwi_write_vcol() */
     bool changed[PGWI_WMEMO_N]; /* pgwi_write_changed() */
+    /* The first row's value of the name on each side as a range filter
+     * parsed it, for the next range on that name: the value it parsed
+     * (NULL: none yet), under which type, whether it parsed, and to what. */
+    const pgwi_str *tsrc[PGWI_WMEMO_N][2];
+    uint8_t ttype[PGWI_WMEMO_N][2];
+    bool tok[PGWI_WMEMO_N][2];
+    pgwi_typed tval[PGWI_WMEMO_N][2];
 } pgwi_wmemo;
 
 static inline void pgwi_wmemo_init(pgwi_wmemo *m, const pgw_write *w)
