@@ -603,7 +603,9 @@ static inline void o_text(char out[8], int v)
 /* The text a write source sends for value v of column c of table t. */
 static inline void o_value_text(char out[48], const otable *t, int c, int v)
 {
-    if (c < 2)
+    if (v == ONULL)
+        out[0] = '\0'; /* unused: the caller passes NULL */
+    else if (c < 2)
         snprintf(out, 48, "%d", v);
     else
         o_typed_text(out, t->ty[c], 2 * v, 0);
