@@ -789,6 +789,12 @@ static inline pgw_deps *o_declare(const oquery *q, const pgw_scope *sc, const or
 
 /* ---- statements and their write sets ---- */
 
+/* Whether write sets carry every column of every row on each side it
+ * exists, as a logical-replication stream does with REPLICA IDENTITY FULL
+ * (else a random subset of columns, each value dropped one time in ten,
+ * as statement triggers configured with some value columns send them). */
+static bool o_full_rows;
+
 typedef struct ostmt {
     int table; /* 0: ta, 1: tb */
     pgw_op op;
@@ -922,7 +928,7 @@ static inline pgw_write *o_statement(orng *r, const otable tabs[2], ostmt *st,
     }
     /* old/new values of the configured columns */
     if (!ids_unknown) {
-        int vcols = orng_int(r, 1 << ONCOL);
+        int vcols = o_full_rows ? (1 << ONCOL) - 1 : orng_int(r, 1 << ONCOL);
         for (int i = 0; i < nrows; i++) {
             for (int side = 0; side < 2; side++) {
                 bool exists = side == 0 ? has_old[i] : has_new[i];
@@ -935,7 +941,7 @@ static inline pgw_write *o_statement(orng *r, const otable tabs[2], ostmt *st,
                     continue;
                 }
                 for (int c = 0; c < ONCOL; c++) {
-                    if (!(vcols & (1 << c)) || orng_p(r, 10))
+                    if (!(vcols & (1 << c)) || (!o_full_rows && orng_p(r, 10)))
                         continue;
                     char v[48];
                     o_value_text(v, t, c, x->v[c]);
