@@ -4,7 +4,8 @@
  * rest is up to three values separated by '|'. Any input: a parse result,
  * never a crash; what parses compares reflexively, antisymmetrically and
  * transitively, a parsed numeric's digits lie inside its text, and two
- * texts compare equal exactly when their bytes are equal.
+ * texts compare equal exactly when their bytes are equal, and the coarse
+ * keys never contradict the order (a < b: key(a) <= key(b)).
  * SPDX-License-Identifier: MIT
  */
 #include <stdlib.h>
@@ -52,6 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t j = 0; j < n; j++) {
             int c = pgwi_typed_cmp(&v[i], &v[j]);
             if (c < -1 || c > 1 || c != -pgwi_typed_cmp(&v[j], &v[i]))
+                abort();
+            if (c < 0 && pgwi_typed_key16(&v[i]) > pgwi_typed_key16(&v[j]))
                 abort();
             if (type == PGW_CMP_TEXT &&
                 (c == 0) != (len[i] == len[j] && memcmp(text[i], text[j], len[i]) == 0))

@@ -863,6 +863,9 @@ START_TEST(index_equals_decide)
     const pgw_scope scopes[2] = {{"p", "t1", "db"}, {"p", "t2", "db"}};
     long writes = 0, marks = 0, ddls = 0;
     for (int round = 0; round < rounds; round++) {
+        /* every other round, write sets with every value: value and range
+         * groups are probed rather than scanned */
+        o_full_rows = round % 2;
         pgw_index *x = new_index();
         otable tabs[2];
         o_table_random(&rng, &tabs[0]);
@@ -973,6 +976,7 @@ START_TEST(index_equals_decide)
         ck_assert_uint_eq(st.buckets, 0);
         pgw_index_free(x);
     }
+    o_full_rows = false;
     printf("# index = decide on %ld writes (%ld ddl), %ld runners marked\n", writes, ddls,
            marks);
     ck_assert_int_gt(marks, writes);
@@ -1511,6 +1515,64 @@ END_TEST
 
 /* ---- window bounds and result kinds (issue 18) ---- */
 
+/* Range groups: runners indexed by a range visit only those whose bounds'
+ * coarse keys admit the write's values (exact visit counts). */
+START_TEST(index_range_groups)
+{
+    pgw_index *x = new_index();
+    pgw_deps *d[5];
+    for (int k = 0; k < 5; k++) { /* qty >= 10k AND qty < 10k + 10 */
+        char q[16], lo[8], hi[8];
+        snprintf(q, sizeof q, "band%d", k);
+        snprintf(lo, sizeof lo, "%d", 10 * k);
+        snprintf(hi, sizeof hi, "%d", 10 * k + 10);
+        d[k] = ih_deps(&IH_ACME, q);
+        size_t t = ih_table(d[k], "items");
+        pgw_bound l = {PGW_BOUND_INCLUSIVE, lo}, h = {PGW_BOUND_EXCLUSIVE, hi};
+        ck_assert_int_eq(pgw_deps_add_range(d[k], t, "qty", PGW_CMP_INT, &l, &h, NULL), PGW_OK);
+        reg(x, d[k]);
+    }
+    static const struct {
+        const char *old, *new_; /* NULL: none; "?": unknown */
+        uint64_t visited, marked;
+    } cases[] = {
+        {NULL, "15", 1, 1},  {NULL, "-3", 0, 0},  {NULL, "49", 1, 1},   {NULL, "50", 1, 0}, /* keys are inclusive */
+        {NULL, "?", 5, 5},   {NULL, "x", 5, 5},   {"15", "25", 2, 2},   {"15", "?", 5, 5},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool upd = cases[i].old != NULL;
+        pgw_write *w = ih_write(&IH_ACME, "items", upd ? PGW_OP_UPDATE : PGW_OP_INSERT);
+        ih_wids(w, "1", false);
+        if (upd) {
+            ih_wcols(w, "qty", false);
+            ih_wval(w, 0, PGW_SIDE_OLD, "qty", cases[i].old);
+        }
+        if (strcmp(cases[i].new_, "?") != 0)
+            ih_wval(w, 0, PGW_SIDE_NEW, "qty", cases[i].new_);
+        pgw_index_stats s0 = stats(x);
+        ck_assert_uint_eq(match(x, w), cases[i].marked);
+        pgw_index_stats s1 = stats(x);
+        ck_assert_msg(s1.visited - s0.visited == cases[i].visited,
+                      "case %zu: visited %llu, expected %llu", i,
+                      (unsigned long long)(s1.visited - s0.visited),
+                      (unsigned long long)cases[i].visited);
+        drain(x);
+        pgw_write_free(w);
+    }
+    /* NULL fails every range: nothing visited */
+    pgw_write *w = ih_write(&IH_ACME, "items", PGW_OP_INSERT);
+    ih_wids(w, "1", false);
+    ih_wval(w, 0, PGW_SIDE_NEW, "qty", NULL);
+    pgw_index_stats s0 = stats(x);
+    ck_assert_uint_eq(match(x, w), 0);
+    ck_assert_uint_eq(stats(x).visited, s0.visited);
+    pgw_write_free(w);
+    for (int k = 0; k < 5; k++)
+        pgw_deps_free(d[k]);
+    pgw_index_free(x);
+}
+END_TEST
+
 /* ORDER BY due, id LIMIT 3 on tasks, typed. */
 static pgw_deps *page_tasks(const char *query)
 {
@@ -1678,7 +1740,7 @@ START_TEST(index_enomem)
     pgw_deps *seed = open_tasks(&IH_ACME, "seed");
     ih_result(seed, "1,2,3");
     pgw_runner_id rs = reg(x, seed);
-    pgw_deps *shapes[6];
+    pgw_deps *shapes[7];
     shapes[0] = open_tasks(&IH_ACME, "same scope, same bucket");
     ih_result(shapes[0], "4,5,6");
     shapes[1] = open_tasks(&IH_GLOBEX, "new scope");
@@ -1694,9 +1756,20 @@ START_TEST(index_enomem)
     shapes[5] = open_tasks(&IH_ACME, "seed"); /* the seed, reading the clock: a new runner */
     ih_result(shapes[5], "1,2,3");
     ck_assert_int_eq(pgw_deps_set_time_dependent(shapes[5], true, NULL), PGW_OK);
+    shapes[6] = ih_deps(&IH_ACME, "a range group"); /* its range keys, its bounds */
+    ih_table(shapes[6], "tasks");
+    const pgw_bound lo = {PGW_BOUND_INCLUSIVE, "2024-01-01"};
+    const pgw_sort_key sk[] = {{"due", PGW_CMP_DATE, false, false}};
+    const char *bv[] = {"2024-02-01"};
+    const pgw_window_bounds wb = {bv, bv, 1, true};
+    ck_assert_int_eq(pgw_deps_add_range(shapes[6], 0, "due", PGW_CMP_DATE, &lo, NULL, NULL),
+                     PGW_OK);
+    ck_assert_int_eq(pgw_deps_set_sort_keys(shapes[6], 0, sk, 1, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_set_window(shapes[6], 0, 5, 0, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_set_window_bounds(shapes[6], &wb, NULL), PGW_OK);
     pgw_write *probe = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
     ih_wids(probe, "2", false);
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < 7; k++) {
         size_t n;
         for (n = 1;; n++) {
             pgw_index_stats s0 = stats(x);
@@ -1795,7 +1868,7 @@ START_TEST(index_enomem)
         ck_assert_ptr_eq(y, (pgw_index *)0x1);
     }
     pgw_write_free(probe);
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < 7; k++)
         pgw_deps_free(shapes[k]);
     pgw_deps_free(seed);
     pgw_index_free(x);
@@ -1957,6 +2030,7 @@ static Suite *suite(void)
     tcase_add_test(tc, memory_per_subscription);
     tcase_add_test(tc, index_enomem);
     tcase_add_test(tc, index_window_bounds);
+    tcase_add_test(tc, index_range_groups);
     tcase_add_test(tc, index_result_kinds);
     tcase_add_test(tc, match_allocates_nothing);
     tcase_add_test(tc, index_bad_arguments);

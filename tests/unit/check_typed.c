@@ -348,6 +348,73 @@ START_TEST(names_and_arguments)
 }
 END_TEST
 
+/* The coarse keys: known answers, and never against the order on sorted
+ * values of every type (adjacent and all pairs). */
+static unsigned key_of(pgw_cmp_type t, const char *s)
+{
+    pgwi_typed v = parsed(t, s);
+    return pgwi_typed_key16(&v);
+}
+
+static void keys_sorted(pgw_cmp_type t, const char *const *vals, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            ck_assert_msg(cmp(t, vals[i], vals[j]) <= 0, "%s: %s sorts after %s",
+                          pgwi_cmp_type_name(t), vals[i], vals[j]);
+            ck_assert_msg(key_of(t, vals[i]) <= key_of(t, vals[j]),
+                          "%s: key(%s) %u > key(%s) %u", pgwi_cmp_type_name(t), vals[i],
+                          key_of(t, vals[i]), vals[j], key_of(t, vals[j]));
+        }
+}
+
+START_TEST(coarse_keys)
+{
+    /* exponent 2, digits 42: 0x8000 + 1 + (2 + 60) * 90 + 32 */
+    ck_assert_uint_eq(key_of(PGW_CMP_INT, "42"), 0x8000 + 5613);
+    ck_assert_uint_eq(key_of(PGW_CMP_NUMERIC, "42.7"), 0x8000 + 5613);
+    ck_assert_uint_eq(key_of(PGW_CMP_NUMERIC, "4.2e1"), 0x8000 + 5613);
+    ck_assert_uint_eq(key_of(PGW_CMP_NUMERIC, "-42"), 0x8000 - 5613);
+    ck_assert_uint_eq(key_of(PGW_CMP_INT, "5"), 0x8000 + 1 + 61 * 90 + 40);
+    ck_assert_uint_eq(key_of(PGW_CMP_INT, "0"), 0x8000);
+    ck_assert_uint_eq(key_of(PGW_CMP_NUMERIC, "-0.000"), 0x8000);
+    ck_assert_uint_eq(key_of(PGW_CMP_NUMERIC, "1e100"), 0x8000 + 1 + 120 * 90 + 89);
+    ck_assert_uint_eq(key_of(PGW_CMP_NUMERIC, "-Infinity"), 0);
+    ck_assert_uint_eq(key_of(PGW_CMP_NUMERIC, "Infinity"), 0xFFFE);
+    ck_assert_uint_eq(key_of(PGW_CMP_NUMERIC, "NaN"), 0xFFFF);
+    ck_assert_uint_eq(key_of(PGW_CMP_DATE, "2000-01-01"), 0x8000);
+    ck_assert_uint_eq(key_of(PGW_CMP_DATE, "2024-02-29"), 0x8000 + 19782 - 10957);
+    ck_assert_uint_eq(key_of(PGW_CMP_TIMESTAMPTZ, "2024-03-01 05:29:58+05:30"),
+                      0x8000 + 19782 - 10957);
+    ck_assert_uint_eq(key_of(PGW_CMP_DATE, "0001-01-01 BC"), 1);
+    ck_assert_uint_eq(key_of(PGW_CMP_DATE, "infinity"), 0xFFFE);
+    ck_assert_uint_eq(key_of(PGW_CMP_TEXT, "ab"), 0x6162);
+    ck_assert_uint_eq(key_of(PGW_CMP_TEXT, "a"), 0x6100);
+    ck_assert_uint_eq(key_of(PGW_CMP_TEXT, ""), 0);
+    static const char *const ints[] = {"-9223372036854775808", "-1000", "-999", "-101", "-100",
+                                       "-99", "-10", "-9", "-1", "0", "1", "9", "10", "11",
+                                       "99", "100", "101", "999", "1000", "9223372036854775807"};
+    keys_sorted(PGW_CMP_INT, ints, sizeof ints / sizeof ints[0]);
+    static const char *const nums[] = {"-Infinity", "-1e70", "-1e60", "-123.4", "-99.99",
+                                       "-10", "-9.99", "-0.0001", "-1e-70", "0", "1e-70",
+                                       "1e-61", "0.001", "0.0099", "0.01", "1", "1.005", "9.99",
+                                       "10", "42", "42.99", "43", "99.999", "1e60", "1e61",
+                                       "Infinity", "NaN"};
+    keys_sorted(PGW_CMP_NUMERIC, nums, sizeof nums / sizeof nums[0]);
+    static const char *const dlist[] = {"-infinity", "4713-01-01 BC", "1900-01-01",
+                                        "1912-06-01", "1999-12-31", "2000-01-01",
+                                        "2024-02-29", "2087-12-31", "2200-01-01", "infinity"};
+    keys_sorted(PGW_CMP_DATE, dlist, sizeof dlist / sizeof dlist[0]);
+    static const char *const tss[] = {"-infinity", "2024-03-01 05:29:59+05:30",
+                                      "2024-02-29 23:59:59.999999+00", "2024-03-01 00:00:00+00",
+                                      "2024-03-01 23:00:00-08", "infinity"};
+    keys_sorted(PGW_CMP_TIMESTAMPTZ, tss, sizeof tss / sizeof tss[0]);
+    static const char *const texts[] = {"", "\x01", "A", "A ", "AB", "B", "a", "ab",
+                                        "a\xff\xff", "b", "\xc3\xa9", "\xff\xff\xff"};
+    keys_sorted(PGW_CMP_TEXT, texts, sizeof texts / sizeof texts[0]);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("typed");
@@ -360,6 +427,7 @@ static Suite *suite(void)
     tcase_add_test(tc, timestamptzs);
     tcase_add_test(tc, text_c_collation);
     tcase_add_test(tc, names_and_arguments);
+    tcase_add_test(tc, coarse_keys);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -391,11 +391,11 @@ static void bucket_gc(pgw_index *x, uint32_t k)
     x->live_buckets--;
 }
 
-static uint32_t group_find(const ibhdr *b, const pgwi_str *vcol, uint8_t kind)
+static uint32_t group_find(const ibhdr *b, const pgwi_str *vcol, uint8_t kind, uint8_t rtype)
 {
     const igroup *g = BK_GROUPS(b);
     for (uint32_t i = 0; i < b->ng; i++)
-        if (g[i].vcol == vcol && g[i].kind == kind)
+        if (g[i].vcol == vcol && g[i].kind == kind && g[i].rtype == rtype)
             return i;
     return NONE;
 }
@@ -680,15 +680,35 @@ static irunner *runner_move(pgw_index *x, irunner *r, irunner *nr, uint32_t cap)
 }
 
 /* The value filter a table entry is indexed by: the eq/in filter with
- * declared values that has the fewest values; UINT16_MAX when none. */
+ * declared values that has the fewest values, else its first range;
+ * UINT16_MAX when none. */
 static uint16_t value_filter(const pgwi_tdep *t)
 {
-    uint16_t best = UINT16_MAX;
-    for (uint32_t k = 0; k < t->n_filters && k < UINT16_MAX; k++)
+    uint16_t best = UINT16_MAX, range = UINT16_MAX;
+    for (uint32_t k = 0; k < t->n_filters && k < UINT16_MAX; k++) {
         if (t->filters[k].vals_known &&
             (best == UINT16_MAX || t->filters[k].n_vals < t->filters[best].n_vals))
             best = (uint16_t)k;
-    return best;
+        if (t->filters[k].op == PGW_FILTER_RANGE && range == UINT16_MAX)
+            range = (uint16_t)k;
+    }
+    return best != UINT16_MAX ? best : range;
+}
+
+/* The range of a range group's posting as the coarse keys of its bounds. */
+static uint32_t range_key(const pgwi_filter *f)
+{
+    const pgwi_typed *b = pgwi_range_bounds(f);
+    uint32_t lo = f->lo != PGW_BOUND_NONE ? pgwi_typed_key16(&b[0]) : 0;
+    uint32_t hi = f->hi != PGW_BOUND_NONE ? pgwi_typed_key16(&b[1]) : 0xFFFF;
+    return lo << 16 | hi;
+}
+
+/* Whether f is an eq/in filter whose values a group indexes (a range
+ * group's filter has none there: its keys are in its postings). */
+static inline bool has_values(const pgwi_filter *f)
+{
+    return f && f->op != PGW_FILTER_RANGE;
 }
 
 /* ------------------------------------------------------------------ */
@@ -797,7 +817,7 @@ static void post_values(ibhdr *b, uint32_t bk, uint32_t pos, bool put)
             continue;
         const pgwi_filter *f = post_filter(r, p, i);
         mmap t = bk_tab(b);
-        for (uint32_t v = 0; f && v < f->n_vals; v++) {
+        for (uint32_t v = 0; has_values(f) && v < f->n_vals; v++) {
             if (put)
                 mm_put(&t, (mslot){vkey(p->group, f->vals[v]), pos | VBIT});
             else
@@ -813,7 +833,7 @@ static void post_values(ibhdr *b, uint32_t bk, uint32_t pos, bool put)
  * becomes hashed. */
 static uint64_t post_tab_need(const ibhdr *b, uint32_t gi, const pgwi_filter *f)
 {
-    if (!f)
+    if (!has_values(f))
         return 0;
     if (gi == NONE)
         return f->n_vals > 1 ? f->n_vals : 0;
@@ -832,7 +852,8 @@ static int group_reserve(uint32_t *out, pgw_index *x, uint32_t k, const pgwi_str
                          uint8_t kind, const pgwi_filter *f, uint32_t add_post, uint64_t tab)
 {
     ibhdr *b = BUCKET(x, k);
-    uint32_t gi = group_find(b, vcol, kind);
+    const uint8_t rtype = f && f->op == PGW_FILTER_RANGE ? f->cmp : 0;
+    uint32_t gi = group_find(b, vcol, kind, rtype);
     int rc;
     if ((rc = bucket_reserve(x, k, gi == NONE ? 1 : 0, add_post,
                              tab + post_tab_need(b, gi, f))) < 0)
@@ -844,6 +865,7 @@ static int group_reserve(uint32_t *out, pgw_index *x, uint32_t k, const pgwi_str
         memset(g, 0, sizeof *g);
         g->vcol = vcol;
         g->kind = kind;
+        g->rtype = rtype;
     }
     *out = gi;
     return PGW_OK;
@@ -862,9 +884,14 @@ static void group_join(ibhdr *b, irunner *r, uint32_t i)
     const ipost *p = &RN_POST(r)[i];
     igroup *g = &BK_GROUPS(b)[p->group];
     const pgwi_filter *f = post_filter(r, p, i);
-    uint32_t nv = f ? f->n_vals : 0;
     ipent *e = &BK_POSTS(b)[p->pos];
-    e->vfp = nv == 1 ? pgwi_fp32(f->vals[0]->hash) : 0;
+    if (g->rtype) {
+        e->vfp = range_key(f);
+        f = NULL; /* a range group's keys are in its postings: never hashed */
+    } else {
+        e->vfp = f && f->n_vals == 1 ? pgwi_fp32(f->vals[0]->hash) : 0;
+    }
+    uint32_t nv = f ? f->n_vals : 0;
     e->group = p->group;
     g->n++;
     g->nvals += nv;
@@ -885,7 +912,7 @@ static void group_leave(ibhdr *b, irunner *r, uint32_t i)
 {
     const ipost *p = &RN_POST(r)[i];
     igroup *g = &BK_GROUPS(b)[p->group];
-    const pgwi_filter *f = post_filter(r, p, i);
+    const pgwi_filter *f = g->rtype ? NULL : post_filter(r, p, i);
     if (f && g->hashed)
         post_values(b, p->bucket, p->pos, false);
     g->n--;

@@ -182,6 +182,8 @@ typedef struct igroup {
     uint32_t nvals;       /* values of their value filters */
     uint8_t kind;   /* 0: untracked; 1: tracked, offset 0; 2: tracked, offset > 0 */
     bool hashed;    /* its values are in the bucket's table (else: scan) */
+    uint8_t rtype;  /* a range group: the pgw_cmp_type of its postings' range
+                     * on vcol (their vfp: range_key()); 0: an eq/in group */
 } igroup;
 
 /* A group of at most this many postings, each with a single filter value,
@@ -191,7 +193,10 @@ enum { SCAN_MAX = 32 };
 /* A posting: one runner reading the bucket's table. */
 typedef struct ipent {
     irunner *r;
-    uint32_t vfp; /* fingerprint of its value filter's only value; 0: none */
+    uint32_t vfp; /* fingerprint of its value filter's only value; 0: none. In
+                   * a range group, the coarse keys of its range's bounds:
+                   * lower << 16 | upper (pgwi_typed_key16(); 0, 0xFFFF for
+                   * none) */
     uint16_t group;
     uint8_t lines; /* rn_lines(r) */
     uint8_t pad;

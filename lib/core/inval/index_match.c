@@ -283,6 +283,51 @@ static bool probe_values(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
     return true;
 }
 
+/* Probes range group gi: adds the postings whose range's coarse keys admit
+ * the key of some value the write's rows have on a side they exist (a value
+ * outside every posting's keys lies outside its range: the runner finds
+ * every such row irrelevant, rules 10, 18, 21). Returns false (and adds
+ * nothing) when some row lacks a value the rules would need or has one
+ * that does not parse (maybe relevant to every range). NULL fails every
+ * range. */
+static bool probe_ranges(mctx *c, const ibhdr *b, uint32_t gi, const igroup *g)
+{
+    const pgw_write *w = c->w;
+    int32_t vc = pgwi_write_vcol(w, g->vcol);
+    if (vc < 0)
+        return false;
+    const bool changed = !pgwi_cols_ok(w) || pgwi_write_changed(w, g->vcol);
+    enum { NK = 64 };
+    uint16_t ks[NK];
+    uint32_t nk = 0;
+    for (uint32_t i = 0; i < w->n_ids; i++)
+        for (int side = 0; side < 2; side++) {
+            if (pgwi_row_exists(w, i, side) == PGWI_NO)
+                continue;
+            const pgwi_str *v = pgwi_row_value(w, i, side, vc, changed);
+            if (!v)
+                return false;
+            if (v == &pgwi_sqlnull)
+                continue;
+            pgwi_typed x;
+            if (nk == NK || !pgwi_typed_parse(&x, (pgw_cmp_type)g->rtype, v->s, v->len))
+                return false;
+            ks[nk++] = pgwi_typed_key16(&x);
+        }
+    const ipent *e = BK_POSTS(b);
+    for (uint32_t j = 0; j < b->n; j++) {
+        if (e[j].group != gi)
+            continue;
+        const uint32_t lo = e[j].vfp >> 16, hi = e[j].vfp & 0xFFFF;
+        bool admit = false;
+        for (uint32_t k = 0; k < nk && !admit; k++)
+            admit = ks[k] >= lo && ks[k] <= hi;
+        if (admit)
+            add(c, &e[j]);
+    }
+    return true;
+}
+
 /* Whether a write's result-ID probes may be needed (their slots are then
  * prefetched with the bucket block). */
 static bool probes_ids(const pgw_write *w)
@@ -313,7 +358,8 @@ static void match_bucket(mctx *c, const ibhdr *b)
                 probe_ids = true;
                 continue;
             }
-            if (g->vcol && probe_values(c, b, gi, g)) {
+            if (g->vcol &&
+                (g->rtype ? probe_ranges(c, b, gi, g) : probe_values(c, b, gi, g))) {
                 if (g->kind)
                     probe_ids = true; /* rows in R are visited whatever their values */
                 continue;

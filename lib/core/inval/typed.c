@@ -447,3 +447,69 @@ int pgw_cmp_type_from_name(pgw_cmp_type *out, const char *name)
         return PGW_EINVAL;
     return pgwi_cmp_type_from_name(out, name) ? PGW_OK : PGW_ENOTFOUND;
 }
+
+/* ---- coarse keys ---- */
+
+/* Clamps a finite value's key into [1, 0xFFFD] (0 and 0xFFFE, 0xFFFF are
+ * the infinities' and NaN's). */
+static uint16_t finite_key(int64_t k)
+{
+    return (uint16_t)(k < 1 ? 1 : k > 0xFFFD ? 0xFFFD : k);
+}
+
+/* An order-preserving key of a decimal magnitude: its exponent (clamped to
+ * -60..60) and its first two significant digits d (10..99), mirrored below
+ * 0x8000 for negative values; zero is 0x8000. */
+static uint16_t decimal_key(int sign, long point, int d)
+{
+    if (sign == 0)
+        return 0x8000;
+    if (point > 60) { /* beyond: the largest magnitude */
+        point = 60;
+        d = 99;
+    } else if (point < -60) {
+        point = -60;
+        d = 10;
+    }
+    int64_t mag = 1 + (int64_t)(point + 60) * 90 + (d - 10); /* 1 .. 10890 */
+    return finite_key(sign > 0 ? 0x8000 + mag : 0x8000 - mag);
+}
+
+uint16_t pgwi_typed_key16(const pgwi_typed *x)
+{
+    if (x->cls == PGWI_TYPED_NEG_INF)
+        return 0;
+    if (x->cls == PGWI_TYPED_POS_INF)
+        return 0xFFFE;
+    if (x->cls == PGWI_TYPED_NAN)
+        return 0xFFFF;
+    switch (x->type) {
+    case PGW_CMP_INT: {
+        if (x->i == 0)
+            return 0x8000;
+        /* |i| as digits: its exponent and first two digits */
+        uint64_t m = x->i < 0 ? (uint64_t)0 - (uint64_t)x->i : (uint64_t)x->i;
+        long point = 0;
+        uint64_t top = m;
+        while (top >= 100) {
+            top /= 10;
+            point++;
+        }
+        point += top >= 10 ? 2 : 1;
+        int d = (int)(top >= 10 ? top : top * 10);
+        return decimal_key(x->i < 0 ? -1 : 1, point, d);
+    }
+    case PGW_CMP_NUMERIC: {
+        if (x->sign == 0)
+            return 0x8000;
+        int d = (numeric_digit(x, 0) - '0') * 10 + (x->n_digits > 1 ? numeric_digit(x, 1) - '0' : 0);
+        return decimal_key(x->sign, x->point, d);
+    }
+    case PGW_CMP_TEXT: {
+        const unsigned char *s = (const unsigned char *)x->text;
+        return (uint16_t)((x->len > 0 ? s[0] << 8 : 0) | (x->len > 1 ? s[1] : 0));
+    }
+    default: /* DATE, TIMESTAMP, TIMESTAMPTZ: the day, 1912 to 2087 one by one */
+        return finite_key(0x8000 + (x->i - 10957));
+    }
+}

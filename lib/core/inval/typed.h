@@ -98,6 +98,16 @@ bool pgwi_typed_parse(pgwi_typed *out, pgw_cmp_type type, const char *s, size_t 
 /* Compares two values parsed under the same type: -1, 0 or 1. */
 int pgwi_typed_cmp(const pgwi_typed *a, const pgwi_typed *b);
 
+/* A 16-bit key of a parsed value, non-decreasing in its type's order (a <
+ * b implies key(a) <= key(b)), so that key(a) < key(b) proves a < b: a
+ * reverse index compares the keys of a write's values with those of its
+ * runners' range bounds without their runner blocks. -infinity is 0,
+ * +infinity 0xFFFE, NaN 0xFFFF. Resolution: integers and numerics by
+ * their two leading significant digits and exponent (about 1%), dates and
+ * timestamps by the day from 1912 to 2087 (clamped beyond), text by its
+ * first two bytes. */
+uint16_t pgwi_typed_key16(const pgwi_typed *x);
+
 /* The lower-case name of a comparison type ("int", "numeric", "date",
  * "timestamp", "timestamptz", "text"); NULL outside the enum. */
 const char *pgwi_cmp_type_name(pgw_cmp_type type);
