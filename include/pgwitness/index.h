@@ -12,8 +12,14 @@
  *
  * Where a write goes. A (scope, table) bucket holds, for each table a
  * runner reads, one posting in a group keyed by the runner's most selective
- * `eq`/`in` filter with declared values (if any) and by whether the runner
- * tracks its result IDs. A write with known rows visits:
+ * `eq`/`in` filter with declared values (if any; else its first `range`
+ * filter, by column and comparison type) and by whether the runner tracks
+ * its result IDs. A write with known rows visits:
+ *  - in a range group, only the runners whose range may hold one of the
+ *    write's old/new values (each posting keeps 16-bit keys of its bounds
+ *    that never contradict the type's order, so a value whose key lies
+ *    outside them lies outside the range), when those values are known for
+ *    every row on every side it exists and parse under the type;
  *  - in a group with a value filter, only the runners whose filter values
  *    the write's old/new values can match (when those values are known for
  *    every row on every side that matters) — an equality index; in a group
