@@ -59,6 +59,8 @@ static const char *explain(pgw_reason r)
     case PGW_REASON_BEFORE_WINDOW:
         return "the updated rows stay strictly before the window's first row, and no filtered "
                "column changed";
+    case PGW_REASON_WINDOW_EMPTY:
+        return "the window holds no row, and the write can add none to it";
     }
     return "";
 }

@@ -96,6 +96,7 @@
  * | 5 | truncate; ddl (the table's definition changed) | refresh TRUNCATE; refresh DDL | |
  * | 6 | operation unknown (degraded payload) | refresh WRITE_UNKNOWN | |
  * | 7 | update, columns known, none read by T, and not (key changed and key read) | skip COLUMNS_DISJOINT | every row keeps its relevance, its sort position and the values the query reads |
+ * | E1 | B says the window holds no row; a delete, or an update with its changed columns known and no filter column among them | skip WINDOW_EMPTY | at most `offset` rows were relevant; a delete removes rows and such an update keeps every row's relevance, so none reaches the window |
  * | 8 | IDs unknown or truncated | insert: refresh INSERT_MAY_ENTER; else refresh IDS_UNKNOWN | |
  *
  * A ddl write set (PGW_OP_DDL: ALTER TABLE and the like changed the
@@ -110,8 +111,8 @@
  *
  * Then each listed row r is examined; the first row that needs a refresh
  * decides, and if none does the verdict is skip (VALUES_DISJOINT when some
- * row needed its values, else ROWS_DISJOINT; BEFORE_WINDOW or
- * BEYOND_WINDOW, in that order, when some row was skipped by a window
+ * row needed its values, else ROWS_DISJOINT; WINDOW_EMPTY, BEFORE_WINDOW
+ * or BEYOND_WINDOW, in that order, when some row was skipped by a window
  * rule). Relevance of a row on a side (before/after) is "no" when some
  * `eq`/`in` filter with declared values has a known value on that side
  * that is NULL or not among the values, or some `range` filter has a
@@ -142,6 +143,7 @@
  * | 11 | changed columns unknown | refresh COLUMNS_UNKNOWN | |
  * | 12 | R known, no filter column changed, and no sort column changed or not windowed | (skip) ROWS_DISJOINT | r ∉ R keeps its relevance and position: still outside the window (without a window, r ∉ R means r is irrelevant) |
  * | 13 | R known, a filter column changed, r irrelevant after, and (irrelevant before or offset 0) | (skip) VALUES_DISJOINT | r cannot enter; it can only leave from after the window, which changes nothing |
+ * | E2 | B says the window holds no row, r irrelevant after | (skip) WINDOW_EMPTY | r can only leave the rows in front of the window: it stays empty |
  * | W1 | B known; r irrelevant or beyond before; r irrelevant after, or beyond after and B full | (skip) BEYOND_WINDOW | the row was not in the window nor in front of it, and does not enter a full one: rows up to the last are unchanged (a row beyond a window that is not full was irrelevant) |
  * | W2 | B known, no filter column changed, r in front before and after | (skip) BEFORE_WINDOW | its relevance is unchanged and it stays in front: the count in front of the window and the window's rows are unchanged |
  * | 14 | a filter column changed | refresh FILTER_COLUMN_CHANGED | |
@@ -156,6 +158,7 @@
  * | 17 | deleted r ∈ R | refresh ROW_IN_RESULT | |
  * | 18 | deleted r irrelevant before | (skip) VALUES_DISJOINT | it was not in the result nor before the window |
  * | 19 | deleted r, R known, r ∉ R, offset 0 | (skip) ROWS_DISJOINT | r was irrelevant or after the window; removing it moves nothing inside |
+ * | E3 | deleted r, B says the window holds no row | (skip) WINDOW_EMPTY | as E1 |
  * | W3 | deleted r, B known, r beyond before | (skip) BEYOND_WINDOW | removing a row after the last one moves nothing up to it |
  * | 20 | deleted r otherwise | refresh DELETE_IN_WINDOW | |
  * | 21 | inserted r irrelevant after | (skip) VALUES_DISJOINT | it cannot enter the result nor shift the window |
@@ -330,12 +333,14 @@ typedef enum pgw_reason {
     PGW_REASON_CLOCK = 18, /**< refresh: the query reads the clock and its interval passed */
     PGW_REASON_BEYOND_WINDOW = 19, /**< skip: changed rows lie strictly beyond the last
                                         row of a full window (window bounds) */
-    PGW_REASON_BEFORE_WINDOW = 20  /**< skip: updated rows stay strictly before the first
+    PGW_REASON_BEFORE_WINDOW = 20, /**< skip: updated rows stay strictly before the first
                                         row of the window (window bounds) */
+    PGW_REASON_WINDOW_EMPTY = 21   /**< skip: the window holds no row and the write cannot
+                                        add one (window bounds) */
 } pgw_reason;
 
 /** Number of reason codes defined by this release (one past the largest). */
-#define PGW_REASON_COUNT 21
+#define PGW_REASON_COUNT 22
 
 /** A decision: refresh or skip, and why. */
 typedef struct pgw_verdict {
@@ -622,11 +627,13 @@ typedef struct pgw_window_bounds {
                                    table, in order: the window's first row's,
                                    as text in the form a write source sends
                                    (docs/wire.md "Text forms"); NULL entries
-                                   are SQL NULL */
+                                   are SQL NULL. NULL with `last` NULL: the
+                                   window holds no row */
     const char *const *last;  /**< n values: the window's last row's */
     size_t n;                 /**< number of sort keys */
     bool full;                /**< the window holds `limit` rows (always false
-                                   without a limit) */
+                                   without a limit; must be false for a window
+                                   with no row) */
 } pgw_window_bounds;
 
 /**
@@ -638,7 +645,11 @@ typedef struct pgw_window_bounds {
  * an update that changes no filter column, leaves the count in front of
  * the window unchanged. "Strictly" is in the order of the sort keys alone:
  * a row that ties the boundary row on every key is not beyond it, as the
- * key breaking the tie is not compared. For a query over several tables
+ * key breaking the tie is not compared. A window that holds no row
+ * (first and last NULL: the query returned nothing, or nothing after its
+ * offset) needs neither a window clause nor sort keys: a delete, and an
+ * update that changes no filter column or leaves its rows irrelevant,
+ * cannot add a row to it (WINDOW_EMPTY). For a query over several tables
  * the bounds are the first table's, and its sort keys must lead the
  * query's ORDER BY (ORDER BY t1.a, t1.id, t2.b: declare a, id on t1).
  *
@@ -653,9 +664,10 @@ typedef struct pgw_window_bounds {
  *                first table's number of sort keys.
  * @param err     optional detail on failure.
  * @return PGW_OK; PGW_EINVAL when deps or bounds is NULL, no table is
- *         declared, the first table has no window (no limit and offset 0)
- *         or no sort keys, a sort key has no comparison type, n differs
- *         from the number of sort keys, first or last is NULL, or a value
+ *         declared, or, for a window with rows, the first table has no
+ *         window (no limit and offset 0) or no sort keys, a sort key has no
+ *         comparison type, n differs from the number of sort keys, one of
+ *         first and last is NULL, or a value
  *         is not UTF-8 or does not parse under its key's type (the message
  *         names it); PGW_ENOMEM (the previous bounds are kept).
  */

@@ -1659,6 +1659,22 @@ START_TEST(index_window_bounds)
     ck_assert_int_eq(pgw_index_ack_window(x, r, NULL, 0, NULL, NULL), PGW_OK); /* = unknown */
     ck_assert_int_eq(index_reason(x, r, beyond), PGW_REASON_INSERT_MAY_ENTER);
     ck_assert_int_eq(pgw_index_ack_window(x, r, NULL, 0, &b, &err), PGW_ESTATE);
+    /* a window with no row: deletes skip until the next acknowledgement */
+    pgw_write *del = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    ck_assert_int_eq(pgw_index_begin(x, r, NULL), PGW_OK);
+    const pgw_window_bounds none = {NULL, NULL, 0, true};
+    ck_assert_int_eq(pgw_index_ack_window(x, r, NULL, 0, &none, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "index_ack_window: a window with no row is not full");
+    const pgw_window_bounds none_ok = {NULL, NULL, 0, false};
+    ck_assert_int_eq(pgw_index_ack_window(x, r, NULL, 0, &none_ok, NULL), PGW_OK);
+    ck_assert_int_eq(index_reason(x, r, del), PGW_REASON_WINDOW_EMPTY);
+    ck_assert_uint_eq(match(x, del), 0);
+    ck_assert_uint_eq(match(x, inside), 1);
+    ck_assert_int_eq(pgw_index_pop_dirty(&dd, x), PGW_OK);
+    ck_assert_int_eq(index_reason(x, r, del), PGW_REASON_IDS_UNKNOWN); /* rerunning */
+    ck_assert_int_eq(pgw_index_ack_unknown(x, r, NULL), PGW_OK);
+    ck_assert_int_eq(index_reason(x, r, del), PGW_REASON_IDS_UNKNOWN);
+    pgw_write_free(del);
     /* bounds declared at registration are the new runner's */
     pgw_deps *d2 = page_tasks("tasks.page2");
     ck_assert_int_eq(pgw_deps_set_window_bounds(d2, &b, NULL), PGW_OK);

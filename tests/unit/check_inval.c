@@ -727,7 +727,7 @@ START_TEST(reason_names)
         ck_assert_int_eq(back, r);
         ck_assert(pgw_reason_refreshes((pgw_reason)r) ==
                   (r >= PGW_REASON_SCOPE_RESET && r != PGW_REASON_BEYOND_WINDOW &&
-                   r != PGW_REASON_BEFORE_WINDOW));
+                   r != PGW_REASON_BEFORE_WINDOW && r != PGW_REASON_WINDOW_EMPTY));
     }
     ck_assert_str_eq(pgw_reason_name(PGW_REASON_FILTER_COLUMN_CHANGED), "FILTER_COLUMN_CHANGED");
     ck_assert_str_eq(pgw_reason_name((pgw_reason)99), "UNKNOWN_REASON");
@@ -743,7 +743,9 @@ START_TEST(reason_names)
     ck_assert_int_eq(PGW_REASON_CLOCK, 18);
     ck_assert_int_eq(PGW_REASON_BEYOND_WINDOW, 19);
     ck_assert_int_eq(PGW_REASON_BEFORE_WINDOW, 20);
-    ck_assert_int_eq(PGW_REASON_COUNT, 21);
+    ck_assert_int_eq(PGW_REASON_WINDOW_EMPTY, 21);
+    ck_assert_int_eq(PGW_REASON_COUNT, 22);
+    ck_assert(!pgw_reason_refreshes(PGW_REASON_WINDOW_EMPTY));
     ck_assert(!pgw_reason_refreshes(PGW_REASON_BEYOND_WINDOW));
     ck_assert(!pgw_reason_refreshes(PGW_REASON_BEFORE_WINDOW));
     ck_assert_str_eq(pgw_reason_name(PGW_REASON_DDL), "DDL");
@@ -1472,6 +1474,72 @@ START_TEST(result_kinds)
 }
 END_TEST
 
+START_TEST(window_empty)
+{
+    /* SELECT id, title FROM tasks WHERE status = 'open' AND owner <> $1
+     * ORDER BY title LIMIT 10 OFFSET 20 returned no row */
+    pgw_deps *d = ih_deps(&IH_ACME, "tasks.page3");
+    size_t t = ih_table(d, "tasks");
+    ih_cols(d, t, "id,title");
+    ih_filter(d, t, "status", PGW_FILTER_EQ, "open");
+    ih_filter(d, t, "owner", PGW_FILTER_OPAQUE, NULL);
+    ih_sort(d, t, "title"); /* untyped: an empty window needs no types */
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 10, 20, NULL), PGW_OK);
+    const pgw_window_bounds none = {NULL, NULL, 0, false};
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &none, NULL), PGW_OK);
+    /* E1: any delete, even of unknown rows */
+    pgw_write *w = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    IH_EXPECT(d, w, false, PGW_REASON_WINDOW_EMPTY);
+    pgw_write_free(w);
+    /* E1: an update of read and sort columns only, rows unknown */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wcols(w, "title", false);
+    IH_EXPECT(d, w, false, PGW_REASON_WINDOW_EMPTY);
+    pgw_write_free(w);
+    /* a filter column changed: rows may join in front of it or in it */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "4", false);
+    ih_wcols(w, "owner", false);
+    IH_EXPECT(d, w, true, PGW_REASON_FILTER_COLUMN_CHANGED);
+    /* E2: unless the row is irrelevant after (it may have been in front) */
+    ih_wcols(w, "owner,status", false);
+    ih_wval(w, 0, PGW_SIDE_NEW, "status", "done");
+    IH_EXPECT(d, w, false, PGW_REASON_WINDOW_EMPTY);
+    pgw_write_free(w);
+    /* inserts may fill it */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_INSERT);
+    ih_wids(w, "5", false);
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    pgw_write_free(w);
+    /* E3: the old version of a re-keyed row leaves; its new one may enter */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_UPDATE);
+    ih_wids(w, "6,7", false);
+    ck_assert_int_eq(pgw_write_set_pk_changed(w, true, NULL), PGW_OK);
+    ih_wcols(w, "id", false);
+    ck_assert_int_eq(pgw_write_set_row_absent(w, 0, PGW_SIDE_NEW, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_write_set_row_absent(w, 1, PGW_SIDE_OLD, NULL), PGW_OK);
+    IH_EXPECT(d, w, false, PGW_REASON_WINDOW_EMPTY); /* no filter column changed (E1) */
+    ih_wcols(w, "id,status", false);
+    IH_EXPECT(d, w, true, PGW_REASON_INSERT_MAY_ENTER);
+    ih_wval(w, 1, PGW_SIDE_NEW, "status", "done");
+    IH_EXPECT(d, w, false, PGW_REASON_WINDOW_EMPTY); /* E3, then 21 */
+    pgw_write_free(w);
+    /* only the first table's window: a write to another table is decided as before */
+    pgw_error err;
+    const char *one[] = {"x"};
+    const pgw_window_bounds half = {one, NULL, 1, false};
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &half, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_window_bounds: last is NULL");
+    /* the failed call kept the empty window; clearing forgets it */
+    w = ih_write(&IH_ACME, "tasks", PGW_OP_DELETE);
+    IH_EXPECT(d, w, false, PGW_REASON_WINDOW_EMPTY);
+    pgw_deps_clear_window_bounds(d);
+    IH_EXPECT(d, w, true, PGW_REASON_IDS_UNKNOWN);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("inval");
@@ -1505,6 +1573,7 @@ static Suite *suite(void)
     tcase_add_test(tc, window_bounds_before);
     tcase_add_test(tc, window_bounds_desc);
     tcase_add_test(tc, result_kinds);
+    tcase_add_test(tc, window_empty);
     suite_add_tcase(s, tc);
     tc = tcase_create("api");
     tcase_add_test(tc, ddl);

@@ -216,6 +216,18 @@ START_TEST(deps_sort_keys_and_bounds)
         "\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"columns\":\"*\",\"filters\":[],"
         "\"order_by\":[\"a\",{\"column\":\"b\",\"type\":null,\"descending\":true,"
         "\"nulls_first\":false}],\"limit\":null,\"offset\":0}],\"result_ids\":null}");
+    /* a window with no row: first and last null */
+    const char *empty =
+        "{\"scope\":{\"project\":null,\"tenant\":null,\"database\":null},\"query\":\"q\","
+        "\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"columns\":\"*\",\"filters\":[],"
+        "\"order_by\":[],\"limit\":3,\"offset\":6}],\"result_ids\":null,"
+        "\"window_bounds\":{\"first\":null,\"last\":null,\"full\":false}}";
+    deps_round_trip(empty, empty);
+    pgw_deps *de = deps_json(empty);
+    pgw_write *wd = write_json("{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"delete\"}");
+    IH_EXPECT(de, wd, false, PGW_REASON_WINDOW_EMPTY);
+    pgw_write_free(wd);
+    pgw_deps_free(de);
     /* the decoded bounds decide: a deleted row beyond (2024-01-01, 2) in
      * DESC due order is an earlier date */
     pgw_deps *d = deps_json(want);
@@ -443,6 +455,9 @@ typedef struct bad_case {
 } bad_case;
 
 static const bad_case bad_deps[] = {
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"limit\":3}],"
+     "\"window_bounds\":{\"first\":null,\"last\":null,\"full\":true}}",
+     "$.window_bounds.full", "$.window_bounds: a window with no row is not full"},
     {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"order_by\":[{\"column\":\"due\",\"type\":\"date\"},{\"column\":\"id\",\"type\":\"int\"}],\"limit\":3}],"
      "\"window_bounds\":{\"first\":[null,\"1\"],\"last\":[\"2024-01-01\",\"2\"]}}",
      "$.window_bounds.full", "$.window_bounds: missing key \"full\""},

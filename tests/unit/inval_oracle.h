@@ -386,13 +386,18 @@ typedef struct ores {
      * window or no row */
     bool has_bounds, full;
     orow bfirst, blast;
+    bool empty; /* that list or join returned no row */
 } ores;
 
 /* Records the bounds of a window of ta's rows first..last (n of them). */
 static inline void o_set_bounds(ores *o, const oqtab *q, const orow *first, const orow *last,
                                 int n)
 {
-    if (n == 0 || (q->limit < 0 && q->offset == 0))
+    if (n <= 0) {
+        o->empty = true;
+        return;
+    }
+    if (q->limit < 0 && q->offset == 0)
         return;
     o->has_bounds = true;
     o->full = q->limit >= 0 && n == q->limit;
@@ -460,8 +465,9 @@ static inline void o_eval_list(ores *o, const oqtab *q, const otable *t, bool id
     int from = q->offset, to = q->limit >= 0 ? q->offset + q->limit : n;
     if (to > n)
         to = n;
-    if (bounds && to > from)
-        o_set_bounds(o, q, rows[from], rows[to - 1], to - from);
+    if (bounds)
+        o_set_bounds(o, q, to > from ? rows[from] : NULL, to > from ? rows[to - 1] : NULL,
+                     to - from);
     otuple tup[OMAXR];
     int nt = 0;
     for (int i = from; i < to; i++) {
@@ -508,6 +514,7 @@ static inline void o_eval(ores *o, const oquery *q, const otable tabs[2])
     o->n = 0;
     o->nids = 0;
     o->has_bounds = false;
+    o->empty = false;
     switch (q->kind) {
     case Q_SINGLE:
         o_eval_list(o, &q->t[0], &tabs[0], o_ids_in_result(q), true);
@@ -561,8 +568,8 @@ static inline void o_eval(ores *o, const oquery *q, const otable tabs[2])
         int from = w->offset, to = w->limit >= 0 ? w->offset + w->limit : n;
         if (to > n)
             to = n;
-        if (to > from)
-            o_set_bounds(o, w, pairs[from][0], pairs[to - 1][0], to - from);
+        o_set_bounds(o, w, to > from ? pairs[from][0] : NULL, to > from ? pairs[to - 1][0] : NULL,
+                     to - from);
         static otuple tup[OMAXR * OMAXR];
         int nt = 0;
         for (int i = from; i < to; i++) {
@@ -724,7 +731,10 @@ static inline void o_declare_tab(pgw_deps *d, const oquery *q, int ti, bool coun
     const oqtab *w = q->kind == Q_JOIN ? &q->t[0] : t;
     if (w->limit >= 0 || w->offset > 0)
         ck_assert_int_eq(pgw_deps_set_window(d, e, w->limit, w->offset, NULL), PGW_OK);
-    if (mode == O_BOUNDS && ti == 0 && before && before->has_bounds && n) {
+    if (mode == O_BOUNDS && ti == 0 && before && before->empty) {
+        const pgw_window_bounds none = {NULL, NULL, 0, false};
+        ck_assert_int_eq(pgw_deps_set_window_bounds(d, &none, NULL), PGW_OK);
+    } else if (mode == O_BOUNDS && ti == 0 && before && before->has_bounds && n) {
         /* the host's acknowledgement of the rerun that gave `before` */
         char fb[ONCOL + 2][48], lb[ONCOL + 2][48];
         const char *first[ONCOL + 2], *last[ONCOL + 2];

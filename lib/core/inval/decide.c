@@ -304,6 +304,8 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
      * while its result is (not being rerun). */
     const bool bounded = first && d->n_bounds && !r_unknown && windowed && t->sort_kf &&
                          d->n_bounds == t->n_sort;
+    /* The window holds no row (rules E1 to E3). */
+    const bool empty = first && d->window_empty && !r_unknown;
 
     /* Rule 7: only unread columns changed. */
     if (w->op == PGW_OP_UPDATE && cols_ok) {
@@ -317,6 +319,11 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
         if (!read_hit && !(w->pk_changed && key_read))
             return skip(PGW_REASON_COLUMNS_DISJOINT);
     }
+    /* E1: nothing can enter an empty window: a delete only removes rows,
+     * an update that changes no filter column keeps every row's relevance
+     * (whatever its rows). */
+    if (empty && (w->op == PGW_OP_DELETE || (w->op == PGW_OP_UPDATE && cols_ok && !fchg)))
+        return skip(PGW_REASON_WINDOW_EMPTY);
     /* Rule 8: rows unknown. */
     if (!pgwi_ids_ok(w))
         return refresh(w->op == PGW_OP_INSERT ? PGW_REASON_INSERT_MAY_ENTER
@@ -325,7 +332,7 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
     fset fs;
     fset_init(&fs, mm, t);
     const bool same = pgwi_same_row(w);
-    bool used_values = false, used_beyond = false, used_before = false;
+    bool used_values = false, used_beyond = false, used_before = false, used_empty = false;
 
     for (uint32_t i = 0; i < w->n_ids; i++) {
         /* Whether the row is in R, searched only where a rule asks (an
@@ -349,6 +356,10 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
                     used_values = true; /* 13 */
                     continue;
                 }
+            }
+            if (empty && a == PGWI_NO) {
+                used_empty = true; /* E2: it cannot enter */
+                continue;
             }
             if (bounded) {
                 int po = b == PGWI_NO ? POS_INSIDE : window_pos(t, d, mm, w, i, 0, cols_ok);
@@ -377,6 +388,8 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
                 used_values = true; /* 18 */
             else if (tracked && t->offset == 0)
                 ; /* 19 */
+            else if (empty)
+                used_empty = true; /* E3 */
             else if (bounded &&
                      window_pos(t, d, mm, w, i, PGW_SIDE_OLD, cols_ok) == POS_BEYOND)
                 used_beyond = true; /* W3 */
@@ -394,6 +407,8 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
         }
 #undef IN_R
     }
+    if (used_empty)
+        return skip(PGW_REASON_WINDOW_EMPTY);
     if (used_before)
         return skip(PGW_REASON_BEFORE_WINDOW);
     if (used_beyond)

@@ -624,6 +624,7 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
         r->n_bounds = (uint16_t)d->n_bounds;
         r->bounds_full = d->bounds_full;
     }
+    r->window_empty = d->window_empty;
     *out = r;
     return PGW_OK;
 nomem:

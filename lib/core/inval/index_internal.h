@@ -119,6 +119,7 @@ typedef struct irunner {
     bool rids_known, tracked, undeclared;
     bool timed; /* time-dependent: its block holds an itime after its postings */
     bool bounds_full;
+    bool window_empty;      /* its first table's window holds no row */
     uint8_t result_kind;    /* pgw_result_kind */
     uint16_t n_bounds;      /* window bounds of its first table (0: none) */
     const pgwi_str **bounds; /* pgwi_bounds_make()'s block, or NULL */
@@ -146,6 +147,7 @@ static inline void pgwi_runner_view(pgwi_dview *dv, const irunner *r)
     dv->bounds = r->bounds;
     dv->n_bounds = r->bounds ? r->n_bounds : 0;
     dv->bounds_full = r->bounds_full;
+    dv->window_empty = r->window_empty;
 }
 
 /* The clock's record of a time-dependent runner (index_clock.c), in its

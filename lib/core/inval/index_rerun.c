@@ -173,6 +173,7 @@ static void set_bounds(irunner *r, const pgwi_str **blk, const pgw_window_bounds
     r->bounds = blk;
     r->n_bounds = blk ? (uint16_t)b->n : 0;
     r->bounds_full = blk && b->full && RN_TABLES(r)[0].limit >= 0;
+    r->window_empty = b && !b->first && !b->last;
 }
 
 /* Acknowledges a rerun of runner id with its result IDs (known or not)
@@ -199,7 +200,10 @@ static int ack_result(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size
     if (b) {
         if (r->n_tables == 0)
             return pgwi_error(err, PGW_EINVAL, "%s: an undeclared runner has no window", fn);
-        if ((rc = pgwi_bounds_make(&blk, &RN_TABLES(r)[0], b, fn, err)) < 0)
+        if (!b->first && !b->last && b->full)
+            return pgwi_error(err, PGW_EINVAL, "%s: a window with no row is not full", fn);
+        if ((b->first || b->last) &&
+            (rc = pgwi_bounds_make(&blk, &RN_TABLES(r)[0], b, fn, err)) < 0)
             return rc;
     }
     if (!known || (r->n_tables && !pgwi_lists_rows(r->result_kind, &RN_TABLES(r)[0]))) {

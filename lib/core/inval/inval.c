@@ -199,6 +199,7 @@ static const char *const reason_names[PGW_REASON_COUNT] = {
     "RESULT_UNKNOWN",   "FILTER_COLUMN_CHANGED", "SORT_COLUMN_CHANGED",
     "INSERT_MAY_ENTER", "DELETE_IN_WINDOW",    "DDL",
     "CLOCK",            "BEYOND_WINDOW",       "BEFORE_WINDOW",
+    "WINDOW_EMPTY",
 };
 
 const char *pgw_reason_name(pgw_reason reason)
@@ -223,7 +224,8 @@ int pgw_reason_from_name(pgw_reason *out, const char *name)
 bool pgw_reason_refreshes(pgw_reason reason)
 {
     return !(((int)reason >= 0 && (int)reason <= PGW_REASON_VALUES_DISJOINT) ||
-             reason == PGW_REASON_BEYOND_WINDOW || reason == PGW_REASON_BEFORE_WINDOW);
+             reason == PGW_REASON_BEYOND_WINDOW || reason == PGW_REASON_BEFORE_WINDOW ||
+             reason == PGW_REASON_WINDOW_EMPTY);
 }
 
 const char *pgw_op_name(pgw_op op)
@@ -574,6 +576,14 @@ int pgw_deps_set_window_bounds(pgw_deps *d, const pgw_window_bounds *b, pgw_erro
                           d ? "bounds" : "deps");
     if (d->n_tables == 0)
         return pgwi_error(err, PGW_EINVAL, "deps_set_window_bounds: no table is declared");
+    if (!b->first && !b->last) { /* the window holds no row */
+        if (b->full)
+            return pgwi_error(err, PGW_EINVAL,
+                              "deps_set_window_bounds: a window with no row is not full");
+        pgw_deps_clear_window_bounds(d);
+        d->window_empty = true;
+        return PGW_OK;
+    }
     const pgwi_str **vals;
     int rc = pgwi_bounds_make(&vals, &d->tables[0], b, "deps_set_window_bounds", err);
     if (rc < 0)
@@ -582,6 +592,7 @@ int pgw_deps_set_window_bounds(pgw_deps *d, const pgw_window_bounds *b, pgw_erro
     d->bounds = vals;
     d->n_bounds = (uint32_t)b->n;
     d->bounds_full = b->full && d->tables[0].limit >= 0;
+    d->window_empty = false;
     return PGW_OK;
 }
 
@@ -593,6 +604,7 @@ void pgw_deps_clear_window_bounds(pgw_deps *d)
     d->bounds = NULL;
     d->n_bounds = 0;
     d->bounds_full = false;
+    d->window_empty = false;
 }
 
 /* Appends filter f to entry t. */
@@ -831,6 +843,7 @@ void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d)
     out->bounds = d->bounds;
     out->n_bounds = d->bounds ? d->n_bounds : 0;
     out->bounds_full = d->bounds_full;
+    out->window_empty = d->window_empty;
 }
 
 /* ------------------------------------------------------------------ */

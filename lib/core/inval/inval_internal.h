@@ -190,6 +190,7 @@ typedef struct pgwi_dview {
     const pgwi_str *const *bounds;
     uint32_t n_bounds;
     bool bounds_full;
+    bool window_empty; /* tables[0]'s window holds no row */
 } pgwi_dview;
 
 struct pgw_deps {
@@ -210,6 +211,7 @@ struct pgw_deps {
     const pgwi_str **bounds;
     uint32_t n_bounds;
     bool bounds_full;
+    bool window_empty; /* the bounds say the window holds no row (bounds NULL) */
 };
 
 void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d);

@@ -494,6 +494,15 @@ static int read_bounds(pgw_deps *d, const json_t *bm, pgw_error *err)
                                     PGWI_JSON_KEYS_FIRST, err)) < 0)
         return rc;
     const json_t *arr[2] = {fm, lm};
+    pgw_error tmp;
+    if (json_is_null(fm) && json_is_null(lm)) { /* the window holds no row */
+        const pgw_window_bounds none = {NULL, NULL, 0, full};
+        if (full)
+            return pgwi_error_at(err, PGW_EPARSE, "$.window_bounds.full",
+                                 "$.window_bounds: a window with no row is not full");
+        return as_parse(pgw_deps_set_window_bounds(d, &none, &tmp), &tmp, "$.window_bounds",
+                        err);
+    }
     size_t n = json_is_array(fm) ? json_array_size(fm) : 0;
     const char **vals = pgwi_malloc((n ? 2 * n : 1) * sizeof *vals);
     if (!vals)
@@ -519,7 +528,6 @@ static int read_bounds(pgw_deps *d, const json_t *bm, pgw_error *err)
         }
     }
     pgw_window_bounds b = {vals, vals + n, n, full};
-    pgw_error tmp;
     rc = as_parse(pgw_deps_set_window_bounds(d, &b, &tmp), &tmp, "$.window_bounds", err);
 done:
     pgwi_free(vals);
@@ -750,7 +758,7 @@ static int jbounds(json_t *o, const pgw_deps *d, pgw_error *err)
     if ((rc = pgwi_json_set(o, "window_bounds", b, err)) < 0)
         return rc;
     for (int s = 0; s < 2; s++) {
-        json_t *a = json_array();
+        json_t *a = d->window_empty ? json_null() : json_array();
         if ((rc = pgwi_json_set(b, s ? "last" : "first", a, err)) < 0)
             return rc;
         for (uint32_t k = 0; k < d->n_bounds; k++) {
@@ -796,7 +804,7 @@ int pgw_deps_to_json(char **out, size_t *out_len, const pgw_deps *d, pgw_error *
         goto fail;
     if ((rc = pgwi_json_set(o, "result_ids", a, err)) < 0)
         goto fail;
-    if (d->bounds && (rc = jbounds(o, d, err)) < 0)
+    if ((d->bounds || d->window_empty) && (rc = jbounds(o, d, err)) < 0)
         goto fail;
     return deps_dump(out, out_len, o, d, err);
 fail:
