@@ -42,13 +42,18 @@ START_TEST(differential_on_a_real_server)
     e2e_create_tables(c, false);
     pgw_error err;
     ck_assert_int_eq(pgw_pq_install(NULL, c, NULL, &err), PGW_OK);
-    static const char *const vals[E2E_N_TABLES][2] = {{"archived", NULL},
-                                                      {"status", "project_id"},
-                                                      {"tag", NULL}, {NULL, NULL}};
+    /* the filter and sort columns the subscriptions compare (a range on
+     * prio, window bounds on updated_at) */
+    static const char *const vals[E2E_N_TABLES][4] = {
+        {"archived", NULL}, {"status", "project_id", "prio", "updated_at"}, {"tag", NULL},
+        {NULL, NULL}};
     for (int t = 0; t < E2E_N_TABLES; t++) {
         pgw_pq_watch_options wo = PGW_PQ_WATCH_OPTIONS_INIT;
+        size_t nv = 0;
+        while (nv < 4 && vals[t][nv])
+            nv++;
         wo.value_columns = vals[t];
-        wo.n_value_columns = vals[t][1] ? 2 : vals[t][0] ? 1 : 0;
+        wo.n_value_columns = nv;
         ck_assert_int_eq(pgw_pq_watch_table(c, "public", e2e_tables[t], &wo, &err), PGW_OK);
     }
 

@@ -116,18 +116,20 @@ static void stream_wait(e2e_source *src, PGconn *writer, const e2e_commit *cm)
 static void toast_probe(pgwt_stream *s, PGconn *w)
 {
 #define PROBE_BIG "(SELECT string_agg(md5(g::text), '') FROM generate_series(1, 100) g)"
-#define PROBE_TASK(col)                                                                \
+#define PROBE_TASK(col, p0, p1)                                                        \
     "{\"schema\":\"public\",\"table\":\"tasks\",\"op\":\"update\",\"ids\":[\"1\"],"    \
     "\"ids_truncated\":false,\"columns\":[\"" col "\"],\"columns_truncated\":false,"   \
-    "\"old\":[{\"status\":\"done\",\"project_id\":\"2\"}],"                            \
-    "\"new\":[{\"status\":\"done\",\"project_id\":\"2\"}],\"pk_changed\":false}"
+    "\"old\":[{\"status\":\"done\",\"project_id\":\"2\",\"prio\":\"" p0 "\","          \
+    "\"updated_at\":\"1\"}],"                                                           \
+    "\"new\":[{\"status\":\"done\",\"project_id\":\"2\",\"prio\":\"" p1 "\","          \
+    "\"updated_at\":\"1\"}],\"pk_changed\":false}"
 #define PROBE_PROJECT(archived)                                                        \
     "{\"schema\":\"public\",\"table\":\"projects\",\"op\":\"update\",\"ids\":[\"1\"]," \
     "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"            \
     "\"new\":[{\"archived\":\"" archived "\"}],\"pk_changed\":false}"
     static const char *const probe[][2] = {
-        {"UPDATE tasks SET title = " PROBE_BIG " WHERE id = 1", PROBE_TASK("title")},
-        {"UPDATE tasks SET prio = prio + 1 WHERE id = 1", PROBE_TASK("prio")},
+        {"UPDATE tasks SET title = " PROBE_BIG " WHERE id = 1", PROBE_TASK("title", "1", "1")},
+        {"UPDATE tasks SET prio = prio + 1 WHERE id = 1", PROBE_TASK("prio", "1", "2")},
         {"UPDATE projects SET name = " PROBE_BIG " WHERE id = 1", PROBE_PROJECT("f")},
         {"UPDATE projects SET archived = NOT archived WHERE id = 1", PROBE_PROJECT("t")},
     };
@@ -166,11 +168,13 @@ START_TEST(stream_and_triggers_side_by_side)
                  "ALTER TABLE notes REPLICA IDENTITY FULL");
     pgw_error err;
     ck_assert_int_eq(pgw_pq_install(NULL, c, NULL, &err), PGW_OK);
-    static const char *const vals[E2E_N_TABLES][2] = {{"archived", NULL},
-                                                      {"status", "project_id"},
-                                                      {"tag", NULL}, {"task_id", NULL}};
+    static const char *const vals[E2E_N_TABLES][4] = {
+        {"archived", NULL}, {"status", "project_id", "prio", "updated_at"}, {"tag", NULL},
+        {"task_id", NULL}};
     for (int t = 0; t < E2E_N_TABLES; t++) {
-        size_t nv = vals[t][1] ? 2 : 1;
+        size_t nv = 0;
+        while (nv < 4 && vals[t][nv])
+            nv++;
         pgw_pq_watch_options wo = PGW_PQ_WATCH_OPTIONS_INIT;
         wo.value_columns = vals[t];
         wo.n_value_columns = nv;

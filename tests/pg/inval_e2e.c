@@ -93,6 +93,8 @@ typedef struct sub {
     char deps[2048];     /* JSON, without scope and query */
     int kind;
     int ids;             /* result IDs: 0 none, 1 first column, 2 (col 0, col 1) */
+    int blimit;          /* > 0: acknowledged with window bounds, (col 3, col 0) of its
+                          * first and last rows, full at blimit rows */
     unsigned reads;      /* bit per table read (all for undeclared) */
     pgw_runner_id runner[E2E_MAX_SOURCES]; /* in each source's index */
     char *result;        /* the previous result, as text */
@@ -110,6 +112,7 @@ static void make_sub(rng *r, sub *s)
     int p1 = 1 + pick(r, 5), p2 = 1 + pick(r, 5), task = 1 + pick(r, 40);
     s->kind = pick(r, 10);
     s->ids = 0;
+    s->blimit = 0;
     switch (s->kind) {
     case 0: { /* the tasks.list of the source design, with a window */
         int limit = 2 + pick(r, 6), offset = pick(r, 3) == 0 ? pick(r, 3) : 0;
@@ -128,9 +131,12 @@ static void make_sub(rng *r, sub *s)
                  "\"tables\":[{\"schema\":\"public\",\"table\":\"tasks\","
                  "\"columns\":[\"id\",\"title\",\"status\",\"updated_at\"],"
                  "\"filters\":[{\"column\":\"status\",\"op\":\"eq\",\"values\":[\"%s\"]}%s],"
-                 "\"order_by\":[\"updated_at\"],\"limit\":%d,\"offset\":%d}]",
+                 "\"order_by\":[{\"column\":\"updated_at\",\"type\":\"int\"},"
+                 "{\"column\":\"id\",\"type\":\"int\"}],\"limit\":%d,\"offset\":%d}],"
+                 "\"result\":\"list\"",
                  st, pd, limit, offset);
         s->ids = pick(r, 3) ? 1 : 0;
+        s->blimit = limit;
         s->reads = 1u << E2E_TASKS;
         break;
     }
@@ -158,7 +164,7 @@ static void make_sub(rng *r, sub *s)
                  "SELECT project_id, sum(prio) FROM tasks GROUP BY project_id ORDER BY 1");
         snprintf(s->deps, sizeof s->deps,
                  "\"tables\":[{\"schema\":\"public\",\"table\":\"tasks\","
-                 "\"columns\":[\"project_id\",\"prio\"]}]");
+                 "\"columns\":[\"project_id\",\"prio\"]}],\"result\":\"aggregate\"");
         s->reads = 1u << E2E_TASKS;
         break;
     case 4: {
@@ -168,7 +174,9 @@ static void make_sub(rng *r, sub *s)
         snprintf(s->deps, sizeof s->deps,
                  "\"tables\":[{\"schema\":\"public\",\"table\":\"tasks\","
                  "\"columns\":[\"id\",\"prio\"],"
-                 "\"filters\":[{\"column\":\"prio\",\"op\":\"opaque\"}]}]");
+                 "\"filters\":[{\"column\":\"prio\",\"op\":\"range\",\"type\":\"int\","
+                 "\"lower\":\"%d\",\"lower_inclusive\":false}]}]",
+                 x);
         s->ids = pick(r, 2);
         s->reads = 1u << E2E_TASKS;
         break;
@@ -442,6 +450,31 @@ static void run_all(PGconn *c, sub *subs, int n, char **out, PGresult **keep)
  * runner was taken). */
 static void ack(pgw_index *idx, pgw_runner_id runner, const PGresult *res, const sub *s)
 {
+    if (s->blimit > 0) { /* with the window's bounds: ORDER BY updated_at, id */
+        const int nt = PQntuples(res);
+        const size_t n = nt > 0 ? (size_t)nt : 0;
+        const char *first[2] = {NULL, NULL}, *last[2] = {NULL, NULL};
+        for (int k = 0; k < 2 && n > 0; k++) {
+            int col = k ? 0 : 3;
+            first[k] = PQgetisnull(res, 0, col) ? NULL : PQgetvalue(res, 0, col);
+            last[k] = PQgetisnull(res, nt - 1, col) ? NULL : PQgetvalue(res, nt - 1, col);
+        }
+        pgw_window_bounds b = {n ? first : NULL, n ? last : NULL, 2, nt == s->blimit};
+        pgw_rowid *ids = calloc(n + 1, sizeof *ids);
+        const char **parts = calloc(n + 1, sizeof *parts);
+        for (int i = 0; i < nt; i++) {
+            parts[i] = PQgetvalue(res, i, 0);
+            ids[i].parts = &parts[i];
+            ids[i].n_parts = 1;
+        }
+        pgw_error err;
+        ck_assert_msg(pgw_index_ack_window(idx, runner, s->ids ? ids : NULL, s->ids ? n : 0, &b,
+                                           &err) == PGW_OK,
+                      "%s", err.message);
+        free(ids);
+        free(parts);
+        return;
+    }
     if (!s->ids) {
         ck_assert_int_eq(pgw_index_ack_unknown(idx, runner, NULL), PGW_OK);
         return;
