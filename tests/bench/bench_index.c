@@ -15,10 +15,10 @@
  *  7. range filters (issue 18): 100,000 subscriptions, 100 numeric price
  *     bands per tenant, declared opaque (today's only choice) and as typed
  *     ranges on two indexes: runners visited and marked per write and the
- *     match latency, then pgw_decide on one band, side by side. The index
- *     rejects a range's candidates when it decides them (it visits the
- *     tenant's bucket and skips each band the write's values fall outside);
- *     eq/in values reject them before, in the posting groups.
+ *     match latency, then pgw_decide on one band, side by side. The typed
+ *     runners form a range group: the write's values are compared with the
+ *     coarse keys of each posting's bounds, and only the bands that may hold
+ *     them are visited (as eq/in values select their runners).
  *
  * Match latencies are reported as median, p90 and p99 of single calls. After
  * a write marks runners they are rerun: acknowledged with the same result IDs
