@@ -126,7 +126,7 @@ static bool filter_col_changed(pgwi_wmemo *m, const pgwi_tdep *t)
 typedef struct fmap {
     const pgwi_filter *f;
     int32_t vc;
-    int slot; /* the filter column's memo entry, or -1 */
+    int16_t slot; /* the filter column's memo entry, or -1 */
     bool changed;
 } fmap;
 
@@ -136,7 +136,7 @@ static fmap resolve(pgwi_wmemo *mm, const pgwi_filter *f)
     fmap m = {f, -1, -1, true};
     if (!pgwi_filter_rejects(f) || w->n_vcols == 0)
         return m;
-    m.slot = memo_at(mm, f->col);
+    m.slot = (int16_t)memo_at(mm, f->col);
     m.vc = m.slot >= 0 ? mm->vc[m.slot] : pgwi_write_vcol(w, f->col);
     m.changed = !pgwi_cols_ok(w) || w_changed(mm, f->col);
     return m;
@@ -156,12 +156,22 @@ static inline bool admits(const pgwi_filter *f, const pgwi_str *v)
  * as admits(), with the first row's values parsed once per write and name
  * for every range on that name (an index decides many candidates, each
  * with its own range on one column, against one write). */
+static bool range_admits_memo(pgwi_wmemo *mm, const fmap *m, const pgwi_str *v, int side);
+
 static inline bool admits_row(pgwi_wmemo *mm, const fmap *m, const pgwi_str *v, uint32_t i,
                               int side)
 {
     const pgwi_filter *f = m->f;
     if (f->op != PGW_FILTER_RANGE || i != 0 || m->slot < 0 || v == &pgwi_sqlnull)
         return admits(f, v);
+    return range_admits_memo(mm, m, v, side);
+}
+
+/* admits_row() for a range on the first row, out of line: the eq/in path
+ * stays small enough to inline. */
+static bool range_admits_memo(pgwi_wmemo *mm, const fmap *m, const pgwi_str *v, int side)
+{
+    const pgwi_filter *f = m->f;
     const int s = m->slot;
     if (mm->tsrc[s][side] != v || mm->ttype[s][side] != f->cmp) {
         mm->tsrc[s][side] = v;
@@ -197,6 +207,11 @@ static void fset_init(fset *s, pgwi_wmemo *mm, const pgwi_tdep *t)
 
 /* Relevance of row i on a side: PGWI_NO when a value filter rejects a known
  * value, else PGWI_MAYBE. */
+/* Inlined into decide_table (GCC 12 stopped doing so on its own once the
+ * range filters came, which cost a fifth of pgw_decide's time). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline))
+#endif
 static inline int relevance(const pgwi_tdep *t, const fset *fs, pgwi_wmemo *mm,
                             const pgw_write *w, uint32_t i, int side)
 {
@@ -264,7 +279,12 @@ enum { POS_INSIDE = 0, POS_BEFORE = 1, POS_BEYOND = 2 };
 
 /* Where row i lies on a side against the window's bounds: strictly beyond
  * its last row, strictly before its first, or otherwise (within, tied with
- * a boundary row, or unknown). */
+ * a boundary row, or unknown). Out of line: decide_table's common path,
+ * without bounds, stays as small as it was (inlined, its four calls made
+ * pgw_decide a fifth slower). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
 static int window_pos(const pgwi_tdep *t, const pgwi_dview *d, pgwi_wmemo *mm,
                       const pgw_write *w, uint32_t i, int side, bool cols_ok)
 {
@@ -273,6 +293,29 @@ static int window_pos(const pgwi_tdep *t, const pgwi_dview *d, pgwi_wmemo *mm,
     if (tuple_cmp(t, d->bounds, mm, w, i, side, cols_ok) == -1)
         return POS_BEFORE;
     return POS_INSIDE;
+}
+
+/* The rules that skipped rows of a decision, for its reason. */
+enum { USED_VALUES = 1, USED_BEYOND = 2, USED_BEFORE = 4, USED_EMPTY = 8 };
+
+/* Rules W1 and W2 for row i of an update that keeps row identity, whose
+ * relevance before is b and after a (not both PGWI_NO), fchg whether a
+ * filter column changed: USED_BEYOND or USED_BEFORE when one skips the
+ * row, else 0. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static unsigned window_update(const pgwi_tdep *t, const pgwi_dview *d, pgwi_wmemo *mm,
+                              const pgw_write *w, uint32_t i, int b, int a, bool fchg)
+{
+    const int po = b == PGWI_NO ? POS_INSIDE : window_pos(t, d, mm, w, i, PGW_SIDE_OLD, true);
+    const int pn = a == PGWI_NO ? POS_INSIDE : window_pos(t, d, mm, w, i, PGW_SIDE_NEW, true);
+    if ((b == PGWI_NO || po == POS_BEYOND) &&
+        (a == PGWI_NO || (pn == POS_BEYOND && d->bounds_full)))
+        return USED_BEYOND; /* W1 */
+    if (!fchg && po == POS_BEFORE && pn == POS_BEFORE)
+        return USED_BEFORE; /* W2 */
+    return 0;
 }
 
 static pgw_verdict refresh(pgw_reason r)
@@ -332,7 +375,7 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
     fset fs;
     fset_init(&fs, mm, t);
     const bool same = pgwi_same_row(w);
-    bool used_values = false, used_beyond = false, used_before = false, used_empty = false;
+    unsigned used = 0; /* USED_*: the rules that skipped rows */
 
     for (uint32_t i = 0; i < w->n_ids; i++) {
         /* Whether the row is in R, searched only where a rule asks (an
@@ -344,7 +387,7 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
             int b = relevance(t, &fs, mm, w, i, PGW_SIDE_OLD);
             int a = relevance(t, &fs, mm, w, i, PGW_SIDE_NEW);
             if (b == PGWI_NO && a == PGWI_NO) { /* 10 */
-                used_values = true;
+                used |= USED_VALUES;
                 continue;
             }
             if (!cols_ok)
@@ -353,24 +396,18 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
                 if (!fchg && (!schg || !windowed))
                     continue; /* 12: r ∉ R keeps relevance and position */
                 if (fchg && a == PGWI_NO && (b == PGWI_NO || t->offset == 0)) {
-                    used_values = true; /* 13 */
+                    used |= USED_VALUES; /* 13 */
                     continue;
                 }
             }
             if (empty && a == PGWI_NO) {
-                used_empty = true; /* E2: it cannot enter */
+                used |= USED_EMPTY; /* E2: it cannot enter */
                 continue;
             }
             if (bounded) {
-                int po = b == PGWI_NO ? POS_INSIDE : window_pos(t, d, mm, w, i, 0, cols_ok);
-                int pn = a == PGWI_NO ? POS_INSIDE : window_pos(t, d, mm, w, i, 1, cols_ok);
-                if ((b == PGWI_NO || po == POS_BEYOND) &&
-                    (a == PGWI_NO || (pn == POS_BEYOND && d->bounds_full))) {
-                    used_beyond = true; /* W1 */
-                    continue;
-                }
-                if (!fchg && po == POS_BEFORE && pn == POS_BEFORE) {
-                    used_before = true; /* W2 */
+                int wr = window_update(t, d, mm, w, i, b, a, fchg);
+                if (wr) {
+                    used |= wr; /* W1, W2 */
                     continue;
                 }
             }
@@ -385,35 +422,35 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
             if (IN_R())
                 return refresh(PGW_REASON_ROW_IN_RESULT); /* 17 */
             if (relevance(t, &fs, mm, w, i, PGW_SIDE_OLD) == PGWI_NO)
-                used_values = true; /* 18 */
+                used |= USED_VALUES; /* 18 */
             else if (tracked && t->offset == 0)
                 ; /* 19 */
             else if (empty)
-                used_empty = true; /* E3 */
+                used |= USED_EMPTY; /* E3 */
             else if (bounded &&
                      window_pos(t, d, mm, w, i, PGW_SIDE_OLD, cols_ok) == POS_BEYOND)
-                used_beyond = true; /* W3 */
+                used |= USED_BEYOND; /* W3 */
             else
                 return refresh(PGW_REASON_DELETE_IN_WINDOW); /* 20 */
         }
         if (pgwi_row_exists(w, i, PGW_SIDE_NEW) != PGWI_NO) {
             if (relevance(t, &fs, mm, w, i, PGW_SIDE_NEW) == PGWI_NO)
-                used_values = true; /* 21 */
+                used |= USED_VALUES; /* 21 */
             else if (bounded && d->bounds_full &&
                      window_pos(t, d, mm, w, i, PGW_SIDE_NEW, cols_ok) == POS_BEYOND)
-                used_beyond = true; /* W4 */
+                used |= USED_BEYOND; /* W4 */
             else
                 return refresh(PGW_REASON_INSERT_MAY_ENTER); /* 22 */
         }
 #undef IN_R
     }
-    if (used_empty)
+    if (used & USED_EMPTY)
         return skip(PGW_REASON_WINDOW_EMPTY);
-    if (used_before)
+    if (used & USED_BEFORE)
         return skip(PGW_REASON_BEFORE_WINDOW);
-    if (used_beyond)
+    if (used & USED_BEYOND)
         return skip(PGW_REASON_BEYOND_WINDOW);
-    return skip(used_values ? PGW_REASON_VALUES_DISJOINT : PGW_REASON_ROWS_DISJOINT);
+    return skip(used & USED_VALUES ? PGW_REASON_VALUES_DISJOINT : PGW_REASON_ROWS_DISJOINT);
 }
 
 pgw_verdict pgwi_decide_view(const pgwi_dview *d, bool r_unknown, const pgw_write *w,

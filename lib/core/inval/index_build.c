@@ -506,7 +506,7 @@ static void runner_free(pgw_index *x, irunner *r)
         for (uint32_t k = 0; k < t->n_filters; k++)
             name_put(x, t->filters[k].col);
     }
-    pgwi_free((void *)r->bounds);
+    pgwi_free((void *)*RN_BOUNDS(r));
     pgwi_free(r);
 }
 
@@ -517,6 +517,7 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
     /* header, tables, postings, the clock's record (RN_TIME), arrays */
     const size_t head = ALIGN8(sizeof(irunner)) + ALIGN8(d->n_tables * sizeof(pgwi_tdep)) +
                         ALIGN8((d->n_tables ? d->n_tables : 1) * sizeof(ipost)) +
+                        ALIGN8(sizeof(void *)) + /* RN_BOUNDS */
                         (d->time_dependent ? ALIGN8(sizeof(itime)) : 0);
     size_t size = head;
     for (uint32_t i = 0; i < d->n_tables; i++) {
@@ -618,10 +619,9 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
     /* The declaration's window bounds (of a list, or of the window an
      * aggregate reads). */
     if (d->bounds && d->n_tables) {
-        if (pgwi_bounds_copy(&r->bounds, &RN_TABLES(r)[0], d->bounds, d->n_bounds,
+        if (pgwi_bounds_copy(RN_BOUNDS(r), &RN_TABLES(r)[0], d->bounds, d->n_bounds,
                              d->bounds_full) < 0)
             goto nomem;
-        r->n_bounds = (uint16_t)d->n_bounds;
         r->bounds_full = d->bounds_full;
     }
     r->window_empty = d->window_empty;

@@ -116,13 +116,12 @@ typedef struct irunner {
     uint32_t n_rids, cap_rids, rids_off;
     uint16_t n_tables;
     uint8_t state, reason;
-    bool rids_known, tracked, undeclared;
-    bool timed; /* time-dependent: its block holds an itime after its postings */
-    bool bounds_full;
-    bool window_empty;      /* its first table's window holds no row */
-    uint8_t result_kind;    /* pgw_result_kind */
-    uint16_t n_bounds;      /* window bounds of its first table (0: none) */
-    const pgwi_str **bounds; /* pgwi_bounds_make()'s block, or NULL */
+    /* one byte of flags, so that the header stays one cache line */
+    bool rids_known : 1, tracked : 1, undeclared : 1;
+    bool timed : 1;        /* time-dependent: its block holds an itime (RN_TIME) */
+    bool bounds_full : 1;  /* its window bounds (*RN_BOUNDS) say the window is full */
+    bool window_empty : 1; /* its first table's window holds no row */
+    unsigned result_kind : 2; /* pgw_result_kind */
 } irunner;
 
 #define RN_TABLES(r) ((pgwi_tdep *)((unsigned char *)(r) + ALIGN8(sizeof(irunner))))
@@ -134,21 +133,6 @@ static inline uint32_t rn_nposts(const irunner *r)
     return r->undeclared ? 1 : r->n_tables;
 }
 
-/* The declaration runner r presents to the rules. */
-static inline void pgwi_runner_view(pgwi_dview *dv, const irunner *r)
-{
-    dv->tables = RN_TABLES(r);
-    dv->n_tables = r->n_tables;
-    dv->undeclared = r->undeclared;
-    dv->rids_known = r->rids_known;
-    dv->result_kind = r->result_kind;
-    dv->n_rids = r->n_rids;
-    dv->rids = RN_RIDS(r);
-    dv->bounds = r->bounds;
-    dv->n_bounds = r->bounds ? r->n_bounds : 0;
-    dv->bounds_full = r->bounds_full;
-    dv->window_empty = r->window_empty;
-}
 
 /* The clock's record of a time-dependent runner (index_clock.c), in its
  * block after its postings (runner_new() makes room when r->timed). The
@@ -162,7 +146,28 @@ typedef struct itime {
     bool linked;         /* on the list */
 } itime;
 
-#define RN_TIME(r) ((itime *)((unsigned char *)RN_POST(r) + ALIGN8(rn_nposts(r) * sizeof(ipost))))
+/* The window bounds of its first table: pgwi_bounds_make()'s block (as many
+ * values per row as the table's sort keys), or NULL; a slot after its
+ * postings, out of the header. */
+#define RN_BOUNDS(r)                                                                          \
+    ((const pgwi_str ***)((unsigned char *)RN_POST(r) + ALIGN8(rn_nposts(r) * sizeof(ipost))))
+#define RN_TIME(r) ((itime *)((unsigned char *)RN_BOUNDS(r) + ALIGN8(sizeof(void *))))
+
+/* The declaration runner r presents to the rules. */
+static inline void pgwi_runner_view(pgwi_dview *dv, const irunner *r)
+{
+    dv->tables = RN_TABLES(r);
+    dv->n_tables = r->n_tables;
+    dv->undeclared = r->undeclared;
+    dv->rids_known = r->rids_known;
+    dv->result_kind = r->result_kind;
+    dv->n_rids = r->n_rids;
+    dv->rids = RN_RIDS(r);
+    dv->bounds = *RN_BOUNDS(r);
+    dv->n_bounds = dv->bounds ? RN_TABLES(r)[0].n_sort : 0;
+    dv->bounds_full = r->bounds_full;
+    dv->window_empty = r->window_empty;
+}
 
 /* Cache lines to prefetch for a runner block: its header and declaration
  * (it may straddle one more), not its result IDs, which a match reads only

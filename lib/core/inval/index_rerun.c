@@ -169,9 +169,8 @@ static void ack_finish(pgw_index *x, irunner *r, const uint32_t *fps, uint32_t n
  * bounds b), or none when blk is NULL. */
 static void set_bounds(irunner *r, const pgwi_str **blk, const pgw_window_bounds *b)
 {
-    pgwi_free((void *)r->bounds);
-    r->bounds = blk;
-    r->n_bounds = blk ? (uint16_t)b->n : 0;
+    pgwi_free((void *)*RN_BOUNDS(r));
+    *RN_BOUNDS(r) = blk;
     r->bounds_full = blk && b->full && RN_TABLES(r)[0].limit >= 0;
     r->window_empty = b && !b->first && !b->last;
 }

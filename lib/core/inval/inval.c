@@ -716,10 +716,13 @@ int pgw_deps_add_range(pgw_deps *d, size_t table, const char *column, pgw_cmp_ty
     const pgwi_str **vals = pgwi_arena_alloc(&d->arena, PGWI_RANGE_VALS_SIZE);
     if (!vals)
         return pgwi_enomem(err);
+    uint8_t lo, hi;
     if ((rc = copy_name(&f.col, &d->arena, column, true, "deps_add_range: column", err)) < 0 ||
-        (rc = copy_bound(&vals[0], &f.lo, &d->arena, lower, type, "lower", err)) < 0 ||
-        (rc = copy_bound(&vals[1], &f.hi, &d->arena, upper, type, "upper", err)) < 0)
+        (rc = copy_bound(&vals[0], &lo, &d->arena, lower, type, "lower", err)) < 0 ||
+        (rc = copy_bound(&vals[1], &hi, &d->arena, upper, type, "upper", err)) < 0)
         return rc;
+    f.lo = lo;
+    f.hi = hi;
     if (f.lo == PGW_BOUND_NONE && f.hi == PGW_BOUND_NONE)
         return pgwi_error(err, PGW_EINVAL,
                           "deps_add_range: no bound on %s (declare the predicate opaque)",

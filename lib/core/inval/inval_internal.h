@@ -120,10 +120,11 @@ typedef struct pgwi_filter {
      * parsed (pgwi_range_bounds(), filled by pgwi_range_prepare()). */
     const pgwi_str *const *vals;
     uint32_t n_vals;
-    uint8_t op;         /* pgw_filter_op */
-    uint8_t vals_known; /* EQ/IN with declared values */
-    uint8_t cmp;        /* RANGE: pgw_cmp_type */
-    uint8_t lo, hi;     /* RANGE: pgw_bound_kind of each bound */
+    /* in one word, so that a filter stays 24 bytes */
+    unsigned op : 3;         /* pgw_filter_op */
+    unsigned vals_known : 1; /* EQ/IN with declared values */
+    unsigned cmp : 3;        /* RANGE: pgw_cmp_type */
+    unsigned lo : 2, hi : 2; /* RANGE: pgw_bound_kind of each bound */
 } pgwi_filter;
 
 /* Bytes of a range filter's vals block: the two pointers, then the two
