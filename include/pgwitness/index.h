@@ -464,8 +464,9 @@ PGW_API int pgw_index_ack(pgw_index *idx, pgw_runner_id runner, const pgw_rowid 
  * @param runner  a RUNNING or RUNNING_DIRTY runner.
  * @param ids     the result IDs, as pgw_index_ack() takes them, or NULL
  *                (with n_ids 0) when they are not known: the bounds alone
- *                are acknowledged (any result kind: an aggregate over a
- *                window, rows of a join).
+ *                are acknowledged (rows of a join, say). An aggregate's
+ *                bounds are kept but not used: its window counts groups,
+ *                which one row can add in front of it.
  * @param n_ids   number of IDs.
  * @param bounds  the window's bounds (values copied), or NULL for none:
  *                then this is pgw_index_ack() (ids given) or

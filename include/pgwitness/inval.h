@@ -81,8 +81,10 @@
  * EXISTS do, aggregates its rows and lists none, so its result IDs, a
  * host's "no IDs" for a count, say, are never used, whatever its filter
  * and sort columns); B, the window bounds, known when T is the first
- * table, is windowed, and bounds were declared, and the result is not
- * being rerun (an index runner's while it runs);
+ * table, the result is a list (as for R: an aggregate's window counts
+ * groups, which a row can add in front of it or in an empty window), bounds
+ * were declared, T is windowed (not needed for a window that holds no row),
+ * and the result is not being rerun (an index runner's while it runs);
  * "read" = columns ∪ filter columns ∪ sort columns;
  * "windowed" = a limit or an offset > 0; "ordered" = windowed or sort
  * columns; the key counts as read when ordered or R is known.
@@ -378,6 +380,7 @@ PGW_API bool pgw_reason_refreshes(pgw_reason reason);
  * The lower-case name of an operation ("insert", "update", "delete",
  * "truncate", "unknown", "reset", "ddl"), as in the JSON forms.
  *
+ * @param op  a pgw_op.
  * @return a static string; "invalid" for values outside the enum.
  */
 PGW_API const char *pgw_op_name(pgw_op op);
@@ -386,6 +389,7 @@ PGW_API const char *pgw_op_name(pgw_op op);
  * The lower-case name of a comparison type ("int", "numeric", "date",
  * "timestamp", "timestamptz", "text"), as in the JSON forms.
  *
+ * @param type  a pgw_cmp_type.
  * @return a static string; "invalid" for values outside the enum.
  */
 PGW_API const char *pgw_cmp_type_name(pgw_cmp_type type);
@@ -653,6 +657,9 @@ typedef struct pgw_window_bounds {
  * the bounds are the first table's, and its sort keys must lead the
  * query's ORDER BY (ORDER BY t1.a, t1.id, t2.b: declare a, id on t1).
  *
+ * Bounds are used only for a list result (pgw_deps_set_result_kind(); as
+ * result IDs are): an aggregate's window counts groups, so one row can add
+ * a group in front of it or to an empty one, and its bounds are ignored.
  * Like result IDs, bounds describe one result: set them from the rerun
  * they came from, and clear them when the result may have changed (a
  * pgw_index keeps them per runner: pgw_index_ack_window()). Replaced by
@@ -667,7 +674,8 @@ typedef struct pgw_window_bounds {
  *         declared, or, for a window with rows, the first table has no
  *         window (no limit and offset 0) or no sort keys, a sort key has no
  *         comparison type, n differs from the number of sort keys, one of
- *         first and last is NULL, or a value
+ *         first and last is NULL, the limit is 0, full is set without a
+ *         limit, the first row sorts after the last, or a value
  *         is not UTF-8 or does not parse under its key's type (the message
  *         names it); PGW_ENOMEM (the previous bounds are kept).
  */

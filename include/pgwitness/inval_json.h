@@ -76,8 +76,15 @@ extern "C" {
  *         malformed JSON, unknown keys, wrong types, an empty "tables",
  *         "undeclared" with tables or result IDs, a duplicate table or column,
  *         an "eq" with other than one value, values on "opaque", NULL among
- *         values, a negative limit/offset, or a row ID with 0 or more than
- *         PGW_ROWID_MAX_PARTS parts; PGW_ENOMEM.
+ *         values, a negative limit/offset, a row ID with 0 or more than
+ *         PGW_ROWID_MAX_PARTS parts, a "range" without "type" or without a
+ *         bound, with "values", with a bound that does not parse or an
+ *         "_inclusive" missing or alone, range keys on another op, an
+ *         order_by key that is not a name or a {"column", "type",
+ *         "descending", "nulls_first"} object, "result" other than "list"
+ *         or "aggregate", or "window_bounds" that
+ *         pgw_deps_set_window_bounds() refuses (the path names the key, the
+ *         message the problem); PGW_ENOMEM.
  */
 PGW_API int pgw_deps_from_json(pgw_deps **out, const char *json, size_t len, pgw_error *err);
 

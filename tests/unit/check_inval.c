@@ -943,7 +943,7 @@ START_TEST(builders_enomem)
         const pgw_bound lo = {PGW_BOUND_INCLUSIVE, "2024-01-01"};
         const pgw_sort_key keys[] = {{"due", PGW_CMP_DATE, true, true},
                                      {"id", PGW_CMP_INT, false, false}};
-        const char *first[] = {"2024-02-01", "3"}, *last[] = {NULL, "9"};
+        const char *first[] = {NULL, "3"}, *last[] = {"2024-02-01", "9"};
         const pgw_window_bounds b = {first, last, 2, true};
         if (rc == PGW_OK)
             rc = pgw_deps_add_range(d, t, "due", PGW_CMP_DATE, &lo, NULL, NULL);
@@ -1540,6 +1540,93 @@ START_TEST(window_empty)
 }
 END_TEST
 
+/* Found in a newcomer's trial: an aggregate's window counts groups, so the
+ * window rules that count rows do not apply to it (its bounds are not
+ * used). */
+START_TEST(window_bounds_aggregates)
+{
+    /* SELECT project, count(*) FROM g GROUP BY project ORDER BY project
+     * LIMIT 3 OFFSET 2 returned d, e, f */
+    pgw_deps *d = ih_deps(&IH_ACME, "g.groups");
+    size_t t = ih_table(d, "g");
+    ih_cols(d, t, "project");
+    const pgw_sort_key key = {"project", PGW_CMP_TEXT, false, false};
+    ck_assert_int_eq(pgw_deps_set_sort_keys(d, t, &key, 1, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 3, 2, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_set_result_kind(d, PGW_RESULT_AGGREGATE, NULL), PGW_OK);
+    const char *first[] = {"d"}, *last[] = {"f"};
+    const pgw_window_bounds b = {first, last, 1, true};
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &b, NULL), PGW_OK);
+    /* a row moves from group b to a new group c: the window becomes e, f, g */
+    pgw_write *w = ih_write(&IH_ACME, "g", PGW_OP_UPDATE);
+    ih_wids(w, "1", false);
+    ih_wcols(w, "project", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "project", "b");
+    ih_wval(w, 0, PGW_SIDE_NEW, "project", "c");
+    IH_EXPECT(d, w, true, PGW_REASON_SORT_COLUMN_CHANGED);
+    pgw_write_free(w);
+    /* the same page as a list of rows skips (it holds rows d, e, f) */
+    ck_assert_int_eq(pgw_deps_set_result_kind(d, PGW_RESULT_LIST, NULL), PGW_OK);
+    w = ih_write(&IH_ACME, "g", PGW_OP_UPDATE);
+    ih_wids(w, "1", false);
+    ih_wcols(w, "project", false);
+    ih_wval(w, 0, PGW_SIDE_OLD, "project", "b");
+    ih_wval(w, 0, PGW_SIDE_NEW, "project", "c");
+    IH_EXPECT(d, w, false, PGW_REASON_BEFORE_WINDOW);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+
+    /* ... GROUP BY project HAVING sum(x) > 100 returned nothing */
+    d = ih_deps(&IH_ACME, "g.having");
+    t = ih_table(d, "g");
+    ih_cols(d, t, "project,x");
+    ck_assert_int_eq(pgw_deps_set_result_kind(d, PGW_RESULT_AGGREGATE, NULL), PGW_OK);
+    const pgw_window_bounds none = {NULL, NULL, 0, false};
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &none, NULL), PGW_OK);
+    w = ih_write(&IH_ACME, "g", PGW_OP_UPDATE);
+    ih_wids(w, "1", false);
+    ih_wcols(w, "x", false);
+    IH_EXPECT(d, w, true, PGW_REASON_RESULT_UNKNOWN);
+    pgw_write_free(w);
+    w = ih_write(&IH_ACME, "g", PGW_OP_DELETE); /* HAVING count(*) < 2 */
+    ih_wids(w, "1", false);
+    IH_EXPECT(d, w, true, PGW_REASON_DELETE_IN_WINDOW);
+    pgw_write_free(w);
+    pgw_deps_free(d);
+}
+END_TEST
+
+START_TEST(window_bounds_refused)
+{
+    pgw_error err;
+    pgw_deps *d = ih_deps(&IH_ACME, "tasks.checks");
+    size_t t = ih_table(d, "tasks");
+    const pgw_sort_key key = {"rank", PGW_CMP_INT, false, false};
+    ck_assert_int_eq(pgw_deps_set_sort_keys(d, t, &key, 1, NULL), PGW_OK);
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 5, 0, NULL), PGW_OK);
+    const char *nine[] = {"9"}, *one[] = {"1"}, *bad[] = {"1\xff"};
+    const pgw_window_bounds reversed = {nine, one, 1, true};
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &reversed, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_window_bounds: the first row sorts after the last "
+                                  "in the sort keys' order");
+    const pgw_window_bounds utf = {bad, one, 1, false};
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &utf, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "deps_set_window_bounds: first[0] (sort key rank) is not valid UTF-8");
+    ck_assert_int_eq(pgw_deps_set_window(d, t, 0, 0, NULL), PGW_OK);
+    const pgw_window_bounds ok = {one, nine, 1, false};
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &ok, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message, "deps_set_window_bounds: a window of limit 0 holds no row");
+    ck_assert_int_eq(pgw_deps_set_window(d, t, -1, 3, NULL), PGW_OK);
+    const pgw_window_bounds full = {one, nine, 1, true};
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &full, &err), PGW_EINVAL);
+    ck_assert_str_eq(err.message,
+                     "deps_set_window_bounds: a window without a limit is never full");
+    ck_assert_int_eq(pgw_deps_set_window_bounds(d, &ok, &err), PGW_OK);
+    pgw_deps_free(d);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("inval");
@@ -1574,6 +1661,7 @@ static Suite *suite(void)
     tcase_add_test(tc, window_bounds_desc);
     tcase_add_test(tc, result_kinds);
     tcase_add_test(tc, window_empty);
+    tcase_add_test(tc, window_bounds_aggregates);
     suite_add_tcase(s, tc);
     tc = tcase_create("api");
     tcase_add_test(tc, ddl);
@@ -1581,6 +1669,7 @@ static Suite *suite(void)
     tcase_add_test(tc, bad_arguments);
     tcase_add_test(tc, range_bad_arguments);
     tcase_add_test(tc, window_bounds_bad_arguments);
+    tcase_add_test(tc, window_bounds_refused);
     tcase_add_test(tc, accessors);
     tcase_add_test(tc, decide_allocates_nothing);
     tcase_add_test(tc, builders_enomem);

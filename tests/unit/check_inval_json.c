@@ -455,6 +455,11 @@ typedef struct bad_case {
 } bad_case;
 
 static const bad_case bad_deps[] = {
+    {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\","
+     "\"filters\":[{\"column\":\"a\",\"op\":\"range\",\"type\":\"int\",\"values\":null,"
+     "\"lower\":\"1\",\"lower_inclusive\":true}]}]}",
+     "$.tables[0].filters[0].values",
+     "$.tables[0].filters[0].values: a range has \"lower\" and \"upper\", not values"},
     {"{\"scope\":{},\"query\":\"q\",\"tables\":[{\"schema\":\"s\",\"table\":\"t\",\"limit\":3}],"
      "\"window_bounds\":{\"first\":null,\"last\":null,\"full\":true}}",
      "$.window_bounds.full", "$.window_bounds: a window with no row is not full"},

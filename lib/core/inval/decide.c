@@ -277,6 +277,16 @@ static int tuple_cmp(const pgwi_tdep *t, const pgwi_str *const *bound, pgwi_wmem
 
 enum { POS_INSIDE = 0, POS_BEFORE = 1, POS_BEYOND = 2 };
 
+int pgwi_bounds_order(const pgwi_tdep *t, const pgwi_str *const *bounds)
+{
+    for (uint32_t k = 0; k < t->n_sort; k++) {
+        int c = key_cmp(t->sort_kf[k], bounds[k], bounds[t->n_sort + k]);
+        if (c)
+            return c;
+    }
+    return 0;
+}
+
 /* Where row i lies on a side against the window's bounds: strictly beyond
  * its last row, strictly before its first, or otherwise (within, tied with
  * a boundary row, or unknown). Out of line: decide_table's common path,
@@ -345,10 +355,14 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
     const bool schg = !cols_ok || any_changed(mm, t->sort, t->n_sort);
     /* The window's bounds are known (rules W1 to W4): the first table's,
      * while its result is (not being rerun). */
-    const bool bounded = first && d->n_bounds && !r_unknown && windowed && t->sort_kf &&
+    /* The window rules count rows of the first table: only for a list (an
+     * aggregate's window counts groups, which a row can add or remove in
+     * front of it or in an empty one). */
+    const bool listed = first && !r_unknown && pgwi_lists_rows(d->result_kind, t);
+    const bool bounded = listed && d->n_bounds && windowed && t->sort_kf &&
                          d->n_bounds == t->n_sort;
     /* The window holds no row (rules E1 to E3). */
-    const bool empty = first && d->window_empty && !r_unknown;
+    const bool empty = listed && d->window_empty;
 
     /* Rule 7: only unread columns changed. */
     if (w->op == PGW_OP_UPDATE && cols_ok) {

@@ -502,6 +502,10 @@ int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window
     if (t->limit < 0 && t->offset == 0)
         return pgwi_error(err, PGW_EINVAL,
                           "%s: the first table has no window (limit or offset)", fn);
+    if (t->limit == 0)
+        return pgwi_error(err, PGW_EINVAL, "%s: a window of limit 0 holds no row", fn);
+    if (b->full && t->limit < 0)
+        return pgwi_error(err, PGW_EINVAL, "%s: a window without a limit is never full", fn);
     if (t->n_sort == 0)
         return pgwi_error(err, PGW_EINVAL, "%s: the first table has no sort keys", fn);
     if (b->n != t->n_sort)
@@ -521,11 +525,13 @@ int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window
                 continue;
             size_t len = strlen(v);
             pgwi_typed x;
-            if (!pgwi_utf8_valid(v, len) || !pgwi_typed_parse(&x, (pgw_cmp_type)ty, v, len))
+            if (!pgwi_utf8_valid(v, len))
+                return pgwi_error(err, PGW_EINVAL, "%s: %s[%zu] (sort key %s) is not valid UTF-8",
+                                  fn, s ? "last" : "first", k, t->sort[k]->s);
+            if (!pgwi_typed_parse(&x, (pgw_cmp_type)ty, v, len))
                 return pgwi_error(err, PGW_EINVAL,
                                   "%s: %s[%zu] \"%.64s\" (sort key %s) does not parse as %s",
-                                  fn, s ? "last" : "first", k,
-                                  pgwi_utf8_valid(v, len) ? v : "?", t->sort[k]->s,
+                                  fn, s ? "last" : "first", k, v, t->sort[k]->s,
                                   pgwi_cmp_type_name((pgw_cmp_type)ty));
             size += ALIGN_PTR(sizeof(pgwi_str) + len + 1);
         }
@@ -551,6 +557,11 @@ int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window
             memcpy(p->s, v, len + 1);
             vals[s * b->n + k] = p;
         }
+    if (pgwi_bounds_order(t, vals) > 0) {
+        pgwi_free(blk);
+        return pgwi_error(err, PGW_EINVAL,
+                          "%s: the first row sorts after the last in the sort keys' order", fn);
+    }
     *out = vals;
     return PGW_OK;
 }

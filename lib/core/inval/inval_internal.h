@@ -224,6 +224,9 @@ void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d);
  * strings. Freed with pgwi_free(). PGW_EINVAL or PGW_ENOMEM. */
 int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window_bounds *b,
                      const char *fn, pgw_error *err);
+/* Compares the first row of bounds (pgwi_bounds_make()'s, for entry t)
+ * with its last in t's sort-key order: -1, 0 or 1. */
+int pgwi_bounds_order(const pgwi_tdep *t, const pgwi_str *const *bounds);
 /* A copy of bounds made by pgwi_bounds_make() for an entry with the same
  * sort keys: PGW_OK or PGW_ENOMEM. */
 int pgwi_bounds_copy(const pgwi_str ***out, const pgwi_tdep *t, const pgwi_str *const *bounds,

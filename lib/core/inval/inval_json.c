@@ -307,7 +307,7 @@ static int read_filter(pgw_deps *d, size_t t, const json_t *f, const char *path,
                                     err)) < 0)
         return rc;
     if (PGW_FILTER_EQ + op == PGW_FILTER_RANGE) {
-        if (vals) {
+        if (json_object_get(f, "values")) { /* null too: a range has no values at all */
             char pv[PGWI_JPATH_SIZE];
             pgwi_jpath_key(pv, path, "values");
             return pgwi_error_at(err, PGW_EPARSE, pv,
