@@ -43,6 +43,14 @@ static pgw_write *write_json(const char *s)
     return w;
 }
 
+/* Asserts the verdict of declaration d on the write set of JSON text w. */
+static void decides_json(const pgw_deps *d, const char *w, bool refresh, pgw_reason reason)
+{
+    pgw_write *wr = write_json(w);
+    IH_EXPECT(d, wr, refresh, reason);
+    pgw_write_free(wr);
+}
+
 static void deps_round_trip(const char *in, const char *want)
 {
     pgw_deps *d = deps_json(in);
@@ -93,9 +101,7 @@ START_TEST(deps_design_example)
     deps_round_trip(pretty, DEPS_EXAMPLE);
     /* It decides like the builder-made declaration. */
     pgw_deps *d = deps_json(pretty);
-    pgw_write *w = write_json(WRITE_EXAMPLE);
-    IH_EXPECT(d, w, true, PGW_REASON_ROW_IN_RESULT);
-    pgw_write_free(w);
+    decides_json(d, WRITE_EXAMPLE, true, PGW_REASON_ROW_IN_RESULT);
     pgw_deps_free(d);
 }
 END_TEST
@@ -175,12 +181,11 @@ START_TEST(deps_ranges)
     deps_round_trip(in, want);
     /* the decoded declaration decides with its ranges: 1.5 <= a < 20 */
     pgw_deps *d = deps_json(want);
-    pgw_write *w = write_json(
-        "{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"insert\",\"ids\":[\"1\"],"
-        "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
-        "\"new\":[{\"a\":\"1.49\"}],\"pk_changed\":false}");
-    IH_EXPECT(d, w, false, PGW_REASON_VALUES_DISJOINT);
-    pgw_write_free(w);
+    decides_json(d,
+                 "{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"insert\","
+                 "\"ids\":[\"1\"],\"ids_truncated\":false,\"columns\":null,"
+                 "\"columns_truncated\":false,\"new\":[{\"a\":\"1.49\"}],\"pk_changed\":false}",
+                 false, PGW_REASON_VALUES_DISJOINT);
     pgw_deps_free(d);
 }
 END_TEST
@@ -224,9 +229,8 @@ START_TEST(deps_sort_keys_and_bounds)
         "\"window_bounds\":{\"first\":null,\"last\":null,\"full\":false}}";
     deps_round_trip(empty, empty);
     pgw_deps *de = deps_json(empty);
-    pgw_write *wd = write_json("{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"delete\"}");
-    IH_EXPECT(de, wd, false, PGW_REASON_WINDOW_EMPTY);
-    pgw_write_free(wd);
+    decides_json(de, "{\"scope\":{},\"schema\":\"s\",\"table\":\"t\",\"op\":\"delete\"}", false,
+                 PGW_REASON_WINDOW_EMPTY);
     pgw_deps_free(de);
     /* the decoded bounds decide: a deleted row beyond (2024-01-01, 2) in
      * DESC due order is an earlier date */
@@ -286,9 +290,7 @@ START_TEST(deps_wire_range_example)
                  "\"ids_truncated\":false,\"columns\":null,\"columns_truncated\":false,"
                  "\"new\":[{\"id\":\"99\",\"due_at\":\"%s\"}],\"pk_changed\":false}",
                  cases[i].due);
-        pgw_write *wr = write_json(w);
-        IH_EXPECT(d, wr, cases[i].refresh, cases[i].reason);
-        pgw_write_free(wr);
+        decides_json(d, w, cases[i].refresh, cases[i].reason);
     }
     pgw_deps_free(d);
 }

@@ -345,22 +345,22 @@ static pgw_verdict decide_table(const pgwi_tdep *t, bool first, const pgwi_dview
 {
     const bool windowed = t->limit >= 0 || t->offset > 0;
     const bool ordered = windowed || t->n_sort > 0;
-    const bool tracked =
-        first && d->rids_known && !r_unknown && pgwi_lists_rows(d->result_kind, t);
+    /* The row-aware rules (R, rules 12, 13, 19) and the window rules (B)
+     * hold only for a list of the first table's rows: an aggregate's
+     * window counts groups, which a row can add or remove in front of it
+     * or in an empty one. */
+    const bool listed = first && !r_unknown && pgwi_lists_rows(d->result_kind, t);
+    const bool tracked = listed && d->rids_known;
     const bool key_read = ordered || tracked;
     const bool cols_ok = pgwi_cols_ok(w);
     /* Whether a filter or sort column changed (true when the changed
      * columns are unknown). */
     const bool fchg = !cols_ok || filter_col_changed(mm, t);
     const bool schg = !cols_ok || any_changed(mm, t->sort, t->n_sort);
-    /* The window's bounds are known (rules W1 to W4): the first table's,
-     * while its result is (not being rerun). */
-    /* The window rules count rows of the first table: only for a list (an
-     * aggregate's window counts groups, which a row can add or remove in
-     * front of it or in an empty one). */
-    const bool listed = first && !r_unknown && pgwi_lists_rows(d->result_kind, t);
-    const bool bounded = listed && d->n_bounds && windowed && t->sort_kf &&
-                         d->n_bounds == t->n_sort;
+    /* The window's bounds are known (rules W1 to W4). Their setters keep
+     * them consistent with the entry: they need its window and typed sort
+     * keys (one value per key), and changing either clears them. */
+    const bool bounded = listed && d->n_bounds;
     /* The window holds no row (rules E1 to E3). */
     const bool empty = listed && d->window_empty;
 

@@ -619,8 +619,7 @@ static int runner_new(irunner **out, pgw_index *x, const pgw_deps *d)
     /* The declaration's window bounds (of a list, or of the window an
      * aggregate reads). */
     if (d->bounds && d->n_tables) {
-        if (pgwi_bounds_copy(RN_BOUNDS(r), &RN_TABLES(r)[0], d->bounds, d->n_bounds,
-                             d->bounds_full) < 0)
+        if (pgwi_bounds_copy(RN_BOUNDS(r), &RN_TABLES(r)[0], d->bounds, d->bounds_full) < 0)
             goto nomem;
         r->bounds_full = d->bounds_full;
     }

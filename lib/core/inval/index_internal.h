@@ -82,7 +82,6 @@ typedef struct bslot {
 
 /* No index: the end of a list or of a map's iteration, no scope, ... */
 #define NONE RH_NONE
-#define ALIGN8(n) (((n) + 7) & ~(size_t)7)
 
 static inline uint32_t mix32(uint64_t a, uint64_t b)
 {

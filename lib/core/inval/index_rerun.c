@@ -165,14 +165,14 @@ static void ack_finish(pgw_index *x, irunner *r, const uint32_t *fps, uint32_t n
     lists_enter(x, r);
 }
 
-/* Replaces runner r's window bounds with blk (pgwi_bounds_make()'s, for
- * bounds b), or none when blk is NULL. */
+/* Replaces runner r's window bounds with blk, pgwi_bounds_make()'s for
+ * bounds b (NULL for a window that holds no row); b NULL: none. */
 static void set_bounds(irunner *r, const pgwi_str **blk, const pgw_window_bounds *b)
 {
     pgwi_free((void *)*RN_BOUNDS(r));
     *RN_BOUNDS(r) = blk;
-    r->bounds_full = blk && b->full && RN_TABLES(r)[0].limit >= 0;
-    r->window_empty = b && !b->first && !b->last;
+    r->bounds_full = b && b->full; /* pgwi_bounds_make() refuses it without rows or a limit */
+    r->window_empty = b && !blk;
 }
 
 /* Acknowledges a rerun of runner id with its result IDs (known or not)
@@ -199,10 +199,7 @@ static int ack_result(pgw_index *x, pgw_runner_id id, const pgw_rowid *ids, size
     if (b) {
         if (r->n_tables == 0)
             return pgwi_error(err, PGW_EINVAL, "%s: an undeclared runner has no window", fn);
-        if (!b->first && !b->last && b->full)
-            return pgwi_error(err, PGW_EINVAL, "%s: a window with no row is not full", fn);
-        if ((b->first || b->last) &&
-            (rc = pgwi_bounds_make(&blk, &RN_TABLES(r)[0], b, fn, err)) < 0)
+        if ((rc = pgwi_bounds_make(&blk, &RN_TABLES(r)[0], b, fn, err)) < 0)
             return rc;
     }
     if (!known || (r->n_tables && !pgwi_lists_rows(r->result_kind, &RN_TABLES(r)[0]))) {

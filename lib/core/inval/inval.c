@@ -421,9 +421,6 @@ int pgw_deps_set_columns(pgw_deps *d, size_t table, const char *const *columns,
     return PGW_OK;
 }
 
-/* Rounds a block size up for the pgwi_str that follows (8-byte aligned). */
-#define ALIGN_PTR(n) (((n) + 7) & ~(size_t)7)
-
 /* Replaces the sort keys of entry `table` with names arr and key flags kf
  * (both allocated, owned from now on; kf NULL: every key of type 0, ASC,
  * NULLS LAST). */
@@ -499,6 +496,12 @@ done:
 int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window_bounds *b,
                      const char *fn, pgw_error *err)
 {
+    if (!b->first && !b->last) { /* the window holds no row */
+        if (b->full)
+            return pgwi_error(err, PGW_EINVAL, "%s: a window with no row is not full", fn);
+        *out = NULL;
+        return PGW_OK;
+    }
     if (t->limit < 0 && t->offset == 0)
         return pgwi_error(err, PGW_EINVAL,
                           "%s: the first table has no window (limit or offset)", fn);
@@ -513,7 +516,7 @@ int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window
                           (unsigned)t->n_sort);
     if (!b->first || !b->last)
         return pgwi_error(err, PGW_EINVAL, "%s: %s is NULL", fn, b->first ? "last" : "first");
-    size_t size = ALIGN_PTR(2 * b->n * sizeof(pgwi_str *));
+    size_t size = ALIGN8(2 * b->n * sizeof(pgwi_str *));
     for (size_t k = 0; k < b->n; k++) {
         int ty = t->sort_kf ? t->sort_kf[k] & PGWI_SORT_TYPE : 0;
         if (!ty)
@@ -533,14 +536,14 @@ int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window
                                   "%s: %s[%zu] \"%.64s\" (sort key %s) does not parse as %s",
                                   fn, s ? "last" : "first", k, v, t->sort[k]->s,
                                   pgwi_cmp_type_name((pgw_cmp_type)ty));
-            size += ALIGN_PTR(sizeof(pgwi_str) + len + 1);
+            size += ALIGN8(sizeof(pgwi_str) + len + 1);
         }
     }
     unsigned char *blk = pgwi_malloc(size);
     if (!blk)
         return pgwi_enomem(err);
     const pgwi_str **vals = (const pgwi_str **)blk;
-    unsigned char *cur = blk + ALIGN_PTR(2 * b->n * sizeof(pgwi_str *));
+    unsigned char *cur = blk + ALIGN8(2 * b->n * sizeof(pgwi_str *));
     for (size_t k = 0; k < b->n; k++)
         for (int s = 0; s < 2; s++) {
             const char *v = s ? b->last[k] : b->first[k];
@@ -550,7 +553,7 @@ int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window
             }
             size_t len = strlen(v);
             pgwi_str *p = (pgwi_str *)cur;
-            cur += ALIGN_PTR(sizeof(pgwi_str) + len + 1);
+            cur += ALIGN8(sizeof(pgwi_str) + len + 1);
             p->hash = pgwi_hash_bytes(v, len);
             p->len = (uint32_t)len;
             p->refs = 0;
@@ -567,8 +570,9 @@ int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window
 }
 
 int pgwi_bounds_copy(const pgwi_str ***out, const pgwi_tdep *t, const pgwi_str *const *bounds,
-                     uint32_t n, bool full)
+                     bool full)
 {
+    const uint32_t n = t->n_sort;
     const char **v = pgwi_malloc((n ? 2 * (size_t)n : 1) * sizeof *v);
     if (!v)
         return PGW_ENOMEM;
@@ -587,23 +591,14 @@ int pgw_deps_set_window_bounds(pgw_deps *d, const pgw_window_bounds *b, pgw_erro
                           d ? "bounds" : "deps");
     if (d->n_tables == 0)
         return pgwi_error(err, PGW_EINVAL, "deps_set_window_bounds: no table is declared");
-    if (!b->first && !b->last) { /* the window holds no row */
-        if (b->full)
-            return pgwi_error(err, PGW_EINVAL,
-                              "deps_set_window_bounds: a window with no row is not full");
-        pgw_deps_clear_window_bounds(d);
-        d->window_empty = true;
-        return PGW_OK;
-    }
     const pgwi_str **vals;
     int rc = pgwi_bounds_make(&vals, &d->tables[0], b, "deps_set_window_bounds", err);
     if (rc < 0)
         return rc;
     pgwi_free((void *)d->bounds);
     d->bounds = vals;
-    d->n_bounds = (uint32_t)b->n;
-    d->bounds_full = b->full && d->tables[0].limit >= 0;
-    d->window_empty = false;
+    d->bounds_full = b->full;
+    d->window_empty = !vals;
     return PGW_OK;
 }
 
@@ -613,7 +608,6 @@ void pgw_deps_clear_window_bounds(pgw_deps *d)
         return;
     pgwi_free((void *)d->bounds);
     d->bounds = NULL;
-    d->n_bounds = 0;
     d->bounds_full = false;
     d->window_empty = false;
 }
@@ -855,7 +849,7 @@ void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d)
     out->n_rids = d->n_fps;
     out->rids = d->fps;
     out->bounds = d->bounds;
-    out->n_bounds = d->bounds ? d->n_bounds : 0;
+    out->n_bounds = d->bounds ? d->tables[0].n_sort : 0;
     out->bounds_full = d->bounds_full;
     out->window_empty = d->window_empty;
 }

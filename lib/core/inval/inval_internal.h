@@ -23,6 +23,9 @@
 #include "pgwitness/inval.h"
 #include "typed.h"
 
+/* A block size rounded up for the 8-byte aligned structure that follows. */
+#define ALIGN8(n) (((n) + 7) & ~(size_t)7)
+
 /* ---- strings ---- */
 
 typedef struct pgwi_str {
@@ -207,10 +210,10 @@ struct pgw_deps {
     uint32_t n_fps;
     bool time_dependent; /* the query reads the clock (pgw_index_clock()) */
     uint8_t result_kind; /* pgw_result_kind */
-    /* window bounds (pgw_deps_set_window_bounds()): one block of 2 n_bounds
-     * pointers then their strings; NULL: none */
+    /* window bounds (pgw_deps_set_window_bounds()): one block of two rows of
+     * as many pointers as tables[0] has sort keys (changing them clears the
+     * bounds), then their strings; NULL: none */
     const pgwi_str **bounds;
-    uint32_t n_bounds;
     bool bounds_full;
     bool window_empty; /* the bounds say the window holds no row (bounds NULL) */
 };
@@ -221,7 +224,8 @@ void pgwi_deps_view(pgwi_dview *out, const pgw_deps *d);
  * pgw_deps_set_window_bounds() documents; fn names the caller in
  * messages) and copied into one allocation: 2 b->n pointers (the first
  * row's values, then the last row's; &pgwi_sqlnull for NULL), then their
- * strings. Freed with pgwi_free(). PGW_EINVAL or PGW_ENOMEM. */
+ * strings. Freed with pgwi_free(). *out is NULL for a window that holds no
+ * row (first and last NULL). PGW_EINVAL or PGW_ENOMEM. */
 int pgwi_bounds_make(const pgwi_str ***out, const pgwi_tdep *t, const pgw_window_bounds *b,
                      const char *fn, pgw_error *err);
 /* Compares the first row of bounds (pgwi_bounds_make()'s, for entry t)
@@ -230,7 +234,7 @@ int pgwi_bounds_order(const pgwi_tdep *t, const pgwi_str *const *bounds);
 /* A copy of bounds made by pgwi_bounds_make() for an entry with the same
  * sort keys: PGW_OK or PGW_ENOMEM. */
 int pgwi_bounds_copy(const pgwi_str ***out, const pgwi_tdep *t, const pgwi_str *const *bounds,
-                     uint32_t n, bool full);
+                     bool full);
 /* Recomputes the Bloom masks of an entry. */
 void pgwi_tdep_masks(pgwi_tdep *t);
 

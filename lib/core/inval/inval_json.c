@@ -230,8 +230,6 @@ static int read_ids(idbuf *b, const json_t *v, const char *path, size_t max, pgw
 /* The filter ops' names, from PGW_FILTER_EQ on. */
 static const char *const filter_ops[] = {"eq", "in", "opaque", "range", NULL};
 static const char *const result_kinds[] = {"list", "aggregate", NULL};
-static const char *const cmp_types[] = {"int",       "numeric",     "date",
-                                        "timestamp", "timestamptz", "text", NULL};
 
 /* The bounds of a range filter at path (op "range"): "type", "lower" and
  * "upper" (strings, or null or absent for none), "lower_inclusive" and
@@ -245,7 +243,7 @@ static int read_range(pgw_deps *d, size_t t, const char *column, const json_t *f
     bool lo_in = false, hi_in = false, has_lo = false, has_hi = false, has_loi = false,
          has_hii = false;
     pgwi_jfield rows[] = {
-        PGWI_JF_ENUM("type", &type, cmp_types, 0),
+        PGWI_JF_ENUM("type", &type, pgwi_cmp_type_names, 0),
         PGWI_JF_STRING("lower", &lo, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
         PGWI_JF_BOOL("lower_inclusive", &lo_in, PGWI_JF_OPTIONAL),
         PGWI_JF_STRING("upper", &hi, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
@@ -382,7 +380,7 @@ static int read_sort_keys(pgw_deps *d, size_t t, const json_t *om, const char *p
         bool has_nf = false;
         pgwi_jfield rows[] = {
             PGWI_JF_STRING("column", &k.column, 0),
-            PGWI_JF_ENUM("type", &type, cmp_types, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
+            PGWI_JF_ENUM("type", &type, pgwi_cmp_type_names, PGWI_JF_OPTIONAL | PGWI_JF_NULLABLE),
             PGWI_JF_BOOL("descending", &k.descending, PGWI_JF_OPTIONAL),
             PGWI_JF_BOOL("nulls_first", &k.nulls_first, PGWI_JF_OPTIONAL),
         };
@@ -636,7 +634,7 @@ int pgw_deps_from_json(pgw_deps **out, const char *json, size_t len, pgw_error *
 static int jrange(json_t *fo, const pgwi_filter *f, pgw_error *err)
 {
     int rc;
-    if ((rc = pgwi_json_set(fo, "type", json_string(cmp_types[f->cmp - PGW_CMP_INT]), err)) < 0)
+    if ((rc = pgwi_json_set(fo, "type", json_string(pgwi_cmp_type_names[f->cmp - PGW_CMP_INT]), err)) < 0)
         return rc;
     for (int s = 0; s < 2; s++) {
         uint8_t kind = s ? f->hi : f->lo;
@@ -671,7 +669,7 @@ static int jsort(json_t **out, const pgwi_tdep *t, pgw_error *err)
         if ((rc = pgwi_json_append(a, ko, err)) < 0 ||
             (rc = pgwi_json_set(ko, "column", jstr(t->sort[k]), err)) < 0 ||
             (rc = pgwi_json_set(ko, "type",
-                                ty ? json_string(cmp_types[ty - PGW_CMP_INT]) : json_null(),
+                                ty ? json_string(pgwi_cmp_type_names[ty - PGW_CMP_INT]) : json_null(),
                                 err)) < 0 ||
             (rc = pgwi_json_set(ko, "descending", json_boolean(kf & PGWI_SORT_DESC), err)) < 0 ||
             (rc = pgwi_json_set(ko, "nulls_first", json_boolean(kf & PGWI_SORT_NULLS_FIRST),
@@ -761,8 +759,9 @@ static int jbounds(json_t *o, const pgw_deps *d, pgw_error *err)
         json_t *a = d->window_empty ? json_null() : json_array();
         if ((rc = pgwi_json_set(b, s ? "last" : "first", a, err)) < 0)
             return rc;
-        for (uint32_t k = 0; k < d->n_bounds; k++) {
-            const pgwi_str *v = d->bounds[s * d->n_bounds + k];
+        const uint32_t n = d->window_empty ? 0 : d->tables[0].n_sort;
+        for (uint32_t k = 0; k < n; k++) {
+            const pgwi_str *v = d->bounds[s * n + k];
             if ((rc = pgwi_json_append(a, v == &pgwi_sqlnull ? json_null() : jstr(v), err)) < 0)
                 return rc;
         }

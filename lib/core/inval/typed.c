@@ -407,20 +407,14 @@ int pgwi_typed_cmp(const pgwi_typed *a, const pgwi_typed *b)
     }
 }
 
-static const char *const type_names[] = {
-    [PGW_CMP_INT] = "int",
-    [PGW_CMP_NUMERIC] = "numeric",
-    [PGW_CMP_DATE] = "date",
-    [PGW_CMP_TIMESTAMP] = "timestamp",
-    [PGW_CMP_TIMESTAMPTZ] = "timestamptz",
-    [PGW_CMP_TEXT] = "text",
-};
+const char *const pgwi_cmp_type_names[] = {"int",         "numeric", "date", "timestamp",
+                                           "timestamptz", "text",    NULL};
 
 const char *pgwi_cmp_type_name(pgw_cmp_type type)
 {
     if ((int)type < PGW_CMP_INT || (int)type > PGW_CMP_TEXT)
         return NULL;
-    return type_names[type];
+    return pgwi_cmp_type_names[type - PGW_CMP_INT];
 }
 
 bool pgwi_cmp_type_from_name(pgw_cmp_type *out, const char *name)
@@ -428,7 +422,7 @@ bool pgwi_cmp_type_from_name(pgw_cmp_type *out, const char *name)
     if (!out || !name)
         return false;
     for (int t = PGW_CMP_INT; t <= PGW_CMP_TEXT; t++)
-        if (strcmp(type_names[t], name) == 0) {
+        if (strcmp(pgwi_cmp_type_names[t - PGW_CMP_INT], name) == 0) {
             *out = (pgw_cmp_type)t;
             return true;
         }

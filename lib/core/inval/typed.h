@@ -112,6 +112,10 @@ uint16_t pgwi_typed_key16(const pgwi_typed *x);
  * "timestamp", "timestamptz", "text"); NULL outside the enum. */
 const char *pgwi_cmp_type_name(pgw_cmp_type type);
 
+/* The names of the comparison types in enum order from PGW_CMP_INT,
+ * NULL-terminated (the JSON readers' enum table). */
+extern const char *const pgwi_cmp_type_names[];
+
 /* Looks a comparison type up by name (exact, case-sensitive); false when
  * no type has that name. */
 bool pgwi_cmp_type_from_name(pgw_cmp_type *out, const char *name);
